@@ -1,0 +1,1 @@
+//! Decoding element bytes into Rust values (being written).

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Installs everything the build and the tests need. Idempotent: every step checks first.
+# Usage: scripts/setup.sh [rust|web|python|qemu|nightly|all]...   (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WASM_BINDGEN_VERSION=$(sed -n 's/^wasm-bindgen = { version = "=\([0-9.]*\)".*/\1/p' wasm/Cargo.toml 2>/dev/null || true)
+WASM_BINDGEN_VERSION=${WASM_BINDGEN_VERSION:-0.2.130}
+VENV=${VENV:-tests/.venv}
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+need_apt=()
+apt_missing() { dpkg -s "$1" >/dev/null 2>&1 || need_apt+=("$1"); }
+
+setup_rust() {
+  local targets=(wasm32-unknown-unknown thumbv7em-none-eabihf thumbv6m-none-eabi)
+  local installed; installed=$(rustup target list --installed)
+  for t in "${targets[@]}"; do
+    grep -qx "$t" <<<"$installed" || { log "rustup target add $t"; rustup target add "$t"; }
+  done
+  rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+  rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+}
+
+setup_wasm_tools() {
+  if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+    log "cargo install wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+    cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION" --force
+  fi
+  command -v wasm-pack >/dev/null 2>&1 || { log "cargo install wasm-pack"; cargo install wasm-pack --locked; }
+}
+
+setup_apt() {
+  need_apt=()
+  for p in "$@"; do apt_missing "$p"; done
+  if [ ${#need_apt[@]} -gt 0 ]; then
+    log "apt-get install ${need_apt[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  fi
+}
+
+setup_python() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "python venv $VENV"
+    python3 -m venv "$VENV"
+  fi
+  if ! "$VENV/bin/python" -c 'import safetensors, numpy, ml_dtypes, sklearn' 2>/dev/null; then
+    log "pip install into $VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes scikit-learn
+  fi
+}
+
+setup_node() {
+  if [ ! -d tests/js/node_modules/playwright-core ] || [ ! -d tests/js/node_modules/binaryen ]; then
+    log "npm install (tests/js)"
+    (cd tests/js && npm install --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+setup_nightly() {
+  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+  local comps; comps=$(rustup component list --installed --toolchain nightly)
+  grep -q '^miri' <<<"$comps" || rustup component add miri --toolchain nightly
+  grep -q '^rust-src' <<<"$comps" || rustup component add rust-src --toolchain nightly
+  command -v cargo-fuzz >/dev/null 2>&1 || { log "cargo install cargo-fuzz"; cargo +nightly install cargo-fuzz --locked; }
+}
+
+what=("$@"); [ ${#what[@]} -eq 0 ] && what=(all)
+for w in "${what[@]}"; do
+  case "$w" in
+    rust) setup_rust ;;
+    web) setup_rust; setup_wasm_tools; setup_apt chromium; [ -f tests/js/package.json ] && setup_node ;;
+    python) setup_python ;;
+    qemu) setup_rust; setup_apt qemu-system-arm ;;
+    nightly) setup_nightly ;;
+    all) setup_rust; setup_apt chromium qemu-system-arm; setup_python; setup_wasm_tools; [ -f tests/js/package.json ] && setup_node; setup_nightly ;;
+    *) echo "unknown setup part: $w" >&2; exit 2 ;;
+  esac
+done
