@@ -295,7 +295,9 @@ impl<'a> TensorView<'a> {
         if T::DTYPE == self.dtype() {
             Ok(())
         } else {
-            Err(self.error(ErrorKind::DtypeMismatch { found: self.dtype() }))
+            Err(self.error(ErrorKind::DtypeMismatch {
+                found: self.dtype(),
+            }))
         }
     }
 
@@ -362,7 +364,10 @@ impl<'a> TensorView<'a> {
         if dst.len() != self.data.len() {
             return Err(self.error(ErrorKind::LengthMismatch {
                 expected: self.element_count(),
-                found: (dst.len() / core::mem::size_of::<T>().max(1)) as u64,
+                found: dst
+                    .len()
+                    .checked_div(core::mem::size_of::<T>())
+                    .unwrap_or(0) as u64,
             }));
         }
         dst.copy_from_slice(self.data);
@@ -389,7 +394,9 @@ impl<'a> TensorView<'a> {
     /// ```
     pub fn bools(&self) -> Result<impl ExactSizeIterator<Item = bool> + 'a, Error> {
         if self.dtype() != Dtype::BOOL {
-            return Err(self.error(ErrorKind::DtypeMismatch { found: self.dtype() }));
+            return Err(self.error(ErrorKind::DtypeMismatch {
+                found: self.dtype(),
+            }));
         }
         Ok(self.data.iter().map(|&b| b != 0))
     }
