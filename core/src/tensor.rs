@@ -379,6 +379,28 @@ impl<'a> TensorView<'a> {
         Ok(())
     }
 
+    /// Decodes every element of a float tensor (F64, F32, F16, BF16, the
+    /// five F8, both F6 and F4) into `out`, exactly as
+    /// [`decode::decode_f32_into`](crate::decode::decode_f32_into) does.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] for integer, `BOOL` and `C64` tensors;
+    /// [`ErrorKind::LengthMismatch`] when `out.len()` is not the element count.
+    ///
+    /// ```
+    /// # use safetensors_nano::{SafeTensors, Table};
+    /// # let h = br#"{"q":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}}"#;
+    /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h); file.extend_from_slice(&[0x38, 0x7e]);
+    /// # let st = SafeTensors::parse(&file, Table::<1>::new()).unwrap();
+    /// let mut out = [0f32; 2];
+    /// st.tensor("q").unwrap().decode_f32_into(&mut out).unwrap();
+    /// assert_eq!(out, [1.0, 448.0]);
+    /// ```
+    pub fn decode_f32_into(&self, out: &mut [f32]) -> Result<(), Error> {
+        crate::decode::decode_f32_into(self.dtype(), self.data, out)
+            .map_err(|e| e.with_tensor(self.info.as_ref()))
+    }
+
     /// The values of a `BOOL` tensor (0 is false, anything else true).
     ///
     /// # Errors
