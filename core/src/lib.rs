@@ -23,6 +23,8 @@ pub mod decode;
 mod dtype;
 mod error;
 mod file;
+#[cfg(feature = "embedded-storage")]
+pub mod flash;
 mod header;
 mod index;
 mod json;
