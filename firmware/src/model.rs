@@ -423,11 +423,7 @@ impl<F: ReadNorFlash, S: AsRef<[Slot]>> Weights for Streamed<'_, '_, F, S> {
 
     fn vector(&mut self, layer: usize, which: Vector, out: &mut [f32]) -> Result<(), Failure> {
         let info = &self.vectors[layer][which as usize];
-        self.reader
-            .read(self.header, info, bytemuck::cast_slice_mut(out))?;
-        for v in out.iter_mut() {
-            *v = f32::from_le_bytes(v.to_ne_bytes());
-        }
+        self.reader.read_into(self.header, info, out)?;
         Ok(())
     }
 }

@@ -39,7 +39,8 @@ import reference  # noqa: E402
 
 FIRMWARE = os.path.join(REPO, "firmware")
 TARGET = "thumbv7em-none-eabihf"
-RELEASE = os.path.join(FIRMWARE, "target", TARGET, "release")
+# cargo runs in firmware/; a CARGO_TARGET_DIR from the environment moves its output.
+RELEASE = os.path.join(FIRMWARE, os.environ.get("CARGO_TARGET_DIR") or "target", TARGET, "release")
 OUT = os.path.join(REPO, "test-output", "firmware")
 MODEL_DIR = os.path.join(FIRMWARE, "model")
 QEMU = ["qemu-system-arm", "-machine", "mps2-an386", "-cpu", "cortex-m4", "-nographic",
