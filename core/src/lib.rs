@@ -25,6 +25,8 @@ pub mod decode;
 mod dtype;
 mod error;
 mod file;
+#[cfg(feature = "embedded-storage")]
+pub mod flash;
 mod header;
 mod index;
 mod json;
