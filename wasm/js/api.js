@@ -193,13 +193,14 @@ class UrlSource {
     this.bytesRead = 0;
     this.bytes = null; // set when the server sent the whole file
     this.validator = null;
+    this.total = null;
   }
 
+  // Only a Range header is added: it is CORS-safelisted, so cross-origin
+  // reads need no preflight. A changed file is detected from the answers.
   async get(start, end, signal) {
-    const headers = withRange(this.headers, start, end);
-    if (this.validator !== null) headers.set('If-Range', this.validator);
-    const res = await this.fetch(this.url, { headers, signal });
-    return res;
+    const fetchFn = this.fetch; // called without a receiver: window.fetch insists
+    return fetchFn(this.url, { headers: withRange(this.headers, start, end), signal });
   }
 
   // First request: a speculative prefix; learns the size, or the whole body.
@@ -211,6 +212,7 @@ class UrlSource {
         fail('Http', `unusable Content-Range ${JSON.stringify(res.headers.get('Content-Range'))} from ${this.url}`);
       }
       this.validator = res.headers.get('ETag') ?? res.headers.get('Last-Modified');
+      this.total = range.total;
       const bytes = await body(res, signal);
       this.bytesRead += bytes.byteLength;
       return { prefix: bytes, total: range.total };
@@ -241,6 +243,11 @@ class UrlSource {
       const range = parseContentRange(res.headers.get('Content-Range'));
       const bytes = await body(res, signal);
       this.bytesRead += bytes.byteLength;
+      const etag = res.headers.get('ETag') ?? res.headers.get('Last-Modified');
+      const resized = range !== null && range.total !== null && range.total !== this.total;
+      if (resized || (etag !== null && this.validator !== null && etag !== this.validator)) {
+        fail('ReadFailed', `${this.url} changed since it was opened`);
+      }
       if (range === null || range.start !== start || bytes.byteLength !== end - start) {
         fail('Http', `server sent bytes ${res.headers.get('Content-Range')} for ${start}-${end - 1} of ${this.url}`);
       }
@@ -319,8 +326,8 @@ export function decodeFloat32(dtype, bytes, out) {
   return out;
 }
 
-/** One tensor of an opened file (see index.d.ts). */
-export class Tensor {
+// One tensor of an opened file (the Tensor interface of index.d.ts).
+class Tensor {
   #file;
   constructor(file, name, dtype, shape, begin, end, elements) {
     this.#file = file;
@@ -410,7 +417,8 @@ export class SafeTensors {
     this._source = source;
     this.headerSize = desc.headerSize;
     this.dataOffset = desc.headerSize + 8;
-    this.fileSize = fileSize;
+    // ≤ 2^53: wasm rejected any tensor ending above (and R13 ties the size to the last end).
+    this.fileSize = Number(fileSize);
   }
 
   /** Bytes read from the source so far (the whole input for fromBytes). */

@@ -21,11 +21,14 @@ pub const MAX_SAFE: u64 = 1 << 53;
 /// only metadata-heavy headers need a second pass.
 const BYTES_PER_SLOT: usize = 48;
 
-/// Reused buffers: the slot table and the text being built.
+/// Reused buffers: the slot table, the decode scratch, and the result being built.
 #[derive(Default)]
 pub struct State {
     slots: Vec<Slot>,
-    numbers: Vec<f64>,
+    /// Decoded values of the last chunk.
+    pub floats: Vec<f32>,
+    /// The numbers half of the last result.
+    pub numbers: Vec<f64>,
     /// The string half of the last result.
     pub text: String,
 }
@@ -70,7 +73,13 @@ fn push_name(text: &mut String, name: Name<'_>) -> usize {
 }
 
 /// Describes an error: its kind name, message, header offset and tensor.
-fn fail(state: &mut State, kind: &str, message: core::fmt::Arguments<'_>, offset: Option<u64>, tensor: Option<Name<'_>>) -> Opened {
+pub fn fail(
+    state: &mut State,
+    kind: &str,
+    message: core::fmt::Arguments<'_>,
+    offset: Option<u64>,
+    tensor: Option<Name<'_>>,
+) -> Opened {
     use core::fmt::Write;
     state.numbers.clear();
     state.text.clear();
@@ -90,9 +99,15 @@ fn fail(state: &mut State, kind: &str, message: core::fmt::Arguments<'_>, offset
 }
 
 /// Describes an error of the core; `json` is the header it came from.
-fn fail_core(state: &mut State, e: Error, json: &[u8]) -> Opened {
+pub fn fail_core(state: &mut State, e: Error, json: &[u8]) -> Opened {
     let kind = e.kind();
-    fail(state, kind.name(), format_args!("{kind}"), e.offset(), e.tensor_name(json))
+    fail(
+        state,
+        kind.name(),
+        format_args!("{kind}"),
+        e.offset(),
+        e.tensor_name(json),
+    )
 }
 
 /// Parses the header in `prefix` (the first bytes of a file of `file_len`
@@ -102,7 +117,11 @@ pub fn open_prefix(prefix: &[u8], file_len: u64, state: &mut State) -> Opened {
     state.numbers.clear();
     state.text.clear();
     if file_len < 8 {
-        return fail_core(state, Error::new(ErrorKind::HeaderTooSmall { len: file_len }), &[]);
+        return fail_core(
+            state,
+            Error::new(ErrorKind::HeaderTooSmall { len: file_len }),
+            &[],
+        );
     }
     let parser = Parser::new();
     let needed = match parser.bytes_needed(prefix) {
@@ -120,7 +139,7 @@ pub fn open_prefix(prefix: &[u8], file_len: u64, state: &mut State) -> Opened {
         return Opened::Partial(needed);
     };
     let json = prefix.get(8..).unwrap_or_default();
-    let want = json.len() / BYTES_PER_SLOT + 1;
+    let want = (json.len() / BYTES_PER_SLOT).saturating_add(1);
     let mut slots = core::mem::take(&mut state.slots);
     if slots.len() < want {
         slots.resize(want, Slot::EMPTY);
