@@ -7,6 +7,7 @@ use core::cmp::Ordering;
 use crate::error::{Error, ErrorKind};
 use crate::header::{raw_string_at, tensor_ref};
 use crate::name::Name;
+use crate::sort::sort_by;
 use crate::table::Entry;
 
 /// A fast hash of the decoded UTF-8 bytes of a name, eight bytes at a time.
@@ -102,7 +103,7 @@ pub(crate) fn build(
         *slot = u32::try_from(i).unwrap_or(u32::MAX);
     }
     let hash_of = |i: u32| hashes.get(i as usize).copied().unwrap_or(0);
-    index.sort_unstable_by_key(|&i| hash_of(i));
+    sort_by(index, |&a, &b| hash_of(a) < hash_of(b));
     // Within runs of equal hashes (rare), order by name and look for twins.
     let mut run_start = 0usize;
     while run_start < index.len() {
@@ -117,10 +118,11 @@ pub(crate) fn build(
         let run_end = run_start.saturating_add(run_len);
         if let Some(run) = index.get_mut(run_start..run_end) {
             if run.len() > 1 {
-                run.sort_unstable_by(|&a, &b| {
+                sort_by(run, |&a, &b| {
                     name_of(json, entries, a)
                         .cmp_name(&name_of(json, entries, b))
                         .then(a.cmp(&b))
+                        .is_lt()
                 });
                 for pair in run.windows(2) {
                     if let [a, b] = *pair {
