@@ -11,9 +11,9 @@
 //    64 MiB-element buffer) against a plain JS loop.
 // 3. The .wasm size, raw and gzipped.
 //
-// Timing: wall clock, batches of at least 50 ms, ours and JS interleaved,
-// median of the batches. The machine may be shared: ratios are steadier
-// than absolute numbers.
+// Timing: process CPU time (user + system, so a shared machine's waiting
+// is not counted), batches of at least 50 ms, ours and JS interleaved,
+// median of the batches.
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -27,12 +27,18 @@ const quick = process.argv.includes('--quick');
 const BATCH_MS = quick ? 20 : 50;
 const ROUNDS = quick ? 5 : 15;
 
+/** CPU milliseconds of `n` calls. */
+function cpuMs(fn, n) {
+  const t0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) fn();
+  const d = process.cpuUsage(t0);
+  return (d.user + d.system) / 1000;
+}
+
 function batch(fn) {
   let n = 1;
   for (;;) {
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) fn();
-    const dt = performance.now() - t0;
+    const dt = cpuMs(fn, n);
     if (dt >= BATCH_MS) return { n, dt };
     n = dt < 1 ? n * 8 : Math.ceil((n * BATCH_MS * 1.2) / dt);
   }
@@ -43,11 +49,7 @@ function race(fns) {
   const sizes = fns.map((fn) => batch(fn).n); // warm-up and calibration
   const samples = fns.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
-    fns.forEach((fn, i) => {
-      const t0 = performance.now();
-      for (let k = 0; k < sizes[i]; k++) fn();
-      samples[i].push(((performance.now() - t0) / sizes[i]) * 1000);
-    });
+    fns.forEach((fn, i) => samples[i].push((cpuMs(fn, sizes[i]) / sizes[i]) * 1000));
   }
   return samples.map((s) => s.sort((a, b) => a - b)[s.length >> 1]);
 }

@@ -83,7 +83,7 @@ function u8(buf) {
 }
 
 // The parsed header: numbers `[0, N, count, pairs, (dtype, name_len, begin,
-// end, elements, rank, dims…)…, (key_len, value_len)…]` and the names text.
+// end, rank, dims…)…, (key_len, value_len)…]` and the names text.
 class Description {
   constructor(nums, text) {
     this.nums = nums;
@@ -98,7 +98,7 @@ class Description {
       const end = t + nums[p + 1];
       names[i] = text.slice(t, end);
       t = end;
-      p += 6 + nums[p + 5];
+      p += 5 + nums[p + 4];
     }
     this.names = names;
     this.at = at;
@@ -336,8 +336,13 @@ class Tensor {
     this.shape = shape;
     this.byteOffset = file.dataOffset + begin;
     this.byteLength = end - begin;
-    this.dataOffsets = [begin, end];
     this.elementCount = elements;
+  }
+
+  /** [begin, end] relative to the data buffer, as in the header. */
+  get dataOffsets() {
+    const begin = this.byteOffset - this.#file.dataOffset;
+    return [begin, begin + this.byteLength];
   }
 
   #inMemory() {
@@ -394,6 +399,12 @@ class Tensor {
     } while (done < total);
     return out;
   }
+}
+
+// Elements of the tensor described at nums[p]: the core validated
+// (end − begin) × 8 = elements × bits.
+function elements(d, nums, p) {
+  return ((nums[p + 3] - nums[p + 2]) * 8) / BITS[d];
 }
 
 function emptyCount() {
@@ -486,10 +497,11 @@ export class SafeTensors {
   #make(i) {
     const nums = this.#desc.nums;
     const p = this.#desc.at[i];
-    const rank = nums[p + 5];
+    const rank = nums[p + 4];
     const shape = new Array(rank);
-    for (let k = 0; k < rank; k++) shape[k] = nums[p + 6 + k];
-    return new Tensor(this, this.#desc.names[i], DTYPES[nums[p]], shape, nums[p + 2], nums[p + 3], nums[p + 4]);
+    for (let k = 0; k < rank; k++) shape[k] = nums[p + 5 + k];
+    const d = nums[p];
+    return new Tensor(this, this.#desc.names[i], DTYPES[d], shape, nums[p + 2], nums[p + 3], elements(d, nums, p));
   }
 
   /** The tensor with this name, or undefined. */
@@ -515,7 +527,7 @@ export class SafeTensors {
   parameterCount() {
     const count = emptyCount();
     const nums = this.#desc.nums;
-    for (const p of this.#desc.at) addCount(count, DTYPES[nums[p]], nums[p + 4]);
+    for (const p of this.#desc.at) addCount(count, DTYPES[nums[p]], elements(nums[p], nums, p));
     return count;
   }
 
