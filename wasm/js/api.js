@@ -53,13 +53,16 @@ function fail(kind, message, opts) {
 }
 
 // Reads the error left by a wasm call: numbers [-1, offset, kind_len,
-// message_len, tensor_len], text kind + message + tensor.
-function wasmError(nums, text) {
+// message_len, tensor_len, tensor_index], text kind + message + tensor name.
+// `names` resolves a tensor index (writer errors) to the caller's name.
+function wasmError(nums, text, names) {
   const kindEnd = nums[2];
   const msgEnd = kindEnd + nums[3];
+  let tensor = nums[4] < 0 ? null : text.slice(msgEnd, msgEnd + nums[4]);
+  if (tensor === null && names !== undefined && nums[5] >= 0) tensor = names(nums[5]);
   return new SafeTensorsError(text.slice(0, kindEnd), text.slice(kindEnd, msgEnd), {
     offset: nums[1] < 0 ? null : nums[1],
-    tensor: nums[4] < 0 ? null : text.slice(msgEnd, msgEnd + nums[4]),
+    tensor,
   });
 }
 
@@ -544,6 +547,64 @@ class NoSource {
   async read() {
     fail('NoSource', 'opened from header bytes only: there is no data to read');
   }
+}
+
+// ---- writing ----
+
+function invalid(message, tensor = null) {
+  return fail('InvalidArgument', message, { tensor });
+}
+
+/**
+ * Writes a safetensors file through the core writer. Only the plan crosses
+ * into wasm (names, dtypes, shapes, byte lengths); the core returns the
+ * header bytes and each tensor's place, and the data is copied from the
+ * caller's buffers straight into the output.
+ */
+export function serialize(tensors, metadata) {
+  const entries = tensors instanceof Map ? [...tensors] : Object.entries(tensors ?? invalid('tensors: expected an object or a Map'));
+  const nums = [entries.length, 0, 0];
+  let text = '';
+  const datas = new Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const [name, t] = entries[i];
+    if (typeof name !== 'string') invalid('tensor names must be strings');
+    if (t === null || typeof t !== 'object') invalid('expected { dtype, shape, data }', name);
+    const d = DTYPE_INDEX.get(t.dtype);
+    if (d === undefined) fail('UnknownDtype', `unknown dtype ${JSON.stringify(t.dtype)}`, { tensor: name });
+    if (!Array.isArray(t.shape) || !t.shape.every((x) => Number.isSafeInteger(x) && x >= 0)) {
+      invalid('shape must be an array of non-negative integers', name);
+    }
+    let data;
+    try {
+      data = u8(t.data);
+    } catch {
+      invalid('data must be an ArrayBuffer or an ArrayBufferView', name);
+    }
+    datas[i] = data;
+    nums.push(d, name.length, data.byteLength, t.shape.length, ...t.shape);
+    text += name;
+  }
+  if (metadata !== undefined && metadata !== null) {
+    if (typeof metadata !== 'object') invalid('metadata must be an object of strings');
+    const pairs = Object.entries(metadata);
+    nums[1] = 1;
+    nums[2] = pairs.length;
+    for (const [k, v] of pairs) {
+      if (typeof v !== 'string') invalid(`metadata value of ${JSON.stringify(k)} is not a string`);
+      nums.push(k.length, v.length);
+      text += k + v;
+    }
+  }
+  const plan = wasm.plan(new Float64Array(nums), text);
+  // Writer errors name the tensor by its position in the caller's list.
+  if (plan[0] < 0) throw wasmError(plan, wasm.take_text(), (i) => entries[i][0]);
+  const header = wasm.take_bytes();
+  const out = new Uint8Array(plan[1]);
+  out.set(header, 0);
+  const start = header.byteLength;
+  for (let p = 2; p < plan.length; p += 2) out.set(datas[plan[p]], start + plan[p + 1]);
+  return out;
 }
 
 /** Bytes of wasm memory grown so far (a diagnostic: tensor data never enters it). */

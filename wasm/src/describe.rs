@@ -8,7 +8,8 @@
 //! core validated exactly that.)
 //!
 //! Error, numbers: `[-1, offset (-1 = none), kind_len, message_len,
-//! tensor_len (-1 = none)]`; text: kind, message, tensor name.
+//! tensor_len (-1 = none), tensor_index (-1 = none; writer errors)]`; text:
+//! kind, message, tensor name.
 //!
 //! More bytes needed, numbers: `[needed]` (always > 0).
 
@@ -123,6 +124,7 @@ pub fn fail(
         to_f64(kind.len() as u64),
         to_f64(message_len as u64),
         tensor_len,
+        -1.0,
     ]);
     Opened::Failed
 }
