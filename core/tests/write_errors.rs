@@ -33,7 +33,10 @@ impl Sink for Recording {
 fn refused(tensors: &mut [Tensor<'_>], metadata: Option<&mut [(&str, &str)]>) -> Error {
     let mut buf = vec![0xAA; 4096];
     let err = serialize_to_slice(tensors, metadata, &mut buf).unwrap_err();
-    assert!(buf.iter().all(|&b| b == 0xAA), "bytes were written before {err}");
+    assert!(
+        buf.iter().all(|&b| b == 0xAA),
+        "bytes were written before {err}"
+    );
     err
 }
 
@@ -47,12 +50,20 @@ fn duplicate_names_same_or_different_dtype() {
     let err = refused(&mut tensors, None);
     assert_eq!(err.kind(), ErrorKind::DuplicateTensorName);
     // the index is in the slice as left: sorted by name, the second "a"
-    let Some(TensorRef::Index(i)) = err.tensor() else { panic!("{err:?}") };
+    let Some(TensorRef::Index(i)) = err.tensor() else {
+        panic!("{err:?}")
+    };
     assert_eq!(tensors[i as usize].spec().name(), "a");
     assert_eq!(tensors[i as usize - 1].spec().name(), "a");
 
-    let mut same = [Tensor::new("w", Dtype::U8, &[1], &[1]), Tensor::new("w", Dtype::U8, &[1], &[2])];
-    assert_eq!(refused(&mut same, None).kind(), ErrorKind::DuplicateTensorName);
+    let mut same = [
+        Tensor::new("w", Dtype::U8, &[1], &[1]),
+        Tensor::new("w", Dtype::U8, &[1], &[2]),
+    ];
+    assert_eq!(
+        refused(&mut same, None).kind(),
+        ErrorKind::DuplicateTensorName
+    );
 }
 
 #[test]
@@ -75,17 +86,70 @@ fn tensor_named_metadata_is_reserved() {
 #[test]
 fn data_length_must_be_shape_times_dtype() {
     let cases: [(Dtype, &[u64], usize, ErrorKind); 7] = [
-        (Dtype::F32, &[2], 7, ErrorKind::DataLengthMismatch { expected: 8, found: 7 }),
-        (Dtype::F32, &[2], 9, ErrorKind::DataLengthMismatch { expected: 8, found: 9 }),
-        (Dtype::U8, &[], 0, ErrorKind::DataLengthMismatch { expected: 1, found: 0 }),
-        (Dtype::F64, &[3, 0], 8, ErrorKind::DataLengthMismatch { expected: 0, found: 8 }),
-        (Dtype::F4, &[3], 2, ErrorKind::MisalignedSlice { elements: 3 }),
-        (Dtype::F4, &[4], 3, ErrorKind::DataLengthMismatch { expected: 2, found: 3 }),
-        (Dtype::F6_E3M2, &[2, 3], 5, ErrorKind::MisalignedSlice { elements: 6 }),
+        (
+            Dtype::F32,
+            &[2],
+            7,
+            ErrorKind::DataLengthMismatch {
+                expected: 8,
+                found: 7,
+            },
+        ),
+        (
+            Dtype::F32,
+            &[2],
+            9,
+            ErrorKind::DataLengthMismatch {
+                expected: 8,
+                found: 9,
+            },
+        ),
+        (
+            Dtype::U8,
+            &[],
+            0,
+            ErrorKind::DataLengthMismatch {
+                expected: 1,
+                found: 0,
+            },
+        ),
+        (
+            Dtype::F64,
+            &[3, 0],
+            8,
+            ErrorKind::DataLengthMismatch {
+                expected: 0,
+                found: 8,
+            },
+        ),
+        (
+            Dtype::F4,
+            &[3],
+            2,
+            ErrorKind::MisalignedSlice { elements: 3 },
+        ),
+        (
+            Dtype::F4,
+            &[4],
+            3,
+            ErrorKind::DataLengthMismatch {
+                expected: 2,
+                found: 3,
+            },
+        ),
+        (
+            Dtype::F6_E3M2,
+            &[2, 3],
+            5,
+            ErrorKind::MisalignedSlice { elements: 6 },
+        ),
     ];
     for (dtype, shape, len, kind) in cases {
         let data = vec![0u8; len];
-        let mut tensors = [Tensor::new("ok", Dtype::U8, &[1], &[1]), Tensor::new("t", dtype, shape, &data)];
+        let mut tensors = [
+            Tensor::new("ok", Dtype::U8, &[1], &[1]),
+            Tensor::new("t", dtype, shape, &data),
+        ];
         let err = refused(&mut tensors, None);
         assert_eq!(err.kind(), kind, "{dtype} {shape:?} {len}");
         assert_eq!(err.tensor(), Some(TensorRef::Index(1)));
@@ -111,7 +175,14 @@ fn arithmetic_overflow_is_an_error() {
     // each tensor fits (at most (2^64 - 1) / 8 bytes, for the bit count), nine do not
     const MAX: u64 = (1 << 61) - 1;
     let mut specs: Vec<TensorSpec<'_>> = (0..9)
-        .map(|i| TensorSpec::new(["a", "b", "c", "d", "e", "f", "g", "h", "i"][i], Dtype::U8, &[MAX], MAX))
+        .map(|i| {
+            TensorSpec::new(
+                ["a", "b", "c", "d", "e", "f", "g", "h", "i"][i],
+                Dtype::U8,
+                &[MAX],
+                MAX,
+            )
+        })
         .collect();
     let err = Plan::new(&mut specs).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ValidationOverflow);
@@ -126,7 +197,13 @@ fn arithmetic_overflow_is_an_error() {
     assert_eq!(plan.data_len(), 1 << 60);
     let mut buf = [0u8; 64];
     let err = Writer::begin(&plan, SliceSink::new(&mut buf)).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::BufferTooSmall { needed: plan.file_len(), available: 64 });
+    assert_eq!(
+        err.kind(),
+        ErrorKind::BufferTooSmall {
+            needed: plan.file_len(),
+            available: 64
+        }
+    );
     assert!(buf.iter().all(|&b| b == 0));
 }
 
@@ -159,9 +236,15 @@ fn header_limit_boundary_agrees_with_the_reference() {
         } else {
             assert_eq!(
                 ours.unwrap_err().kind(),
-                ErrorKind::HeaderTooLarge { header_len: limit as u64 + 8, limit: limit as u64 }
+                ErrorKind::HeaderTooLarge {
+                    header_len: limit as u64 + 8,
+                    limit: limit as u64
+                }
             );
-            assert!(matches!(reference, Err(safetensors::SafeTensorError::HeaderTooLarge)));
+            assert!(matches!(
+                reference,
+                Err(safetensors::SafeTensorError::HeaderTooLarge)
+            ));
         }
     }
 }
@@ -173,7 +256,13 @@ fn buffer_too_small_says_how_much_is_needed() {
     let needed = plan.file_len();
     let mut buf = vec![0xAA; needed as usize - 1];
     let err = plan.write_to_slice(&mut buf).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::BufferTooSmall { needed, available: needed - 1 });
+    assert_eq!(
+        err.kind(),
+        ErrorKind::BufferTooSmall {
+            needed,
+            available: needed - 1
+        }
+    );
     assert!(buf.iter().all(|&b| b == 0xAA));
     let mut buf = vec![0xAA; needed as usize + 5];
     assert_eq!(plan.write_to_slice(&mut buf).unwrap().len() as u64, needed);
@@ -199,15 +288,27 @@ impl AsTensor for Liar<'_> {
 #[test]
 fn one_shot_checks_all_data_before_writing() {
     let mut items = [
-        Liar { spec: TensorSpec::new("a", Dtype::U8, &[2], 2), data: &[1, 2] },
-        Liar { spec: TensorSpec::new("b", Dtype::U8, &[2], 2), data: &[1, 2, 3] },
+        Liar {
+            spec: TensorSpec::new("a", Dtype::U8, &[2], 2),
+            data: &[1, 2],
+        },
+        Liar {
+            spec: TensorSpec::new("b", Dtype::U8, &[2], 2),
+            data: &[1, 2, 3],
+        },
     ];
     let plan = Plan::new(&mut items).unwrap();
     let err = match plan.write_to(Recording::default()) {
         Err(e) => e,
         Ok(sink) => panic!("wrote {} bytes", sink.bytes.len()),
     };
-    assert_eq!(err.kind(), ErrorKind::DataLengthMismatch { expected: 2, found: 3 });
+    assert_eq!(
+        err.kind(),
+        ErrorKind::DataLengthMismatch {
+            expected: 2,
+            found: 3
+        }
+    );
     assert_eq!(err.tensor(), Some(TensorRef::Index(1)));
     let mut sink = Recording::default();
     assert!(plan.write_to(&mut sink).is_err());
@@ -233,7 +334,9 @@ impl AsSpec for Shifty {
 
 #[test]
 fn inconsistent_spec_is_an_error_not_a_panic() {
-    let mut items = [Shifty { calls: Cell::new(0) }];
+    let mut items = [Shifty {
+        calls: Cell::new(0),
+    }];
     let plan = Plan::new(&mut items).unwrap();
     let mut buf = vec![0u8; 1024];
     let err = Writer::begin(&plan, SliceSink::new(&mut buf)).unwrap_err();
@@ -245,10 +348,23 @@ fn failing_sink_poisons_the_writer() {
     let mut specs = [TensorSpec::new("x", Dtype::U8, &[8], 8)];
     let plan = Plan::new(&mut specs).unwrap();
     let limit = plan.data_start() as usize + 3;
-    let mut w = Writer::begin(&plan, Recording { bytes: Vec::new(), limit: Some(limit) }).unwrap();
+    let mut w = Writer::begin(
+        &plan,
+        Recording {
+            bytes: Vec::new(),
+            limit: Some(limit),
+        },
+    )
+    .unwrap();
     w.write_tensor_data(&[1, 2, 3]).unwrap();
-    assert_eq!(w.write_tensor_data(&[4]).unwrap_err().kind(), ErrorKind::Sink);
-    assert_eq!(w.write_tensor_data(&[]).unwrap_err().kind(), ErrorKind::Sink);
+    assert_eq!(
+        w.write_tensor_data(&[4]).unwrap_err().kind(),
+        ErrorKind::Sink
+    );
+    assert_eq!(
+        w.write_tensor_data(&[]).unwrap_err().kind(),
+        ErrorKind::Sink
+    );
     assert_eq!(w.finish_tensor().unwrap_err().kind(), ErrorKind::Sink);
     assert_eq!(w.finish().unwrap_err().kind(), ErrorKind::Sink);
 }
@@ -257,5 +373,8 @@ fn failing_sink_poisons_the_writer() {
 fn error_display_names_the_tensor_index() {
     let mut tensors = [Tensor::new("__metadata__", Dtype::U8, &[1], &[1])];
     let err = refused(&mut tensors, None);
-    assert_eq!(err.to_string(), "a tensor may not be named __metadata__ (tensor #0)");
+    assert_eq!(
+        err.to_string(),
+        "a tensor may not be named __metadata__ (tensor #0)"
+    );
 }

@@ -50,14 +50,20 @@ fn invalid_input_creates_no_file_and_keeps_the_old_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");
     std::fs::write(&path, b"old contents").unwrap();
-    let mut dup = [Tensor::new("x", Dtype::U8, &[1], &[1]), Tensor::new("x", Dtype::U8, &[1], &[2])];
+    let mut dup = [
+        Tensor::new("x", Dtype::U8, &[1], &[1]),
+        Tensor::new("x", Dtype::U8, &[1], &[2]),
+    ];
     let err = write_file(&path, &mut dup, None).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     assert_eq!(ours_inside(&err), ErrorKind::DuplicateTensorName);
     let mut bad = [Tensor::new("x", Dtype::F32, &[1], &[1])];
     assert_eq!(
         ours_inside(&write_file(&path, &mut bad, None).unwrap_err()),
-        ErrorKind::DataLengthMismatch { expected: 4, found: 1 }
+        ErrorKind::DataLengthMismatch {
+            expected: 4,
+            found: 1
+        }
     );
     assert_eq!(std::fs::read(&path).unwrap(), b"old contents");
     assert_eq!(entries(dir.path()), ["m.safetensors"]);
@@ -77,7 +83,11 @@ fn data_that_never_arrives_leaves_no_trace() {
     {
         let mut file = plan.create_file(&path).unwrap();
         file.write_tensor_data(&[0; 1500]).unwrap();
-        assert_eq!(entries(dir.path()).len(), 1, "the temporary file exists meanwhile");
+        assert_eq!(
+            entries(dir.path()).len(),
+            1,
+            "the temporary file exists meanwhile"
+        );
         assert!(!path.exists());
     }
     assert!(entries(dir.path()).is_empty());
@@ -87,7 +97,13 @@ fn data_that_never_arrives_leaves_no_trace() {
     file.write_tensor("a", &[0; 2000]).unwrap();
     file.write_tensor_data(&[1; 4]).unwrap();
     let err = file.commit().unwrap_err();
-    assert_eq!(ours_inside(&err), ErrorKind::DataLengthMismatch { expected: 10, found: 4 });
+    assert_eq!(
+        ours_inside(&err),
+        ErrorKind::DataLengthMismatch {
+            expected: 10,
+            found: 4
+        }
+    );
     assert!(entries(dir.path()).is_empty());
 
     // 3. a panic while streaming
@@ -126,7 +142,10 @@ fn missing_folder_is_an_io_error_and_creates_nothing() {
     assert!(entries(dir.path()).is_empty());
     let mut specs = [TensorSpec::new("x", Dtype::U8, &[1], 1)];
     let plan = Plan::new(&mut specs).unwrap();
-    assert_eq!(plan.create_file("/").unwrap_err().kind(), io::ErrorKind::InvalidInput);
+    assert_eq!(
+        plan.create_file("/").unwrap_err().kind(),
+        io::ErrorKind::InvalidInput
+    );
 }
 
 #[test]
@@ -172,5 +191,8 @@ fn io_errors_come_back_as_themselves() {
     assert_eq!(err.kind(), ErrorKind::Sink);
     assert_eq!(sink.take_error().unwrap().to_string(), "disk full");
     let out = plan.write_io(Vec::new()).unwrap();
-    assert_eq!(out, ours(&[Owned::new("x", Dtype::U8, &[100], &[1; 100])], None).unwrap());
+    assert_eq!(
+        out,
+        ours(&[Owned::new("x", Dtype::U8, &[100], &[1; 100])], None).unwrap()
+    );
 }

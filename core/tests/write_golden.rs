@@ -11,7 +11,10 @@ use write_support::{header, ours, reference, Owned};
 const WORKED_EXAMPLE_JSON: &[u8] = br#"{"__metadata__":{"format":"pt"},"y":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"x":{"dtype":"U8","shape":[3],"data_offsets":[8,11]}}"#;
 
 fn worked_example() -> (Vec<Owned>, Vec<(String, String)>) {
-    let y: Vec<u8> = [1.0f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let y: Vec<u8> = [1.0f32, -2.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     (
         vec![
             Owned::new("x", Dtype::U8, &[3], &[1, 2, 3]),
@@ -31,7 +34,9 @@ fn spec_worked_example_byte_for_byte() {
     assert_eq!(WORKED_EXAMPLE_JSON.len(), 138);
     expected.extend_from_slice(WORKED_EXAMPLE_JSON);
     expected.extend_from_slice(b"      ");
-    expected.extend_from_slice(&[0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0xc0, 0x01, 0x02, 0x03]);
+    expected.extend_from_slice(&[
+        0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0xc0, 0x01, 0x02, 0x03,
+    ]);
     assert_eq!(expected.len(), 163);
     assert_eq!(file, expected);
     // and the reference agrees
@@ -39,7 +44,13 @@ fn spec_worked_example_byte_for_byte() {
     // printed for the report (cargo test -- --nocapture)
     println!("worked example ({} bytes):", file.len());
     for line in file.chunks(16) {
-        println!("  {}", line.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" "));
+        println!(
+            "  {}",
+            line.iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
     }
 }
 
@@ -55,7 +66,10 @@ fn worked_example_without_any_allocation_feature() {
     ];
     let mut metadata = [("format", "pt")];
     let plan = Plan::with_metadata(&mut specs, &mut metadata).unwrap();
-    assert_eq!((plan.header_len(), plan.data_start(), plan.file_len()), (144, 152, 163));
+    assert_eq!(
+        (plan.header_len(), plan.data_start(), plan.file_len()),
+        (144, 152, 163)
+    );
     let mut buf = [0u8; 163];
     let mut w = Writer::begin(&plan, SliceSink::new(&mut buf)).unwrap();
     w.write_tensor("y", y_bytes).unwrap();
@@ -76,7 +90,11 @@ fn no_tensors() {
     let file = ours(&[], Some(&[])).unwrap();
     assert_eq!(header(&file), r#"{"__metadata__":{}}     "#);
     let reference_bytes = reference(&[], Some(&[]));
-    assert_eq!(header(&reference_bytes), r#"{},"__metadata__":{}}   "#, "reference bug changed?");
+    assert_eq!(
+        header(&reference_bytes),
+        r#"{},"__metadata__":{}}   "#,
+        "reference bug changed?"
+    );
     // ... which the reference reads back
     let st = safetensors::SafeTensors::deserialize(&file).unwrap();
     assert_eq!(st.len(), 0);
@@ -96,7 +114,12 @@ fn empty_metadata_with_tensors_matches_reference() {
 fn scalars_zero_dims_and_escapes_match_reference() {
     let tensors = [
         Owned::new("s", Dtype::U8, &[], &[7]),
-        Owned::new("z\u{1}\"\\/\u{7f}é\u{8}\u{c}\n\r\t\u{1f}😀", Dtype::F32, &[0, 3], &[]),
+        Owned::new(
+            "z\u{1}\"\\/\u{7f}é\u{8}\u{c}\n\r\t\u{1f}😀",
+            Dtype::F32,
+            &[0, 3],
+            &[],
+        ),
         Owned::new("", Dtype::BOOL, &[1], &[1]),
         Owned::new("big", Dtype::F64, &[1 << 40, 0], &[]),
     ];
@@ -114,7 +137,12 @@ fn every_dtype_sorts_like_the_reference() {
         .map(|(i, &d)| {
             let shape = [4u64];
             let len = write_support::byte_len(d, &shape);
-            Owned::new(&format!("t{}", 21 - i), d, &shape, &write_support::bytes_from_seed(i as u64, len))
+            Owned::new(
+                &format!("t{}", 21 - i),
+                d,
+                &shape,
+                &write_support::bytes_from_seed(i as u64, len),
+            )
         })
         .collect();
     let file = ours(&tensors, None).unwrap();
@@ -123,7 +151,10 @@ fn every_dtype_sorts_like_the_reference() {
     let h = header(&file);
     assert!(h.starts_with(r#"{"t0":{"dtype":"U64""#), "{h}");
     let total: usize = tensors.iter().map(|t| t.data.len()).sum();
-    let last = format!(r#""t21":{{"dtype":"BOOL","shape":[4],"data_offsets":[{},{total}]}}}}"#, total - 4);
+    let last = format!(
+        r#""t21":{{"dtype":"BOOL","shape":[4],"data_offsets":[{},{total}]}}}}"#,
+        total - 4
+    );
     assert!(h.trim_end().ends_with(&last), "{h}");
 }
 
@@ -144,10 +175,11 @@ fn header_padding_for_every_length_mod_8() {
 #[test]
 fn more_than_one_metadata_key_is_sorted_bytewise() {
     let tensors = [Owned::new("x", Dtype::U8, &[1], &[1])];
-    let metadata: Vec<(String, String)> = [("b", "2"), ("a", "1"), ("é", "3"), ("Z", "4"), ("a0", "5")]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let metadata: Vec<(String, String)> =
+        [("b", "2"), ("a", "1"), ("é", "3"), ("Z", "4"), ("a0", "5")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
     let file = ours(&tensors, Some(&metadata)).unwrap();
     assert_eq!(
         header(&file).trim_end(),

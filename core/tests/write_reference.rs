@@ -7,7 +7,7 @@ mod write_support;
 
 use proptest::prelude::*;
 use safetensors_nano::Dtype;
-use write_support::{bytes_from_seed, byte_len, header, ours, reference, Owned};
+use write_support::{byte_len, bytes_from_seed, header, ours, reference, Owned};
 
 /// Names that exercise escaping: quotes, backslashes, every control
 /// character, `/`, DEL, non-ASCII, astral characters, the empty name.
@@ -28,13 +28,18 @@ fn dtype() -> impl Strategy<Value = Dtype> {
 /// A shape with 0–4 dims (scalars and zero dimensions included); when a
 /// sub-byte dtype's bits are not whole bytes, a dimension of 4 is appended.
 fn tensor_body() -> impl Strategy<Value = (Dtype, Vec<u64>, u64)> {
-    (dtype(), proptest::collection::vec(0u64..6, 0..5), any::<u64>()).prop_map(|(d, mut shape, seed)| {
-        let elements: u64 = shape.iter().product();
-        if elements * u64::from(d.bits()) % 8 != 0 {
-            shape.push(4);
-        }
-        (d, shape, seed)
-    })
+    (
+        dtype(),
+        proptest::collection::vec(0u64..6, 0..5),
+        any::<u64>(),
+    )
+        .prop_map(|(d, mut shape, seed)| {
+            let elements: u64 = shape.iter().product();
+            if elements * u64::from(d.bits()) % 8 != 0 {
+                shape.push(4);
+            }
+            (d, shape, seed)
+        })
 }
 
 fn tensors(max: usize) -> impl Strategy<Value = Vec<Owned>> {
@@ -42,7 +47,12 @@ fn tensors(max: usize) -> impl Strategy<Value = Vec<Owned>> {
         map.into_iter()
             .map(|(name, (dtype, shape, seed))| {
                 let data = bytes_from_seed(seed, byte_len(dtype, &shape));
-                Owned { name, dtype, shape, data }
+                Owned {
+                    name,
+                    dtype,
+                    shape,
+                    data,
+                }
             })
             .collect()
     })

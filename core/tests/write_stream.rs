@@ -5,7 +5,7 @@ mod write_support;
 use proptest::prelude::*;
 use safetensors_nano::write::{Plan, Sink, SliceSink, TensorSpec, Writer};
 use safetensors_nano::{Dtype, ErrorKind, TensorRef};
-use write_support::{bytes_from_seed, byte_len, ours, Owned};
+use write_support::{byte_len, bytes_from_seed, ours, Owned};
 
 fn specs_of(tensors: &[Owned]) -> Vec<TensorSpec<'_>> {
     tensors
@@ -98,22 +98,59 @@ fn out_of_order_and_wrong_lengths_are_refused_without_writing() {
     let header_end = w.sink().0.len();
     assert_eq!(header_end as u64, plan.data_start());
 
-    assert_eq!(kind(w.begin_tensor("a").map(|_| ())), ErrorKind::DataOutOfOrder);
-    assert_eq!(kind(w.write_tensor("a", &[1, 2, 3])), ErrorKind::DataOutOfOrder);
-    assert_eq!(kind(w.write_tensor_data(&[1])), ErrorKind::DataLengthMismatch { expected: 0, found: 1 });
+    assert_eq!(
+        kind(w.begin_tensor("a").map(|_| ())),
+        ErrorKind::DataOutOfOrder
+    );
+    assert_eq!(
+        kind(w.write_tensor("a", &[1, 2, 3])),
+        ErrorKind::DataOutOfOrder
+    );
+    assert_eq!(
+        kind(w.write_tensor_data(&[1])),
+        ErrorKind::DataLengthMismatch {
+            expected: 0,
+            found: 1
+        }
+    );
     assert_eq!(w.sink().0.len(), header_end, "refused calls wrote bytes");
     w.write_tensor("empty", &[]).unwrap();
 
     // "a": too long at once, then in two chunks with an overflowing one between
     let err = w.write_tensor("a", &[1, 2, 3, 4]).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::DataLengthMismatch { expected: 3, found: 4 });
+    assert_eq!(
+        err.kind(),
+        ErrorKind::DataLengthMismatch {
+            expected: 3,
+            found: 4
+        }
+    );
     assert_eq!(err.tensor(), Some(TensorRef::Index(1)));
     w.write_tensor_data(&[1, 2]).unwrap();
-    assert_eq!(kind(w.begin_tensor("a").map(|_| ())), ErrorKind::DataOutOfOrder, "data already started");
-    assert_eq!(kind(w.write_tensor_data(&[3, 4])), ErrorKind::DataLengthMismatch { expected: 3, found: 4 });
+    assert_eq!(
+        kind(w.begin_tensor("a").map(|_| ())),
+        ErrorKind::DataOutOfOrder,
+        "data already started"
+    );
+    assert_eq!(
+        kind(w.write_tensor_data(&[3, 4])),
+        ErrorKind::DataLengthMismatch {
+            expected: 3,
+            found: 4
+        }
+    );
     // short: cannot finish, and cannot move on
-    assert_eq!(kind(w.finish_tensor()), ErrorKind::DataLengthMismatch { expected: 3, found: 2 });
-    assert_eq!(kind(w.write_tensor("b", &[5, 6])), ErrorKind::DataOutOfOrder);
+    assert_eq!(
+        kind(w.finish_tensor()),
+        ErrorKind::DataLengthMismatch {
+            expected: 3,
+            found: 2
+        }
+    );
+    assert_eq!(
+        kind(w.write_tensor("b", &[5, 6])),
+        ErrorKind::DataOutOfOrder
+    );
     assert_eq!(w.sink().0.len(), header_end + 2);
     w.write_tensor_data(&[3]).unwrap();
     w.finish_tensor().unwrap();
@@ -121,7 +158,13 @@ fn out_of_order_and_wrong_lengths_are_refused_without_writing() {
     // "b" never finished: finish() refuses and names it
     w.write_tensor_data(&[5]).unwrap();
     let err = w.finish().unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::DataLengthMismatch { expected: 2, found: 1 });
+    assert_eq!(
+        err.kind(),
+        ErrorKind::DataLengthMismatch {
+            expected: 2,
+            found: 1
+        }
+    );
     assert_eq!(err.tensor(), Some(TensorRef::Index(2)));
 }
 
@@ -132,10 +175,22 @@ fn nothing_is_taken_after_the_last_tensor() {
     let mut w = Writer::begin(&plan, Keep::default()).unwrap();
     w.write_tensor("x", &[9]).unwrap();
     assert_eq!(w.remaining(), 0);
-    assert_eq!(w.write_tensor_data(&[1]).unwrap_err().kind(), ErrorKind::DataOutOfOrder);
-    assert_eq!(w.write_tensor_data(&[]).unwrap_err().kind(), ErrorKind::DataOutOfOrder);
-    assert_eq!(w.finish_tensor().unwrap_err().kind(), ErrorKind::DataOutOfOrder);
-    assert_eq!(w.begin_tensor("x").unwrap_err().kind(), ErrorKind::DataOutOfOrder);
+    assert_eq!(
+        w.write_tensor_data(&[1]).unwrap_err().kind(),
+        ErrorKind::DataOutOfOrder
+    );
+    assert_eq!(
+        w.write_tensor_data(&[]).unwrap_err().kind(),
+        ErrorKind::DataOutOfOrder
+    );
+    assert_eq!(
+        w.finish_tensor().unwrap_err().kind(),
+        ErrorKind::DataOutOfOrder
+    );
+    assert_eq!(
+        w.begin_tensor("x").unwrap_err().kind(),
+        ErrorKind::DataOutOfOrder
+    );
     let file = w.finish().unwrap().0;
     assert_eq!(file.len() as u64, plan.file_len());
     assert_eq!(file.last(), Some(&9));
@@ -176,7 +231,12 @@ fn embedded_io_sink_streams_into_a_slice_writer() {
     let mut sink = EmbeddedIoSink::new(&mut short[..]);
     let mut w = Writer::begin(&plan, &mut sink).unwrap();
     w.write_tensor_data(&tensors[0].data[..7]).unwrap();
-    assert_eq!(w.write_tensor_data(&tensors[0].data[7..]).unwrap_err().kind(), ErrorKind::Sink);
+    assert_eq!(
+        w.write_tensor_data(&tensors[0].data[7..])
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Sink
+    );
     assert_eq!(sink.take_error(), Some(embedded_io::SliceWriteError::Full));
 }
 

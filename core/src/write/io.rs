@@ -193,7 +193,7 @@ impl<'p, T: AsSpec> Plan<'p, T> {
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("model.safetensors");
     /// let bias = 0.5f32.to_le_bytes();
-/// let mut tensors = [Tensor::new("bias", Dtype::F32, &[1], &bias)];
+    /// let mut tensors = [Tensor::new("bias", Dtype::F32, &[1], &bias)];
     /// Plan::new(&mut tensors)?.write_file(&path)?;
     /// assert!(path.exists());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -215,9 +215,9 @@ impl<'p, T: AsSpec> Plan<'p, T> {
 /// Picks a fresh name next to `dest` and creates it exclusively.
 fn create_temp(dest: &Path) -> io::Result<(File, PathBuf)> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let name = dest
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "destination has no file name"))?;
+    let name = dest.file_name().ok_or_else(|| {
+        io::Error::new(io::ErrorKind::InvalidInput, "destination has no file name")
+    })?;
     let dir = match dest.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),

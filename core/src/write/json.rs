@@ -108,9 +108,9 @@ fn write_escape<S: Sink + ?Sized>(sink: &mut S, b: u8) -> Result<(), Error> {
 /// Writes `n` in decimal, as serde_json does (no sign, no leading zeros).
 fn write_u64<S: Sink + ?Sized>(sink: &mut S, mut n: u64) -> Result<(), Error> {
     let mut buf = [0u8; 20];
-    let digits = n
-        .checked_ilog10()
-        .map_or(1, |log| usize::try_from(log).unwrap_or(19).saturating_add(1));
+    let digits = n.checked_ilog10().map_or(1, |log| {
+        usize::try_from(log).unwrap_or(19).saturating_add(1)
+    });
     let digits_buf = buf.get_mut(..digits).unwrap_or_default();
     for slot in digits_buf.iter_mut().rev() {
         *slot = b'0' | u8::try_from(n % 10).unwrap_or(0);
@@ -151,6 +151,9 @@ mod tests {
             );
         }
         let s = "caf\u{e9} / \u{7f} \u{1F600} \"q\" \\";
-        assert_eq!(to_string(|sink| write_string(sink, s)), serde_json::to_string(s).unwrap());
+        assert_eq!(
+            to_string(|sink| write_string(sink, s)),
+            serde_json::to_string(s).unwrap()
+        );
     }
 }

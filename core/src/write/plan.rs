@@ -134,14 +134,20 @@ impl<'p, T: AsSpec> Plan<'p, T> {
         metadata: &'p mut [(&'k str, &'v str)],
     ) -> Result<Self, Error> {
         metadata.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        if metadata.windows(2).any(|w| matches!(w, [a, b] if a.0 == b.0)) {
+        if metadata
+            .windows(2)
+            .any(|w| matches!(w, [a, b] if a.0 == b.0))
+        {
             return Err(ErrorKind::DuplicateMetadataKey.into());
         }
         let metadata: &'p [(&'k str, &'v str)] = metadata;
         Plan::build(tensors, Some(metadata))
     }
 
-    fn build(tensors: &'p mut [T], metadata: Option<&'p [(&'p str, &'p str)]>) -> Result<Self, Error> {
+    fn build(
+        tensors: &'p mut [T],
+        metadata: Option<&'p [(&'p str, &'p str)]>,
+    ) -> Result<Self, Error> {
         let mut data_len = 0u64;
         for (index, tensor) in tensors.iter().enumerate() {
             let spec = tensor.spec();
@@ -155,7 +161,10 @@ impl<'p, T: AsSpec> Plan<'p, T> {
             .windows(2)
             .position(|w| matches!(w, [a, b] if by_name(a, b) == Ordering::Equal))
         {
-            return Err(at_index(ErrorKind::DuplicateTensorName, index.saturating_add(1)));
+            return Err(at_index(
+                ErrorKind::DuplicateTensorName,
+                index.saturating_add(1),
+            ));
         }
         tensors.sort_unstable_by(by_dtype_then_name);
         let tensors: &'p [T] = tensors;
@@ -436,7 +445,10 @@ impl<'p, T: AsSpec> Plan<'p, T> {
             let expected = tensor.spec().byte_len();
             let found = tensor.data().len() as u64;
             if expected != found {
-                return Err(at_index(ErrorKind::DataLengthMismatch { expected, found }, index));
+                return Err(at_index(
+                    ErrorKind::DataLengthMismatch { expected, found },
+                    index,
+                ));
             }
         }
         Ok(())

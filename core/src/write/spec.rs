@@ -287,26 +287,44 @@ mod tests {
         let spec = TensorSpec::new("z", Dtype::F64, &[1 << 32, 1 << 32, 0], 0);
         assert_eq!(spec.check(), Ok(()));
         let spec = TensorSpec::new("z", Dtype::F64, &[1 << 32, 1 << 32], 0);
-        assert_eq!(spec.check().map_err(|e| e.kind()), Err(ErrorKind::ValidationOverflow));
+        assert_eq!(
+            spec.check().map_err(|e| e.kind()),
+            Err(ErrorKind::ValidationOverflow)
+        );
         // element count fits, bit count does not
         let spec = TensorSpec::new("z", Dtype::F64, &[1 << 62], 0);
-        assert_eq!(spec.check().map_err(|e| e.kind()), Err(ErrorKind::ValidationOverflow));
+        assert_eq!(
+            spec.check().map_err(|e| e.kind()),
+            Err(ErrorKind::ValidationOverflow)
+        );
     }
 
     #[test]
     fn sub_byte_lengths() {
-        assert_eq!(TensorSpec::new("a", Dtype::F6_E2M3, &[4], 3).check(), Ok(()));
         assert_eq!(
-            TensorSpec::new("a", Dtype::F6_E2M3, &[2], 2).check().map_err(|e| e.kind()),
+            TensorSpec::new("a", Dtype::F6_E2M3, &[4], 3).check(),
+            Ok(())
+        );
+        assert_eq!(
+            TensorSpec::new("a", Dtype::F6_E2M3, &[2], 2)
+                .check()
+                .map_err(|e| e.kind()),
             Err(ErrorKind::MisalignedSlice { elements: 2 })
         );
         assert_eq!(
-            TensorSpec::new("a", Dtype::F4, &[], 1).check().map_err(|e| e.kind()),
+            TensorSpec::new("a", Dtype::F4, &[], 1)
+                .check()
+                .map_err(|e| e.kind()),
             Err(ErrorKind::MisalignedSlice { elements: 1 })
         );
         assert_eq!(
-            TensorSpec::new("a", Dtype::F4, &[2], 2).check().map_err(|e| e.kind()),
-            Err(ErrorKind::DataLengthMismatch { expected: 1, found: 2 })
+            TensorSpec::new("a", Dtype::F4, &[2], 2)
+                .check()
+                .map_err(|e| e.kind()),
+            Err(ErrorKind::DataLengthMismatch {
+                expected: 1,
+                found: 2
+            })
         );
     }
 }

@@ -3,10 +3,10 @@
 
 use core::fmt;
 
+use super::at_index;
 use super::plan::{Placed, Plan};
 use super::sink::Sink;
 use super::spec::AsSpec;
-use super::at_index;
 use crate::error::{Error, ErrorKind};
 
 /// Writes a planned file to a sink, taking tensor data in chunks.

@@ -71,7 +71,11 @@ pub fn ours(tensors: &[Owned], metadata: Option<&[(String, String)]>) -> Result<
     };
     let mut buf = vec![0u8; usize::try_from(plan.file_len()).unwrap()];
     let written = plan.write_to_slice(&mut buf)?.len();
-    assert_eq!(written, buf.len(), "write_to_slice wrote less than file_len");
+    assert_eq!(
+        written,
+        buf.len(),
+        "write_to_slice wrote less than file_len"
+    );
     Ok(buf)
 }
 
@@ -80,7 +84,11 @@ pub fn reference(tensors: &[Owned], metadata: Option<&[(String, String)]>) -> Ve
     let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
         .iter()
         .map(|t| {
-            let shape = t.shape.iter().map(|&d| usize::try_from(d).unwrap()).collect();
+            let shape = t
+                .shape
+                .iter()
+                .map(|&d| usize::try_from(d).unwrap())
+                .collect();
             let view = safetensors::tensor::TensorView::new(ref_dtype(t.dtype), shape, &t.data)
                 .expect("reference TensorView");
             (t.name.clone(), view)
