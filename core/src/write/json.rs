@@ -4,6 +4,7 @@
 use super::sink::Sink;
 use super::spec::AsSpec;
 use super::METADATA_KEY;
+use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind};
 
 /// Writes the unpadded JSON header: `__metadata__` first when given, then
@@ -36,28 +37,43 @@ pub(crate) fn write_json<S: Sink + ?Sized, T: AsSpec>(
         let end = offset
             .checked_add(spec.byte_len())
             .ok_or_else(|| super::at_index(ErrorKind::ValidationOverflow, index))?;
-        if comma {
-            sink.write_all(b",")?;
-        }
+        // Few, larger writes: `,"` name `":{"dtype":"F32","shape":[` dims
+        // `],"data_offsets":[` begin `,` end `]}`.
+        sink.write_all(if comma { b",\"" } else { b"\"" })?;
         comma = true;
-        write_string(sink, spec.name())?;
-        sink.write_all(b":{\"dtype\":\"")?;
-        sink.write_all(spec.dtype().name().as_bytes())?;
-        sink.write_all(b"\",\"shape\":[")?;
-        for (i, &dim) in spec.shape().iter().enumerate() {
-            if i > 0 {
-                sink.write_all(b",")?;
+        write_string_content(sink, spec.name())?;
+        sink.write_all(dtype_prefix(spec.dtype()).as_bytes())?;
+        const SHAPE_END: &[u8] = b"],\"data_offsets\":[";
+        match spec.shape().split_last() {
+            Some((&last, dims)) => {
+                for &dim in dims {
+                    write_u64_then(sink, dim, b",")?;
+                }
+                write_u64_then(sink, last, SHAPE_END)?;
             }
-            write_u64(sink, dim)?;
+            None => sink.write_all(SHAPE_END)?,
         }
-        sink.write_all(b"],\"data_offsets\":[")?;
-        write_u64(sink, offset)?;
-        sink.write_all(b",")?;
-        write_u64(sink, end)?;
-        sink.write_all(b"]}")?;
+        write_u64_then(sink, offset, b",")?;
+        write_u64_then(sink, end, b"]}")?;
         offset = end;
     }
     sink.write_all(b"}")
+}
+
+/// `":{"dtype":"<name>","shape":[`, the text between a tensor's name and
+/// its dimensions, as one piece.
+const fn dtype_prefix(dtype: Dtype) -> &'static str {
+    macro_rules! prefixes {
+        ($($d:ident)*) => {
+            match dtype {
+                $(Dtype::$d => concat!("\":{\"dtype\":\"", stringify!($d), "\",\"shape\":["),)*
+            }
+        };
+    }
+    prefixes!(
+        BOOL F4 F6_E2M3 F6_E3M2 U8 I8 F8_E5M2 F8_E4M3 F8_E8M0 F8_E4M3FNUZ F8_E5M2FNUZ
+        I16 U16 F16 BF16 I32 U32 F32 C64 F64 I64 U64
+    )
 }
 
 /// Whether serde_json escapes this byte of a UTF-8 string.
@@ -70,6 +86,12 @@ const fn needs_escape(b: u8) -> bool {
 /// everything else (`/`, DEL, non-ASCII) raw.
 fn write_string<S: Sink + ?Sized>(sink: &mut S, s: &str) -> Result<(), Error> {
     sink.write_all(b"\"")?;
+    write_string_content(sink, s)?;
+    sink.write_all(b"\"")
+}
+
+/// [`write_string`] without the quotes.
+fn write_string_content<S: Sink + ?Sized>(sink: &mut S, s: &str) -> Result<(), Error> {
     let mut rest = s.as_bytes();
     while let Some(pos) = rest.iter().position(|&b| needs_escape(b)) {
         let Some((raw, tail)) = rest.split_at_checked(pos) else {
@@ -82,8 +104,7 @@ fn write_string<S: Sink + ?Sized>(sink: &mut S, s: &str) -> Result<(), Error> {
         write_escape(sink, b)?;
         rest = tail;
     }
-    sink.write_all(rest)?;
-    sink.write_all(b"\"")
+    sink.write_all(rest)
 }
 
 fn write_escape<S: Sink + ?Sized>(sink: &mut S, b: u8) -> Result<(), Error> {
@@ -105,18 +126,23 @@ fn write_escape<S: Sink + ?Sized>(sink: &mut S, b: u8) -> Result<(), Error> {
     sink.write_all(short)
 }
 
-/// Writes `n` in decimal, as serde_json does (no sign, no leading zeros).
-fn write_u64<S: Sink + ?Sized>(sink: &mut S, mut n: u64) -> Result<(), Error> {
-    let mut buf = [0u8; 20];
+/// Writes `n` in decimal as serde_json does (no sign, no leading zeros),
+/// followed by `suffix` (at most 20 bytes), in one write.
+fn write_u64_then<S: Sink + ?Sized>(sink: &mut S, mut n: u64, suffix: &[u8]) -> Result<(), Error> {
+    let mut buf = [0u8; 40];
     let digits = n.checked_ilog10().map_or(1, |log| {
         usize::try_from(log).unwrap_or(19).saturating_add(1)
     });
-    let digits_buf = buf.get_mut(..digits).unwrap_or_default();
+    let (digits_buf, rest) = buf.split_at_mut(digits.min(20));
     for slot in digits_buf.iter_mut().rev() {
         *slot = b'0' | u8::try_from(n % 10).unwrap_or(0);
         n /= 10;
     }
-    sink.write_all(buf.get(..digits).unwrap_or_default())
+    let end = digits.saturating_add(suffix.len());
+    rest.get_mut(..suffix.len())
+        .ok_or(Error::new(ErrorKind::Sink))?
+        .copy_from_slice(suffix);
+    sink.write_all(buf.get(..end).ok_or(Error::new(ErrorKind::Sink))?)
 }
 
 #[cfg(test)]
@@ -136,7 +162,22 @@ mod tests {
     #[test]
     fn integers() {
         for n in [0, 1, 9, 10, 99, 100, 12345, u64::MAX - 1, u64::MAX, 1 << 63] {
-            assert_eq!(to_string(|s| write_u64(s, n)), std::format!("{n}"));
+            assert_eq!(
+                to_string(|s| write_u64_then(s, n, b"")),
+                std::format!("{n}")
+            );
+            assert_eq!(
+                to_string(|s| write_u64_then(s, n, b"],\"x\":[")),
+                std::format!("{n}],\"x\":[")
+            );
+        }
+    }
+
+    #[test]
+    fn dtype_prefixes_name_the_dtype() {
+        for d in Dtype::ALL {
+            let expected = std::format!("\":{{\"dtype\":\"{}\",\"shape\":[", d.name());
+            assert_eq!(dtype_prefix(d), expected);
         }
     }
 

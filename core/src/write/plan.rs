@@ -68,16 +68,65 @@ impl<T> fmt::Debug for Plan<'_, T> {
     }
 }
 
-fn by_name<T: AsSpec>(a: &T, b: &T) -> Ordering {
-    a.spec().name().cmp(b.spec().name())
-}
-
 /// The reference writer's order: dtype descending, then name ascending.
 fn by_dtype_then_name<T: AsSpec>(a: &T, b: &T) -> Ordering {
     let (a, b) = (a.spec(), b.spec());
     b.dtype()
         .cmp(&a.dtype())
         .then_with(|| a.name().cmp(b.name()))
+}
+
+/// The index of a tensor whose name an earlier one (in name order) has, in
+/// a slice sorted by [`by_dtype_then_name`]. Each dtype's run is sorted by
+/// name, so a merge of the runs (at most 22) visits all names in order
+/// without allocating or sorting again.
+fn find_duplicate<T: AsSpec>(sorted: &[T]) -> Option<usize> {
+    // Cursors [next, end) into each dtype's run.
+    let mut runs = [(0usize, 0usize); 22];
+    let mut count = 0usize;
+    let mut start = 0usize;
+    for (i, pair) in sorted.windows(2).enumerate() {
+        if let [a, b] = pair {
+            if a.spec().dtype() != b.spec().dtype() {
+                let end = i.saturating_add(1);
+                *runs.get_mut(count)? = (start, end);
+                count = count.saturating_add(1);
+                start = end;
+            }
+        }
+    }
+    if start < sorted.len() {
+        *runs.get_mut(count)? = (start, sorted.len());
+        count = count.saturating_add(1);
+    }
+    let runs = runs.get_mut(..count)?;
+    if let [(start, end)] = runs {
+        // One dtype: duplicates are neighbours.
+        let run = sorted.get(*start..*end)?;
+        return run
+            .windows(2)
+            .position(|w| matches!(w, [a, b] if a.spec().name() == b.spec().name()))
+            .map(|i| start.saturating_add(i).saturating_add(1));
+    }
+    let mut last: Option<&str> = None;
+    loop {
+        let mut best: Option<(usize, &str)> = None;
+        for (r, &(next, end)) in runs.iter().enumerate() {
+            if next < end {
+                let name = sorted.get(next)?.spec().name();
+                if best.is_none_or(|(_, b)| name < b) {
+                    best = Some((r, name));
+                }
+            }
+        }
+        let (r, name) = best?;
+        let cursor = runs.get_mut(r)?;
+        if last == Some(name) {
+            return Some(cursor.0);
+        }
+        last = Some(name);
+        cursor.0 = cursor.0.saturating_add(1);
+    }
 }
 
 impl<'p, T: AsSpec> Plan<'p, T> {
@@ -96,7 +145,7 @@ impl<'p, T: AsSpec> Plan<'p, T> {
     /// not shape × dtype) — the index is then a position in the slice as the
     /// caller passed it, which is left unsorted — and
     /// [`DuplicateTensorName`](ErrorKind::DuplicateTensorName), whose index is
-    /// a position in the slice as it is left (sorted by name).
+    /// a position in the slice as it is left (in written order).
     /// [`HeaderTooLarge`](ErrorKind::HeaderTooLarge) when the header would be
     /// over 100,000,000 bytes.
     ///
@@ -156,17 +205,10 @@ impl<'p, T: AsSpec> Plan<'p, T> {
                 .checked_add(spec.byte_len())
                 .ok_or_else(|| at_index(ErrorKind::ValidationOverflow, index))?;
         }
-        tensors.sort_unstable_by(by_name);
-        if let Some(index) = tensors
-            .windows(2)
-            .position(|w| matches!(w, [a, b] if by_name(a, b) == Ordering::Equal))
-        {
-            return Err(at_index(
-                ErrorKind::DuplicateTensorName,
-                index.saturating_add(1),
-            ));
-        }
         tensors.sort_unstable_by(by_dtype_then_name);
+        if let Some(index) = find_duplicate(tensors) {
+            return Err(at_index(ErrorKind::DuplicateTensorName, index));
+        }
         let tensors: &'p [T] = tensors;
 
         let mut counter = Counter::default();
