@@ -16,15 +16,29 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(feature = "std")]
+#[cfg(any(test, feature = "std"))]
 extern crate std;
 
 pub mod decode;
 mod dtype;
 mod error;
+mod file;
+mod header;
+mod index;
+mod json;
+mod metadata;
 mod name;
+mod shape;
+mod table;
+mod tensor;
+mod validate;
 pub mod write;
 
 pub use dtype::Dtype;
 pub use error::{Error, ErrorKind, Expected, Field, TensorRef};
-pub use name::Name;
+pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
+pub use metadata::Metadata;
+pub use name::{Chars, Name};
+pub use shape::Shape;
+pub use table::{Slot, Table};
+pub use tensor::{Element, TensorInfo, TensorView};

@@ -1,0 +1,414 @@
+//! The header grammar: walks the JSON once and fills the table with
+//! entries. Rules R5–R8 of SPEC.md and the stricter checks we add.
+
+use crate::dtype::Dtype;
+use crate::error::{Error, ErrorKind, Expected, Field, TensorRef};
+use crate::json::{Lexer, RawString};
+use crate::name::Name;
+use crate::table::{Entry, Verdict};
+
+/// What the header said about `__metadata__`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MetadataState {
+    /// No `__metadata__` key.
+    Absent,
+    /// `"__metadata__": null`.
+    Null,
+    /// An object with this many pairs.
+    Present(usize),
+}
+
+/// What one pass over the header found.
+pub(crate) struct Parsed {
+    pub tensors: usize,
+    pub metadata: MetadataState,
+}
+
+/// Where parsed entries go: tensors fill from the front, metadata pairs from
+/// the back; past capacity, entries are only counted.
+struct Sink<'t> {
+    entries: &'t mut [Entry],
+    tensors: usize,
+    metadata: usize,
+}
+
+impl Sink<'_> {
+    fn used(&self) -> usize {
+        self.tensors.saturating_add(self.metadata)
+    }
+
+    fn push_tensor(&mut self, entry: Entry) {
+        if self.used() < self.entries.len() {
+            if let Some(slot) = self.entries.get_mut(self.tensors) {
+                *slot = entry;
+            }
+        }
+        self.tensors = self.tensors.saturating_add(1);
+    }
+
+    fn push_metadata(&mut self, entry: Entry) {
+        if self.used() < self.entries.len() {
+            let at = self
+                .entries
+                .len()
+                .saturating_sub(self.metadata)
+                .saturating_sub(1);
+            if let Some(slot) = self.entries.get_mut(at) {
+                *slot = entry;
+            }
+        }
+        self.metadata = self.metadata.saturating_add(1);
+    }
+}
+
+fn key_is(json: &[u8], key: RawString, expected: &str) -> bool {
+    let raw = json.get(key.start..key.end).unwrap_or_default();
+    if key.escaped {
+        Name::from_raw(raw) == expected
+    } else {
+        raw == expected.as_bytes()
+    }
+}
+
+pub(crate) fn tensor_ref(json: &[u8], name_start: usize) -> TensorRef {
+    let len = raw_string_len(json, name_start);
+    TensorRef::Header {
+        start: u32::try_from(name_start).unwrap_or(u32::MAX),
+        len: u32::try_from(len).unwrap_or(u32::MAX),
+    }
+}
+
+/// Length of a validated string's raw content starting at `start`.
+pub(crate) fn raw_string_len(json: &[u8], start: usize) -> usize {
+    let rest = json.get(start..).unwrap_or_default();
+    let mut i = 0usize;
+    while let Some(&b) = rest.get(i) {
+        match b {
+            b'"' => return i,
+            b'\\' => i = i.saturating_add(2),
+            _ => i = i.saturating_add(1),
+        }
+    }
+    rest.len()
+}
+
+/// The raw content of the validated string starting at `start`.
+pub(crate) fn raw_string_at(json: &[u8], start: usize) -> &[u8] {
+    let len = raw_string_len(json, start);
+    json.get(start..start.saturating_add(len))
+        .unwrap_or_default()
+}
+
+/// Parses the whole header into `entries`. Counts past capacity so that the
+/// caller can report how many slots are needed.
+pub(crate) fn parse(json: &[u8], entries: &mut [Entry]) -> Result<Parsed, Error> {
+    let mut lexer = Lexer::new(json);
+    let mut sink = Sink {
+        entries,
+        tensors: 0,
+        metadata: 0,
+    };
+    let mut metadata = MetadataState::Absent;
+    lexer.expect(b'{', Expected::Object)?;
+    if !lexer.eat(b'}') {
+        loop {
+            let key = lexer.string()?;
+            lexer.expect(b':', Expected::Colon)?;
+            if key_is(json, key, "__metadata__") {
+                if metadata != MetadataState::Absent {
+                    return Err(Error::at(
+                        ErrorKind::DuplicateMetadata,
+                        key.start.saturating_sub(1),
+                    ));
+                }
+                metadata = parse_metadata(&mut lexer, &mut sink)?;
+            } else {
+                let entry = parse_tensor(&mut lexer, json, key)?;
+                sink.push_tensor(entry);
+            }
+            lexer.skip_ws();
+            if lexer.eat(b',') {
+                continue;
+            }
+            if lexer.eat(b'}') {
+                break;
+            }
+            return Err(lexer.unexpected(Expected::CommaOrObjectEnd));
+        }
+    }
+    lexer.skip_ws();
+    if !lexer.at_end() {
+        return Err(lexer.unexpected(Expected::End));
+    }
+    Ok(Parsed {
+        tensors: sink.tensors,
+        metadata,
+    })
+}
+
+fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Result<MetadataState, Error> {
+    if lexer.eat_null()? {
+        return Ok(MetadataState::Null);
+    }
+    if !lexer.eat(b'{') {
+        return Err(match lexer.peek() {
+            Some(_) => lexer.err(ErrorKind::MetadataNotObject),
+            None => lexer.unexpected(Expected::Object),
+        });
+    }
+    let mut pairs = 0usize;
+    if lexer.eat(b'}') {
+        return Ok(MetadataState::Present(0));
+    }
+    loop {
+        let key = lexer.string()?;
+        lexer.expect(b':', Expected::Colon)?;
+        lexer.skip_ws();
+        if lexer.peek() != Some(b'"') {
+            return Err(match lexer.peek() {
+                Some(_) => lexer.err(ErrorKind::MetadataValueNotString),
+                None => lexer.unexpected(Expected::String),
+            });
+        }
+        let value = lexer.string()?;
+        sink.push_metadata(Entry::metadata(key.start, value.start));
+        pairs = pairs.saturating_add(1);
+        if lexer.eat(b',') {
+            continue;
+        }
+        if lexer.eat(b'}') {
+            return Ok(MetadataState::Present(pairs));
+        }
+        return Err(lexer.unexpected(Expected::CommaOrObjectEnd));
+    }
+}
+
+/// Element count with our zero rule: any zero dimension makes it 0.
+struct ElementCount {
+    has_zero: bool,
+    product: Option<u64>,
+}
+
+impl ElementCount {
+    const fn new() -> Self {
+        ElementCount {
+            has_zero: false,
+            product: Some(1),
+        }
+    }
+
+    fn push(&mut self, dim: u64) {
+        if dim == 0 {
+            self.has_zero = true;
+        }
+        self.product = self.product.and_then(|p| p.checked_mul(dim));
+    }
+
+    fn get(&self) -> Option<u64> {
+        if self.has_zero {
+            Some(0)
+        } else {
+            self.product
+        }
+    }
+}
+
+fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<Entry, Error> {
+    let tensor = tensor_ref(json, name.start);
+    let on_tensor = |e: Error| e.with_tensor(tensor);
+    if !lexer.eat(b'{') {
+        return Err(on_tensor(match lexer.peek() {
+            Some(_) => lexer.err(ErrorKind::TensorNotObject),
+            None => lexer.unexpected(Expected::Object),
+        }));
+    }
+    let mut dtype: Option<Dtype> = None;
+    let mut shape: Option<(usize, Option<u64>)> = None;
+    let mut offsets: Option<(u64, u64)> = None;
+    if !lexer.eat(b'}') {
+        loop {
+            let key = lexer.string().map_err(on_tensor)?;
+            let field = if key_is(json, key, "dtype") {
+                Some(Field::Dtype)
+            } else if key_is(json, key, "shape") {
+                Some(Field::Shape)
+            } else if key_is(json, key, "data_offsets") {
+                Some(Field::DataOffsets)
+            } else {
+                None
+            };
+            let seen = match field {
+                Some(Field::Dtype) => dtype.is_some(),
+                Some(Field::Shape) => shape.is_some(),
+                Some(Field::DataOffsets) => offsets.is_some(),
+                None => false,
+            };
+            if let (true, Some(field)) = (seen, field) {
+                return Err(on_tensor(Error::at(
+                    ErrorKind::DuplicateField { field },
+                    key.start.saturating_sub(1),
+                )));
+            }
+            lexer.expect(b':', Expected::Colon).map_err(on_tensor)?;
+            match field {
+                Some(Field::Dtype) => dtype = Some(parse_dtype(lexer, json).map_err(on_tensor)?),
+                Some(Field::Shape) => shape = Some(parse_shape(lexer).map_err(on_tensor)?),
+                Some(Field::DataOffsets) => {
+                    offsets = Some(parse_offsets(lexer).map_err(on_tensor)?)
+                }
+                None => lexer.skip_value(2).map_err(on_tensor)?,
+            }
+            if lexer.eat(b',') {
+                continue;
+            }
+            if lexer.eat(b'}') {
+                break;
+            }
+            return Err(on_tensor(lexer.unexpected(Expected::CommaOrObjectEnd)));
+        }
+    }
+    let missing = |field| {
+        on_tensor(Error::at(
+            ErrorKind::MissingField { field },
+            lexer.pos().saturating_sub(1),
+        ))
+    };
+    let dtype = dtype.ok_or_else(|| missing(Field::Dtype))?;
+    let (shape_start, elements) = shape.ok_or_else(|| missing(Field::Shape))?;
+    let (begin, end) = offsets.ok_or_else(|| missing(Field::DataOffsets))?;
+    let verdict = match elements {
+        None => Verdict::Overflow,
+        Some(n) => match n.checked_mul(u64::from(dtype.bits())) {
+            None => Verdict::Overflow,
+            Some(bits) if bits % 8 != 0 => Verdict::Misaligned,
+            Some(bits) if end.wrapping_sub(begin) != bits / 8 => Verdict::WrongSize,
+            Some(_) => Verdict::Ok,
+        },
+    };
+    Ok(Entry::tensor(
+        name.start,
+        dtype,
+        shape_start,
+        (begin, end),
+        verdict,
+    ))
+}
+
+fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<Dtype, Error> {
+    lexer.skip_ws();
+    let at = lexer.pos();
+    if lexer.peek() != Some(b'"') {
+        return Err(match lexer.peek() {
+            Some(_) => lexer.err(ErrorKind::DtypeNotString),
+            None => lexer.unexpected(Expected::String),
+        });
+    }
+    let value = lexer.string()?;
+    let raw = json.get(value.start..value.end).unwrap_or_default();
+    let found = if value.escaped {
+        let mut buf = [0u8; 16];
+        Name::from_raw(raw)
+            .decode_into(&mut buf)
+            .and_then(|s| Dtype::from_name(s.as_bytes()))
+    } else {
+        Dtype::from_name(raw)
+    };
+    found.ok_or(Error::at(ErrorKind::UnknownDtype, at))
+}
+
+fn parse_shape(lexer: &mut Lexer<'_>) -> Result<(usize, Option<u64>), Error> {
+    lexer.skip_ws();
+    let start = lexer.pos();
+    lexer.expect(b'[', Expected::Array)?;
+    let mut count = ElementCount::new();
+    if !lexer.eat(b']') {
+        loop {
+            count.push(lexer.uint()?);
+            if lexer.eat(b',') {
+                continue;
+            }
+            if lexer.eat(b']') {
+                break;
+            }
+            return Err(lexer.unexpected(Expected::CommaOrArrayEnd));
+        }
+    }
+    Ok((start, count.get()))
+}
+
+fn parse_offsets(lexer: &mut Lexer<'_>) -> Result<(u64, u64), Error> {
+    lexer.skip_ws();
+    let start = lexer.pos();
+    lexer.expect(b'[', Expected::Array)?;
+    let not_pair = |found| Error::at(ErrorKind::DataOffsetsNotPair { found }, start);
+    if lexer.eat(b']') {
+        return Err(not_pair(0));
+    }
+    let begin = lexer.uint()?;
+    if lexer.eat(b']') {
+        return Err(not_pair(1));
+    }
+    lexer.expect(b',', Expected::CommaOrArrayEnd)?;
+    let end = lexer.uint()?;
+    if lexer.eat(b']') {
+        return Ok((begin, end));
+    }
+    if lexer.eat(b',') {
+        // A third element: check it is at least a valid value, then report.
+        lexer.skip_value(3)?;
+        return Err(not_pair(3));
+    }
+    Err(lexer.unexpected(Expected::CommaOrArrayEnd))
+}
+
+/// Iterates the dimensions of a validated shape array starting at `start`.
+#[derive(Clone, Debug)]
+pub(crate) struct Dims<'h> {
+    rest: &'h [u8],
+}
+
+impl<'h> Dims<'h> {
+    pub(crate) fn at(json: &'h [u8], start: usize) -> Self {
+        let rest = json.get(start..).unwrap_or_default();
+        let rest = rest.strip_prefix(b"[").unwrap_or(rest);
+        Dims { rest }
+    }
+}
+
+impl Iterator for Dims<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        loop {
+            let (&b, rest) = self.rest.split_first()?;
+            match b {
+                b']' => {
+                    self.rest = &[];
+                    return None;
+                }
+                b'0'..=b'9' => break,
+                _ => self.rest = rest,
+            }
+        }
+        let mut value = 0u64;
+        while let Some((&b, rest)) = self.rest.split_first() {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            value = value
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(b.wrapping_sub(b'0')));
+            self.rest = rest;
+        }
+        Some(value)
+    }
+}
+
+/// Element count of a validated shape (0 if any dimension is 0; `None` on overflow).
+pub(crate) fn element_count(dims: Dims<'_>) -> Option<u64> {
+    let mut count = ElementCount::new();
+    for d in dims {
+        count.push(d);
+    }
+    count.get()
+}

@@ -1,0 +1,556 @@
+//! A strict RFC 8259 lexer over the header bytes. It owns the position: the
+//! header grammar only calls it, and every error it makes carries the byte
+//! offset where it was found.
+//!
+//! Nothing here recurses: skipping a value of any nesting uses a 128-bit
+//! stack of container kinds, so stack use is constant for any input.
+
+use crate::error::{Error, ErrorKind, Expected};
+
+/// Most arrays and objects open at once, counting the header object itself
+/// (the reference's serde_json recursion limit of 128, which fails when the
+/// 128th container opens).
+pub(crate) const MAX_DEPTH: u32 = 127;
+
+/// A string's raw content, between the quotes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawString {
+    /// Offset of the first content byte (after the opening quote).
+    pub start: usize,
+    /// Offset of the closing quote.
+    pub end: usize,
+    /// Whether the content holds a backslash escape.
+    pub escaped: bool,
+}
+
+pub(crate) struct Lexer<'h> {
+    bytes: &'h [u8],
+    pos: usize,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any byte of `v` is a quote, a backslash, or below 0x20.
+#[inline]
+const fn word_needs_care(v: u64) -> bool {
+    const fn has_zero(x: u64) -> u64 {
+        x.wrapping_sub(ONES) & !x & HIGHS
+    }
+    let quote = has_zero(v ^ 0x2222_2222_2222_2222);
+    let backslash = has_zero(v ^ 0x5c5c_5c5c_5c5c_5c5c);
+    let control = v.wrapping_sub(0x2020_2020_2020_2020) & !v & HIGHS;
+    (quote | backslash | control) != 0
+}
+
+#[inline]
+const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl<'h> Lexer<'h> {
+    pub(crate) const fn new(bytes: &'h [u8]) -> Self {
+        Lexer { bytes, pos: 0 }
+    }
+
+    #[inline]
+    pub(crate) const fn pos(&self) -> usize {
+        self.pos
+    }
+
+    #[inline]
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos >= self.bytes.len()
+    }
+
+    #[inline]
+    pub(crate) fn err(&self, kind: ErrorKind) -> Error {
+        Error::at(kind, self.pos)
+    }
+
+    /// The error for the byte under the cursor not being what `expected` wants.
+    pub(crate) fn unexpected(&self, expected: Expected) -> Error {
+        match self.peek() {
+            Some(found) => self.err(ErrorKind::UnexpectedByte { found, expected }),
+            None => self.err(ErrorKind::UnexpectedEnd { expected }),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// Moves past one byte; only called after `peek` returned `Some`.
+    #[inline]
+    fn bump(&mut self) {
+        self.pos = self.pos.saturating_add(1);
+    }
+
+    #[inline]
+    pub(crate) fn skip_ws(&mut self) {
+        while let Some(b) = self.peek() {
+            if !is_ws(b) {
+                break;
+            }
+            self.bump();
+        }
+    }
+
+    /// Skips whitespace, then consumes `byte` or fails wanting `expected`.
+    #[inline]
+    pub(crate) fn expect(&mut self, byte: u8, expected: Expected) -> Result<(), Error> {
+        self.skip_ws();
+        if self.peek() == Some(byte) {
+            self.bump();
+            Ok(())
+        } else {
+            Err(self.unexpected(expected))
+        }
+    }
+
+    /// Skips whitespace; consumes `byte` and returns true if it is next.
+    #[inline]
+    pub(crate) fn eat(&mut self, byte: u8) -> bool {
+        self.skip_ws();
+        if self.peek() == Some(byte) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Skips whitespace and reads a string, validating its escapes.
+    pub(crate) fn string(&mut self) -> Result<RawString, Error> {
+        self.skip_ws();
+        if self.peek() != Some(b'"') {
+            return Err(self.unexpected(Expected::String));
+        }
+        self.bump();
+        let start = self.pos;
+        let mut escaped = false;
+        loop {
+            self.skip_plain_string_bytes();
+            match self.peek() {
+                Some(b'"') => {
+                    let end = self.pos;
+                    self.bump();
+                    return Ok(RawString {
+                        start,
+                        end,
+                        escaped,
+                    });
+                }
+                Some(b'\\') => {
+                    escaped = true;
+                    self.escape()?;
+                }
+                Some(_) => return Err(self.err(ErrorKind::ControlCharacterInString)),
+                None => {
+                    return Err(self.err(ErrorKind::UnexpectedEnd {
+                        expected: Expected::String,
+                    }))
+                }
+            }
+        }
+    }
+
+    /// Advances over bytes that need no attention inside a string, eight at
+    /// a time where possible.
+    #[inline]
+    fn skip_plain_string_bytes(&mut self) {
+        let rest = self.bytes.get(self.pos..).unwrap_or_default();
+        let mut skipped = 0usize;
+        let mut chunks = rest.chunks_exact(8);
+        for chunk in chunks.by_ref() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            if word_needs_care(u64::from_le_bytes(word)) {
+                break;
+            }
+            skipped = skipped.saturating_add(8);
+        }
+        let tail = rest.get(skipped..).unwrap_or_default();
+        let plain = tail
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(tail.len());
+        self.pos = self.pos.saturating_add(skipped).saturating_add(plain);
+    }
+
+    /// At a backslash: validates one escape (a surrogate pair counts as one).
+    fn escape(&mut self) -> Result<(), Error> {
+        let at = self.pos;
+        self.bump();
+        let Some(kind) = self.peek() else {
+            return Err(self.err(ErrorKind::UnexpectedEnd {
+                expected: Expected::String,
+            }));
+        };
+        self.bump();
+        match kind {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(()),
+            b'u' => {
+                let unit = self.hex4()?;
+                if (0xDC00..0xE000).contains(&unit) {
+                    return Err(Error::at(ErrorKind::LoneSurrogate, at));
+                }
+                if (0xD800..0xDC00).contains(&unit) {
+                    let rest = self.bytes.get(self.pos..).unwrap_or_default();
+                    if !rest.starts_with(br"\u") {
+                        return Err(Error::at(ErrorKind::LoneSurrogate, at));
+                    }
+                    self.pos = self.pos.saturating_add(2);
+                    let low = self.hex4()?;
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return Err(Error::at(ErrorKind::LoneSurrogate, at));
+                    }
+                }
+                Ok(())
+            }
+            _ => Err(Error::at(ErrorKind::InvalidEscape, at)),
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32, Error> {
+        let mut value = 0u32;
+        for _ in 0..4 {
+            let digit = self
+                .peek()
+                .and_then(|b| char::from(b).to_digit(16))
+                .ok_or_else(|| match self.peek() {
+                    Some(_) => self.err(ErrorKind::InvalidEscape),
+                    None => self.err(ErrorKind::UnexpectedEnd {
+                        expected: Expected::String,
+                    }),
+                })?;
+            value = (value << 4) | digit;
+            self.bump();
+        }
+        Ok(value)
+    }
+
+    /// Skips whitespace and reads a non-negative integer written the strict
+    /// way: digits only, no sign, fraction or exponent, no leading zero.
+    pub(crate) fn uint(&mut self) -> Result<u64, Error> {
+        self.skip_ws();
+        let start = self.pos;
+        let mut value: u64 = 0;
+        let mut overflow = false;
+        while let Some(b) = self.peek() {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            match value
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(b.wrapping_sub(b'0'))))
+            {
+                Some(v) => value = v,
+                None => overflow = true,
+            }
+            self.bump();
+        }
+        let digits = self.pos.saturating_sub(start);
+        if digits == 0 {
+            return Err(self.unexpected(Expected::Integer));
+        }
+        if digits > 1 && self.bytes.get(start) == Some(&b'0') {
+            return Err(Error::at(ErrorKind::InvalidNumber, start));
+        }
+        if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            // A fraction or exponent: valid JSON (when well formed), but not an integer.
+            self.pos = start;
+            self.number()?;
+            return Err(Error::at(
+                ErrorKind::UnexpectedByte {
+                    found: b'.',
+                    expected: Expected::Integer,
+                },
+                start,
+            )
+            .with_found_at(self.bytes, start, digits));
+        }
+        if overflow {
+            return Err(Error::at(ErrorKind::IntegerTooLarge, start));
+        }
+        Ok(value)
+    }
+
+    /// Skips one number, checking the JSON grammar and that it is finite.
+    fn number(&mut self) -> Result<(), Error> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.bump();
+        }
+        let int_start = self.pos;
+        let int_digits = self.digits();
+        if int_digits == 0 {
+            return Err(self.unexpected(Expected::Digit));
+        }
+        if int_digits > 1 && self.bytes.get(int_start) == Some(&b'0') {
+            return Err(Error::at(ErrorKind::InvalidNumber, start));
+        }
+        let mut is_float = false;
+        if self.peek() == Some(b'.') {
+            self.bump();
+            is_float = true;
+            if self.digits() == 0 {
+                return Err(self.unexpected(Expected::Digit));
+            }
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.bump();
+            is_float = true;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.bump();
+            }
+            if self.digits() == 0 {
+                return Err(self.unexpected(Expected::Digit));
+            }
+        }
+        // serde_json keeps integers that fit 64 bits exact and parses the rest
+        // as f64, failing when that overflows to infinity.
+        let text = self.bytes.get(start..self.pos).unwrap_or_default();
+        let fits_integer = !is_float && int_digits <= 18;
+        if !fits_integer {
+            let finite = core::str::from_utf8(text)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+                .is_some_and(f64::is_finite);
+            if !finite {
+                return Err(Error::at(ErrorKind::InvalidNumber, start));
+            }
+        }
+        Ok(())
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.bump();
+        }
+        self.pos.saturating_sub(start)
+    }
+
+    fn literal(&mut self, word: &'static [u8]) -> Result<(), Error> {
+        for &expected in word {
+            if self.peek() != Some(expected) {
+                return Err(self.unexpected(Expected::Value));
+            }
+            self.bump();
+        }
+        Ok(())
+    }
+
+    /// Skips whitespace and `null`, returning whether it was there.
+    pub(crate) fn eat_null(&mut self) -> Result<bool, Error> {
+        self.skip_ws();
+        if self.peek() == Some(b'n') {
+            self.literal(b"null")?;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Skips one value of any kind. `depth` is the number of containers
+    /// already open around it. Iterative: a 128-bit stack records whether each
+    /// open container is an object (1) or an array (0).
+    pub(crate) fn skip_value(&mut self, depth: u32) -> Result<(), Error> {
+        let mut kinds: u128 = 0;
+        let mut open: u32 = 0;
+        loop {
+            // A value is expected here.
+            self.skip_ws();
+            match self.peek() {
+                Some(b @ (b'{' | b'[')) => {
+                    if depth.saturating_add(open) >= MAX_DEPTH {
+                        return Err(self.err(ErrorKind::NestingTooDeep));
+                    }
+                    self.bump();
+                    let is_object = b == b'{';
+                    kinds = (kinds << 1) | u128::from(is_object);
+                    open = open.saturating_add(1);
+                    let close = if is_object { b'}' } else { b']' };
+                    if self.eat(close) {
+                        kinds >>= 1;
+                        open = open.saturating_sub(1);
+                    } else {
+                        if is_object {
+                            self.string()?;
+                            self.expect(b':', Expected::Colon)?;
+                        }
+                        continue;
+                    }
+                }
+                Some(b'"') => {
+                    self.string()?;
+                }
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                Some(b'n') => self.literal(b"null")?,
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                _ => return Err(self.unexpected(Expected::Value)),
+            }
+            // After a value: close containers or move to the next element.
+            loop {
+                if open == 0 {
+                    return Ok(());
+                }
+                let in_object = kinds & 1 == 1;
+                self.skip_ws();
+                match (self.peek(), in_object) {
+                    (Some(b','), true) => {
+                        self.bump();
+                        self.string()?;
+                        self.expect(b':', Expected::Colon)?;
+                        break;
+                    }
+                    (Some(b','), false) => {
+                        self.bump();
+                        break;
+                    }
+                    (Some(b'}'), true) | (Some(b']'), false) => {
+                        self.bump();
+                        kinds >>= 1;
+                        open = open.saturating_sub(1);
+                    }
+                    (_, true) => return Err(self.unexpected(Expected::CommaOrObjectEnd)),
+                    (_, false) => return Err(self.unexpected(Expected::CommaOrArrayEnd)),
+                }
+            }
+        }
+    }
+}
+
+trait FoundAt {
+    fn with_found_at(self, bytes: &[u8], start: usize, digits: usize) -> Self;
+}
+
+impl FoundAt for Error {
+    /// Points a "not an integer" error at the byte after the integer digits.
+    fn with_found_at(self, bytes: &[u8], start: usize, digits: usize) -> Error {
+        let at = start.saturating_add(digits);
+        match bytes.get(at) {
+            Some(&found) => Error::at(
+                ErrorKind::UnexpectedByte {
+                    found,
+                    expected: Expected::Integer,
+                },
+                at,
+            ),
+            None => self,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::format;
+
+    fn skip(text: &str) -> Result<usize, Error> {
+        let mut lexer = Lexer::new(text.as_bytes());
+        lexer.skip_value(0)?;
+        lexer.skip_ws();
+        if !lexer.at_end() {
+            return Err(lexer.unexpected(Expected::End));
+        }
+        Ok(lexer.pos())
+    }
+
+    #[test]
+    fn skips_valid_values() {
+        for ok in [
+            "0",
+            "-0",
+            "1.5e-3",
+            "-12E+4",
+            "\"a\\u00e9\\ud83d\\ude00\"",
+            "true",
+            "null",
+            "[]",
+            "{}",
+            "[1,[2,{\"a\":[]}],\"x\"]",
+            " { \"k\" : [ 1 , 2 ] } ",
+        ] {
+            assert!(skip(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_values() {
+        for bad in [
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "1e",
+            "+1",
+            "[,1]",
+            "[1,]",
+            "{\"a\":1,}",
+            "{a:1}",
+            "[1 2]",
+            "tru",
+            "\"\\x\"",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"a\u{1}\"",
+            "1e400",
+            "[1}",
+            "NaN",
+            "\"abc",
+        ] {
+            assert!(skip(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn nesting_limit_is_enforced_without_recursion() {
+        let deep = "[".repeat(100_000);
+        let err = skip(&deep).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NestingTooDeep);
+        assert_eq!(err.offset(), Some(u64::from(MAX_DEPTH)));
+        let ok = format!("{}{}", "[".repeat(127), "]".repeat(127));
+        assert!(skip(&ok).is_ok());
+    }
+
+    #[test]
+    fn strict_integers() {
+        let int = |s: &str| Lexer::new(s.as_bytes()).uint();
+        assert_eq!(int("0").unwrap(), 0);
+        assert_eq!(int("18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(
+            int("18446744073709551616").unwrap_err().kind(),
+            ErrorKind::IntegerTooLarge
+        );
+        assert_eq!(int("01").unwrap_err().kind(), ErrorKind::InvalidNumber);
+        assert!(matches!(
+            int("1.0").unwrap_err().kind(),
+            ErrorKind::UnexpectedByte { found: b'.', .. }
+        ));
+        assert!(matches!(
+            int("1e3").unwrap_err().kind(),
+            ErrorKind::UnexpectedByte { found: b'e', .. }
+        ));
+        assert!(matches!(
+            int("-0").unwrap_err().kind(),
+            ErrorKind::UnexpectedByte { found: b'-', .. }
+        ));
+    }
+
+    #[test]
+    fn swar_matches_bytewise_scan() {
+        for b in 0..=255u8 {
+            let word = u64::from_le_bytes([b'a', b'b', b, b'c', b'd', b'e', b'f', b'g']);
+            assert_eq!(
+                word_needs_care(word),
+                b == b'"' || b == b'\\' || b < 0x20,
+                "{b}"
+            );
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Tensor shapes, read lazily from the header text.
+
+use crate::header::{element_count, Dims};
+
+/// A tensor's shape: dimensions as `u64`, any rank, parsed from the header
+/// on demand (nothing is stored per dimension).
+///
+/// ```
+/// use safetensors_nano::{SafeTensors, Table};
+/// let h = br#"{"t":{"dtype":"U8","shape":[2, 0, 5],"data_offsets":[0,0]}}"#;
+/// let mut file = (h.len() as u64).to_le_bytes().to_vec();
+/// file.extend_from_slice(h);
+/// let st = SafeTensors::parse(&file, Table::<1>::new()).unwrap();
+/// let shape = st.tensor("t").unwrap().shape();
+/// assert_eq!(shape.rank(), 3);
+/// assert_eq!(shape.iter().collect::<Vec<_>>(), [2, 0, 5]);
+/// assert_eq!(shape.element_count(), 0);
+/// ```
+#[derive(Clone, Copy)]
+pub struct Shape<'a> {
+    json: &'a [u8],
+    start: usize,
+}
+
+impl<'a> Shape<'a> {
+    pub(crate) fn new(json: &'a [u8], start: usize) -> Self {
+        Shape { json, start }
+    }
+
+    /// The dimensions, outermost first.
+    ///
+    /// ```
+    /// # use safetensors_nano::{SafeTensors, Table};
+    /// # let h = br#"{"t":{"dtype":"U8","shape":[3,1],"data_offsets":[0,3]}}"#;
+    /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h); file.extend_from_slice(&[0; 3]);
+    /// # let st = SafeTensors::parse(&file, Table::<1>::new()).unwrap();
+    /// assert_eq!(st.tensor("t").unwrap().shape().iter().max(), Some(3));
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = u64> + Clone + 'a {
+        Dims::at(self.json, self.start)
+    }
+
+    /// Number of dimensions (0 for a scalar).
+    ///
+    /// ```
+    /// # use safetensors_nano::{SafeTensors, Table};
+    /// # let h = br#"{"t":{"dtype":"U8","shape":[],"data_offsets":[0,1]}}"#;
+    /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h); file.push(0);
+    /// # let st = SafeTensors::parse(&file, Table::<1>::new()).unwrap();
+    /// assert_eq!(st.tensor("t").unwrap().shape().rank(), 0);
+    /// ```
+    pub fn rank(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// Dimension `axis`, if the shape has it.
+    ///
+    /// ```
+    /// # use safetensors_nano::{SafeTensors, Table};
+    /// # let h = br#"{"t":{"dtype":"U8","shape":[3,1],"data_offsets":[0,3]}}"#;
+    /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h); file.extend_from_slice(&[0; 3]);
+    /// # let st = SafeTensors::parse(&file, Table::<1>::new()).unwrap();
+    /// assert_eq!(st.tensor("t").unwrap().shape().dim(1), Some(1));
+    /// ```
+    pub fn dim(&self, axis: usize) -> Option<u64> {
+        self.iter().nth(axis)
+    }
+
+    /// Number of elements: the product of the dimensions, 0 if any is 0
+    /// (validated files never overflow; `u64::MAX` is returned if one would).
+    ///
+    /// ```
+    /// # use safetensors_nano::{SafeTensors, Table};
+    /// # let h = br#"{"t":{"dtype":"U8","shape":[3,1],"data_offsets":[0,3]}}"#;
+    /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h); file.extend_from_slice(&[0; 3]);
+    /// # let st = SafeTensors::parse(&file, Table::<1>::new()).unwrap();
+    /// assert_eq!(st.tensor("t").unwrap().shape().element_count(), 3);
+    /// ```
+    pub fn element_count(&self) -> u64 {
+        element_count(Dims::at(self.json, self.start)).unwrap_or(u64::MAX)
+    }
+
+    /// Copies the dimensions into `out` and returns the filled prefix, or
+    /// `None` when `out` is shorter than the rank.
+    ///
+    /// ```
+    /// # use safetensors_nano::{SafeTensors, Table};
+    /// # let h = br#"{"t":{"dtype":"U8","shape":[3,1],"data_offsets":[0,3]}}"#;
+    /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h); file.extend_from_slice(&[0; 3]);
+    /// # let st = SafeTensors::parse(&file, Table::<1>::new()).unwrap();
+    /// let mut dims = [0u64; 8];
+    /// assert_eq!(st.tensor("t").unwrap().shape().copy_into(&mut dims), Some(&[3, 1][..]));
+    /// ```
+    pub fn copy_into<'o>(&self, out: &'o mut [u64]) -> Option<&'o [u64]> {
+        let mut n = 0usize;
+        for d in self.iter() {
+            *out.get_mut(n)? = d;
+            n = n.saturating_add(1);
+        }
+        out.get(..n).map(|s| s as &[u64])
+    }
+}
+
+impl PartialEq<[u64]> for Shape<'_> {
+    fn eq(&self, other: &[u64]) -> bool {
+        self.iter().eq(other.iter().copied())
+    }
+}
+
+impl<const R: usize> PartialEq<[u64; R]> for Shape<'_> {
+    fn eq(&self, other: &[u64; R]) -> bool {
+        self.iter().eq(other.iter().copied())
+    }
+}
+
+impl core::fmt::Debug for Shape<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
