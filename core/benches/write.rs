@@ -46,7 +46,14 @@ struct Input {
 impl Input {
     fn ours(&self) -> Vec<Tensor<'_>> {
         (0..self.names.len())
-            .map(|i| Tensor::new(&self.names[i], self.dtypes[i], &self.shapes[i], &self.data[i]))
+            .map(|i| {
+                Tensor::new(
+                    &self.names[i],
+                    self.dtypes[i],
+                    &self.shapes[i],
+                    &self.data[i],
+                )
+            })
             .collect()
     }
 
@@ -54,7 +61,8 @@ impl Input {
         (0..self.names.len())
             .map(|i| {
                 let shape = self.shapes[i].iter().map(|&d| d as usize).collect();
-                let view = TensorView::new(ref_dtype(self.dtypes[i]), shape, &self.data[i]).unwrap();
+                let view =
+                    TensorView::new(ref_dtype(self.dtypes[i]), shape, &self.data[i]).unwrap();
                 (self.names[i].clone(), view)
             })
             .collect()
@@ -79,10 +87,17 @@ fn many_small() -> Input {
     let dtypes: Vec<Dtype> = (0..n).map(|i| dtypes[i % dtypes.len()]).collect();
     let shapes: Vec<Vec<u64>> = (0..n).map(|i| vec![2, (i % 7 + 1) as u64]).collect();
     let data = (0..n)
-        .map(|i| vec![i as u8; (shapes[i].iter().product::<u64>() as usize) * (dtypes[i].bits() as usize / 8)])
+        .map(|i| {
+            vec![
+                i as u8;
+                (shapes[i].iter().product::<u64>() as usize) * (dtypes[i].bits() as usize / 8)
+            ]
+        })
         .collect();
     Input {
-        names: (0..n).map(|i| format!("model.layers.{}.mlp.w{}", i / 7, i % 7)).collect(),
+        names: (0..n)
+            .map(|i| format!("model.layers.{}.mlp.w{}", i / 7, i % 7))
+            .collect(),
         dtypes,
         shapes,
         data,
@@ -107,7 +122,10 @@ fn bench_case(c: &mut Criterion, label: &str, input: &Input) {
     // Same bytes (no metadata, so byte-identical).
     ours_once(&original, &mut work, &mut buf);
     let expected = safetensors::serialize(&reference, None).unwrap();
-    assert!(buf == expected, "{label}: output differs from the reference");
+    assert!(
+        buf == expected,
+        "{label}: output differs from the reference"
+    );
 
     // Heap allocations for one file each.
     let region = Region::new(GLOBAL);
@@ -123,16 +141,21 @@ fn bench_case(c: &mut Criterion, label: &str, input: &Input) {
         ref_stats.allocations + ref_stats.reallocations,
         ref_stats.bytes_allocated,
     );
-    assert_eq!(ours_stats.allocations + ours_stats.reallocations, 0, "ours allocated");
+    assert_eq!(
+        ours_stats.allocations + ours_stats.reallocations,
+        0,
+        "ours allocated"
+    );
 
     let mut group = c.benchmark_group(label);
     group.throughput(Throughput::Bytes(file_len as u64));
     group.bench_function(BenchmarkId::new("reference serialize", file_len), |b| {
         b.iter(|| safetensors::serialize(black_box(&reference), None).unwrap())
     });
-    group.bench_function(BenchmarkId::new("ours plan + write_to_slice", file_len), |b| {
-        b.iter(|| ours_once(black_box(&original), &mut work, &mut buf))
-    });
+    group.bench_function(
+        BenchmarkId::new("ours plan + write_to_slice", file_len),
+        |b| b.iter(|| ours_once(black_box(&original), &mut work, &mut buf)),
+    );
     group.finish();
 }
 

@@ -58,6 +58,7 @@
 //! [`Writer::begin`]. With `std`, [`write_file`] and [`Plan::create_file`]
 //! write to a temporary file renamed into place only when complete.
 
+mod convert;
 mod json;
 mod plan;
 mod sink;
@@ -69,6 +70,7 @@ mod embedded_io;
 #[cfg(feature = "std")]
 mod io;
 
+pub use self::convert::{convert_into, CONVERT_CHUNK};
 #[cfg(feature = "embedded-io")]
 pub use self::embedded_io::EmbeddedIoSink;
 #[cfg(feature = "std")]
@@ -82,9 +84,6 @@ use crate::error::{Error, ErrorKind, TensorRef};
 
 /// The reserved header key for metadata.
 pub(crate) const METADATA_KEY: &str = "__metadata__";
-
-/// The largest header the writer makes (the reference's limit).
-pub(crate) const HEADER_LIMIT: u64 = 100_000_000;
 
 /// An error about the tensor at `index` of the caller's slice.
 pub(crate) fn at_index(kind: ErrorKind, index: usize) -> Error {

@@ -3,12 +3,13 @@
 use core::cmp::Ordering;
 use core::fmt;
 
+use super::at_index;
 use super::json::write_json;
 use super::sink::{Counter, Sink, SliceSink};
 use super::spec::{AsSpec, AsTensor, TensorSpec};
 use super::stream::Writer;
-use super::{at_index, HEADER_LIMIT};
 use crate::error::{Error, ErrorKind};
+use crate::file::HEADER_LIMIT;
 
 /// The layout of a file to write: tensor order, data offsets, header length.
 ///
