@@ -8,11 +8,15 @@
 
 mod write_support;
 
+#[allow(dead_code)]
+#[path = "../examples/rewrite.rs"]
+mod rewrite;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use half::{bf16, f16};
-use safetensors_nano::Dtype;
+use safetensors_nano::{Dtype, SafeTensors, Slot};
 use serde_json::{json, Value};
 use write_support::{byte_len, bytes_from_seed, ours, Owned};
 
@@ -317,4 +321,215 @@ fn python_reads_what_we_write() {
         stdout.trim(),
         "ok: 5 files, 42 tensors, 1 re-saved identical"
     );
+}
+
+/// Runs a Python script with arguments in `dir`; panics with its output on failure.
+fn run_python(python: &Path, dir: &Path, script: &str, args: &[&Path]) -> String {
+    let path = dir.join("script.py");
+    std::fs::write(&path, script).unwrap();
+    let out: Output = Command::new(python)
+        .arg(&path)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "python failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+const WRITE: &str = r#"
+import json, sys
+import numpy as np
+import ml_dtypes
+from safetensors.numpy import save_file
+
+out = sys.argv[1]
+rng = np.random.default_rng(7)
+DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "U64": np.uint64,
+          "I32": np.int32, "U32": np.uint32, "I16": np.int16, "U16": np.uint16, "I8": np.int8,
+          "U8": np.uint8, "BOOL": np.bool_, "C64": np.complex64}
+SHAPES = [(), (5,), (2, 3), (0, 4), (3, 1, 2)]
+
+def array(name, i):
+    dt = DTYPES[name]
+    shape = SHAPES[i % len(SHAPES)]
+    n = int(np.prod(shape))
+    if name in ("F64", "F32", "F16"):
+        a = rng.standard_normal(n) * 10.0 ** rng.integers(-6, 6, n)
+        special = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+        a[: min(n, 5)] = special[: min(n, 5)]
+        return a.astype(dt).reshape(shape)
+    if name == "BOOL":
+        return (rng.integers(0, 2, n) == 1).reshape(shape)
+    if name == "C64":
+        return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt).reshape(shape)
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True).reshape(shape)
+
+def conversion_sources():
+    # f32 values on and around bf16 and f16 ties, overflow, subnormals
+    bits = rng.integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32)
+    bits[:1000] = (bits[:1000] & 0xFFFF0000) | 0x8000      # bf16 ties
+    bits[1000:2000] = (bits[1000:2000] & 0xFFFFE000) | 0x1000  # f16 ties (normal range)
+    f32 = bits.view(np.float32)
+    f32 = np.concatenate([f32, np.float32([65504, 65519.99, 65520, 1e-8, 6e-8, -3e-5, np.inf, -np.inf])])
+    f32 = f32[~np.isnan(f32)]
+    f32[1000:2000] = np.clip(np.abs(f32[1000:2000]), 1e-4, 6e4) * np.sign(f32[1000:2000])
+    f64 = np.concatenate([rng.standard_normal(3000) * 10.0 ** rng.integers(-9, 6, 3000),
+                          f32.astype(np.float64) * (1 + 2.0 ** -40)])
+    f64 = f64[np.isfinite(f64) | np.isinf(f64)]
+    return f32, f64
+
+files = []
+def save(fname, tensors, metadata):
+    path = f"{out}/{fname}"
+    save_file(tensors, path, metadata=metadata)
+    files.append({
+        "path": path,
+        "metadata": metadata,
+        "tensors": {k: {"dtype": d, "shape": list(v.shape), "hex": np.ascontiguousarray(v).tobytes().hex()}
+                    for k, (d, v) in ((k, (dname[k], v)) for k, v in tensors.items())},
+    })
+
+dname = {}
+tensors = {}
+for i, name in enumerate(DTYPES):
+    key = f"layer.{i}.{name.lower()}"
+    tensors[key] = array(name, i)
+    dname[key] = name
+save("py_numpy.safetensors", tensors, {"format": "np"})
+
+weird = {}
+for i, key in enumerate(["q\"uote", "back\\slash", "tab\tnl\n", "ctl\x01\x1f", "café/\x7f", "😀", ""]):
+    name = list(DTYPES)[i]
+    weird[key] = array(name, i + 1)
+    dname[key] = name
+save("py_names.safetensors", weird, {"b": "2", "a": "1", "é": "\x00\"", "": ""})
+dname["only"] = "I32"
+save("py_nometa.safetensors", {"only": np.arange(6, dtype=np.int32).reshape(2, 3)}, None)
+
+f32, f64 = conversion_sources()
+dname["f32"] = "F32"
+dname["f64"] = "F64"
+save("py_convert.safetensors", {"f32": f32, "f64": f64}, None)
+expected = {
+    "f32_bf16": f32.astype(ml_dtypes.bfloat16).tobytes().hex(),
+    "f32_f16": f32.astype(np.float16).tobytes().hex(),
+    "f64_f16": f64.astype(np.float16).tobytes().hex(),
+    "f64_f32": f64.astype(np.float32).tobytes().hex(),
+}
+json.dump({"files": files, "converted": expected}, open(f"{out}/manifest.json", "w"))
+print("written", len(files))
+"#;
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn we_read_what_python_writes_and_rewrite_it_identically() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    run_python(&python, dir.path(), WRITE, &[dir.path()]);
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("manifest.json")).unwrap()).unwrap();
+    let files = manifest["files"].as_array().unwrap();
+    assert_eq!(files.len(), 4);
+    for entry in files {
+        let path = PathBuf::from(entry["path"].as_str().unwrap());
+        let bytes = std::fs::read(&path).unwrap();
+        let st = SafeTensors::parse(&bytes, vec![Slot::EMPTY; 64]).unwrap();
+        // tensors: names, dtypes, shapes, bytes
+        let expected = entry["tensors"].as_object().unwrap();
+        assert_eq!(st.len(), expected.len(), "{}", path.display());
+        for view in st.iter() {
+            let name = view.name().to_string();
+            let e = &expected[&name];
+            assert_eq!(view.dtype().name(), e["dtype"], "{name:?}");
+            let shape: Vec<u64> = view.shape().iter().collect();
+            assert_eq!(json!(shape), e["shape"], "{name:?}");
+            assert_eq!(
+                view.data(),
+                &unhex(e["hex"].as_str().unwrap())[..],
+                "{name:?}"
+            );
+        }
+        // metadata
+        match (st.metadata(), entry["metadata"].as_object()) {
+            (None, None) => {}
+            (Some(ours), Some(theirs)) => {
+                assert_eq!(ours.len(), theirs.len());
+                for (k, v) in theirs {
+                    assert_eq!(
+                        ours.get(k).map(|n| n.to_string()),
+                        v.as_str().map(str::to_owned),
+                        "{k:?}"
+                    );
+                }
+            }
+            (ours, theirs) => panic!("metadata {:?} vs {theirs:?}", ours.map(|m| m.len())),
+        }
+        // our canonical re-write: identical to Python's file with ≤ 1 key
+        let out = dir.path().join("rewritten.safetensors");
+        rewrite::rewrite(&path, &out, &rewrite::Options::default()).unwrap();
+        let again = std::fs::read(&out).unwrap();
+        let keys = entry["metadata"].as_object().map_or(0, |m| m.len());
+        if keys <= 1 {
+            assert_eq!(again, bytes, "{}", path.display());
+        } else {
+            let st2 = SafeTensors::parse(&again, vec![Slot::EMPTY; 64]).unwrap();
+            assert_eq!(st2.len(), st.len());
+            for view in st.iter() {
+                let name = view.name().to_string();
+                assert_eq!(st2.tensor(&name).unwrap().data(), view.data());
+            }
+            // keys sorted bytewise, written raw (é) or escaped (\u0000, \")
+            let expected =
+                "{\"__metadata__\":{\"\":\"\",\"a\":\"1\",\"b\":\"2\",\"é\":\"\\u0000\\\"\"}";
+            assert_eq!(
+                String::from_utf8_lossy(&again[8..8 + expected.len()]),
+                expected
+            );
+        }
+    }
+
+    // Conversions match numpy (F16, F32) and ml_dtypes (BF16), bit for bit.
+    let source = dir.path().join("py_convert.safetensors");
+    let converted = &manifest["converted"];
+    for (flags, checks) in [
+        (
+            &["--convert", "F32:BF16", "--convert", "F64:F16"][..],
+            [("f32", "f32_bf16"), ("f64", "f64_f16")],
+        ),
+        (
+            &["--convert", "F32:F16", "--convert", "F64:F32"][..],
+            [("f32", "f32_f16"), ("f64", "f64_f32")],
+        ),
+    ] {
+        let out = dir.path().join("converted.safetensors");
+        let mut args = vec![
+            source.to_str().unwrap().to_owned(),
+            out.to_str().unwrap().to_owned(),
+        ];
+        args.extend(flags.iter().map(|s| s.to_string()));
+        let summary = rewrite::run(args).unwrap();
+        assert_eq!(summary.converted, 2);
+        let bytes = std::fs::read(&out).unwrap();
+        let st = SafeTensors::parse(&bytes, vec![Slot::EMPTY; 4]).unwrap();
+        for (tensor, key) in checks {
+            let expected = unhex(converted[key].as_str().unwrap());
+            let got = st.tensor(tensor).unwrap().data();
+            assert_eq!(got.len(), expected.len(), "{key}");
+            let diffs = got.iter().zip(&expected).filter(|(a, b)| a != b).count();
+            assert_eq!(diffs, 0, "{key}: {diffs} bytes differ from Python");
+        }
+    }
 }
