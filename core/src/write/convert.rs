@@ -7,8 +7,17 @@ use crate::decode::decode_f32_into;
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind};
 
-/// Elements [`convert_into`] converts per internal step; a multiple of 4, so
-/// chunks of this many elements are whole bytes for every dtype.
+/// Elements [`convert_into`] decodes per internal step; a multiple of 4, so
+/// chunks of this many elements (or a multiple) are whole bytes for every
+/// dtype — a good unit for streaming a conversion.
+///
+/// ```
+/// use safetensors_nano::{Dtype, write::{convert_into, CONVERT_CHUNK}};
+/// let src = vec![0u8; CONVERT_CHUNK * 6 / 8]; // F6_E3M2: 6 bits per element
+/// let mut out = vec![0u8; CONVERT_CHUNK * 2];
+/// convert_into(Dtype::F6_E3M2, &src, Dtype::F16, &mut out)?;
+/// # Ok::<(), safetensors_nano::Error>(())
+/// ```
 pub const CONVERT_CHUNK: usize = 256;
 
 /// Converts the float elements in `src` (little-endian `from` bytes) to

@@ -217,6 +217,12 @@ impl<'a> Tensor<'a> {
 /// ```
 pub trait AsSpec {
     /// This item's tensor spec.
+    ///
+    /// ```
+    /// use safetensors_nano::{Dtype, write::{AsSpec, Tensor}};
+    /// let t = Tensor::new("x", Dtype::U8, &[1], &[7]);
+    /// assert_eq!(AsSpec::spec(&t).byte_len(), 1);
+    /// ```
     fn spec(&self) -> TensorSpec<'_>;
 }
 
@@ -233,6 +239,12 @@ pub trait AsSpec {
 /// ```
 pub trait AsTensor: AsSpec {
     /// This item's data bytes.
+    ///
+    /// ```
+    /// use safetensors_nano::{Dtype, write::{AsTensor, Tensor}};
+    /// let t = Tensor::new("x", Dtype::U8, &[2], &[7, 8]);
+    /// assert_eq!(AsTensor::data(&&t), &[7, 8]);
+    /// ```
     fn data(&self) -> &[u8];
 }
 
