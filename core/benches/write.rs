@@ -156,6 +156,18 @@ fn bench_case(c: &mut Criterion, label: &str, input: &Input) {
         BenchmarkId::new("ours plan + write_to_slice", file_len),
         |b| b.iter(|| ours_once(black_box(&original), &mut work, &mut buf)),
     );
+    // The floor: copying the tensor bytes alone into the same buffer.
+    let data_start = file_len - input.data.iter().map(Vec::len).sum::<usize>();
+    group.bench_function(BenchmarkId::new("memcpy of the data only", file_len), |b| {
+        b.iter(|| {
+            let mut pos = data_start;
+            for data in black_box(&input.data) {
+                buf[pos..pos + data.len()].copy_from_slice(data);
+                pos += data.len();
+            }
+            pos
+        })
+    });
     group.finish();
 }
 
