@@ -50,6 +50,15 @@
 //! tensor name or one named `__metadata__` is an error (the reference
 //! panics, or writes a file it cannot read back).
 //!
+//! # Converting dtypes while streaming
+//! [`convert_into`] turns chunks of any float dtype into `F64`, `F32`, `F16`
+//! or `BF16`, correctly rounded (nearest, ties to even, one rounding even
+//! from `F64`). The `rewrite` example puts the reader, the writer and the
+//! conversion together: keep a subset of a file's tensors, rename them,
+//! convert dtypes, never holding more than the header and a 64 KiB buffer:
+//! `cargo run --release -p safetensors-nano --example rewrite -- IN OUT
+//! [--keep REGEX] [--drop REGEX] [--rename OLD=NEW] [--convert F32:BF16]`.
+//!
 //! # Errors, with nothing written
 //! [`Plan::new`] refuses a repeated name, a tensor named `__metadata__`, a
 //! byte length that is not shape × dtype (sub-byte dtypes included), a
