@@ -7,7 +7,7 @@ CARGO ?= cargo
 PY := tests/.venv/bin/python
 INSPECT := target/release/examples/inspect
 
-.PHONY: all setup test demo lint unit nostd interop bench fuzz miri doc clean
+.PHONY: all setup test demo lint unit nostd interop firmware bench fuzz miri doc clean
 
 all: test
 
@@ -15,7 +15,7 @@ setup:
 	bash scripts/setup.sh rust python
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
-test: setup lint unit doc nostd interop
+test: setup lint unit doc nostd interop firmware
 	@echo "make test: all parts passed"
 
 lint:
@@ -44,6 +44,10 @@ $(INSPECT): FORCE
 	$(CARGO) build --release -p safetensors-nano --example inspect
 
 FORCE:
+
+## The Cortex-M firmware runs its model from flash under QEMU.
+firmware:
+	bash tests/firmware/run.sh
 
 ## For now: a sample file written by the reference, shown by `inspect`.
 demo: setup $(INSPECT)

@@ -3,15 +3,16 @@
 //! - 10,000 small tensors (header-bound).
 //!
 //! Ours plans and writes into a preallocated buffer; a counting global
-//! allocator checks that this makes 0 heap allocations (asserted) and prints
-//! what each writer allocates per file.
+//! allocator (`allocation-counter`) checks that this makes 0 heap
+//! allocations (asserted) and prints what each writer allocates per file.
+//! A third line, copying only the tensor bytes into the same buffer, shows
+//! the memory-bandwidth floor.
 //!
 //! `cargo bench -p safetensors-nano --bench write` (add `-- --quick` for a
 //! short run).
 
 #![allow(missing_docs)] // criterion_group! makes an undocumented fn
 
-use std::alloc::System;
 use std::collections::HashMap;
 use std::hint::black_box;
 
@@ -19,10 +20,6 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use safetensors::tensor::TensorView;
 use safetensors_nano::write::{Plan, Tensor};
 use safetensors_nano::Dtype;
-use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
-
-#[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 fn ref_dtype(d: Dtype) -> safetensors::Dtype {
     match d {
@@ -128,24 +125,17 @@ fn bench_case(c: &mut Criterion, label: &str, input: &Input) {
     );
 
     // Heap allocations for one file each.
-    let region = Region::new(GLOBAL);
-    black_box(ours_once(&original, &mut work, &mut buf));
-    let ours_stats = region.change();
-    let region = Region::new(GLOBAL);
-    black_box(safetensors::serialize(black_box(&reference), None).unwrap());
-    let ref_stats = region.change();
+    let ours_stats = allocation_counter::measure(|| {
+        black_box(ours_once(&original, &mut work, &mut buf));
+    });
+    let ref_stats = allocation_counter::measure(|| {
+        black_box(safetensors::serialize(black_box(&reference), None).unwrap());
+    });
     println!(
         "{label}: file {file_len} bytes; heap allocations per file: ours {} ({} bytes), reference {} ({} bytes)",
-        ours_stats.allocations + ours_stats.reallocations,
-        ours_stats.bytes_allocated,
-        ref_stats.allocations + ref_stats.reallocations,
-        ref_stats.bytes_allocated,
+        ours_stats.count_total, ours_stats.bytes_total, ref_stats.count_total, ref_stats.bytes_total,
     );
-    assert_eq!(
-        ours_stats.allocations + ours_stats.reallocations,
-        0,
-        "ours allocated"
-    );
+    assert_eq!(ours_stats.count_total, 0, "ours allocated");
 
     let mut group = c.benchmark_group(label);
     group.throughput(Throughput::Bytes(file_len as u64));
