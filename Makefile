@@ -7,15 +7,15 @@ CARGO ?= cargo
 PY := tests/.venv/bin/python
 INSPECT := target/release/examples/inspect
 
-.PHONY: all setup test demo lint unit nostd interop firmware bench fuzz miri doc clean
+.PHONY: all setup test demo lint unit nostd interop firmware package test-js bench bench-wasm fuzz miri doc clean
 
 all: test
 
 setup:
-	bash scripts/setup.sh rust python
+	bash scripts/setup.sh rust python web
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
-test: setup lint unit doc nostd interop firmware
+test: setup lint unit doc nostd interop firmware test-js
 	@echo "make test: all parts passed"
 
 lint:
@@ -49,6 +49,16 @@ FORCE:
 firmware:
 	bash tests/firmware/run.sh
 
+## The npm package: wasm-pack build, wasm-opt from npm's binaryen, npm pack into dist/.
+package:
+	bash scripts/setup.sh web
+	bash scripts/build-package.sh
+
+## Node and headless-Chromium tests against the packed tarball, installed as a user would.
+test-js: package
+	bash scripts/setup.sh python
+	node tests/js/run.mjs test
+
 ## For now: a sample file written by the reference, shown by `inspect`.
 demo: setup $(INSPECT)
 	$(PY) -c "import numpy as np; from safetensors.numpy import save_file; \
@@ -56,8 +66,13 @@ demo: setup $(INSPECT)
 	  'target/sample.safetensors', metadata={'format': 'np'})"
 	$(INSPECT) target/sample.safetensors
 
+## Criterion: parsing and writing, side by side with the reference.
 bench:
 	$(CARGO) bench -p safetensors-nano
+
+## The npm package against the common JS approach, and toFloat32 against a JS loop.
+bench-wasm: package
+	node tests/js/run.mjs bench
 
 clean:
 	$(CARGO) clean

@@ -251,7 +251,10 @@ impl Chars<'_> {
         self.rest = rest;
         match self.take_hex4() {
             Some(low @ 0xDC00..=0xDFFF) => {
-                let c = 0x10000 | (first.wrapping_sub(0xD800) << 10) | low.wrapping_sub(0xDC00);
+                // Both halves were checked to be in range: this is at most 0x10FFFF.
+                let c = (first.wrapping_sub(0xD800) << 10)
+                    .wrapping_add(low.wrapping_sub(0xDC00))
+                    .wrapping_add(0x10000);
                 char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER)
             }
             _ => char::REPLACEMENT_CHARACTER,

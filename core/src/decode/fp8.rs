@@ -80,7 +80,7 @@ pub fn f8_e5m2_to_f32(code: u8) -> f32 {
 /// use safetensors_nano::decode::f8_e4m3_to_f32;
 /// assert_eq!(f8_e4m3_to_f32(0x38), 1.0);
 /// assert_eq!(f8_e4m3_to_f32(0x7E), 448.0);
-/// assert_eq!(f8_e4m3_to_f32(0x01), 2f32.powi(-9));
+/// assert_eq!(f8_e4m3_to_f32(0x01), f32::from_bits(0x3b000000));
 /// assert!(f8_e4m3_to_f32(0xFF).is_nan());
 /// ```
 #[inline]
@@ -95,7 +95,7 @@ pub fn f8_e4m3_to_f32(code: u8) -> f32 {
 /// use safetensors_nano::decode::f8_e8m0_to_f32;
 /// assert_eq!(f8_e8m0_to_f32(0x7F), 1.0);
 /// assert_eq!(f8_e8m0_to_f32(0x80), 2.0);
-/// assert_eq!(f8_e8m0_to_f32(0x00), 2f32.powi(-127));
+/// assert_eq!(f8_e8m0_to_f32(0x00), f32::from_bits(0x400000));
 /// assert!(f8_e8m0_to_f32(0xFF).is_nan());
 /// ```
 #[inline]

@@ -232,18 +232,18 @@ mod tests {
         assert_eq!(f8_e4m3_to_f32(0xFE), -448.0);
         assert!(f8_e4m3_to_f32(0x7F).is_nan());
         assert!(f8_e4m3_to_f32(0xFF).is_nan());
-        assert_eq!(f8_e4m3_to_f32(0x08), 2f32.powi(-6)); // smallest normal
-        assert_eq!(f8_e4m3_to_f32(0x07), 7.0 * 2f32.powi(-9)); // largest subnormal
+        assert_eq!(f8_e4m3_to_f32(0x08), f32::from_bits(0x3c800000)); // smallest normal
+        assert_eq!(f8_e4m3_to_f32(0x07), 7.0 * f32::from_bits(0x3b000000)); // largest subnormal
 
         assert_eq!(f8_e5m2_to_f32(0x7C), f32::INFINITY);
         assert_eq!(f8_e5m2_to_f32(0xFC), f32::NEG_INFINITY);
         assert!(f8_e5m2_to_f32(0x7D).is_nan());
         assert_eq!(f8_e5m2_to_f32(0x7B), 57344.0);
-        assert_eq!(f8_e5m2_to_f32(0x01), 2f32.powi(-16));
+        assert_eq!(f8_e5m2_to_f32(0x01), f32::from_bits(0x37800000));
 
         assert_eq!(f8_e8m0_to_f32(0x7F), 1.0);
-        assert_eq!(f8_e8m0_to_f32(0xFE), 2f32.powi(127));
-        assert_eq!(f8_e8m0_to_f32(0x00), 2f32.powi(-127));
+        assert_eq!(f8_e8m0_to_f32(0xFE), f32::from_bits(0x7f000000));
+        assert_eq!(f8_e8m0_to_f32(0x00), f32::from_bits(0x400000));
         assert!(f8_e8m0_to_f32(0xFF).is_nan());
 
         assert!(f8_e4m3fnuz_to_f32(0x80).is_nan());
@@ -252,7 +252,7 @@ mod tests {
         assert_eq!(bits(f8_e4m3fnuz_to_f32(0x00)), 0);
         assert!(f8_e5m2fnuz_to_f32(0x80).is_nan());
         assert_eq!(f8_e5m2fnuz_to_f32(0x7F), 57344.0);
-        assert_eq!(f8_e5m2fnuz_to_f32(0x01), 2f32.powi(-17));
+        assert_eq!(f8_e5m2fnuz_to_f32(0x01), f32::from_bits(0x37000000));
     }
 
     #[test]
