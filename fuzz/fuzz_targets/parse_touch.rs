@@ -1,0 +1,10 @@
+//! (a) Any bytes: parse, then touch every tensor, view and accessor, and
+//! check that the whole-file, header-only, small-table and lower-limit
+//! paths agree.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    for input in safetensors_nano_fuzz::variants(data) {
+        safetensors_nano_fuzz::parse_and_touch(&input);
+    }
+});
