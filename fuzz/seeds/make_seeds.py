@@ -88,6 +88,9 @@ def near_misses():
         "three_offsets": file('{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1,2]}}', 1),
         "lone_surrogate": file('{"a\\ud800":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', 1),
         "nul_after": file('{}\x00', 0),
+        # Found by the differential target: equal data_offsets make the reference's verdict random.
+        "tied_offsets": file('{"a":{"dtype":"F64","shape":[],"data_offsets":[0,8]},'
+                             '"b":{"dtype":"F32","shape":[0],"data_offsets":[0,8]}}', 8),
     }
 
 
