@@ -80,7 +80,11 @@ impl Parser {
     /// # let _ = parser;
     /// ```
     pub const fn header_limit(mut self, limit: u64) -> Self {
-        self.header_limit = if limit < HEADER_LIMIT { limit } else { HEADER_LIMIT };
+        self.header_limit = if limit < HEADER_LIMIT {
+            limit
+        } else {
+            HEADER_LIMIT
+        };
         self
     }
 
@@ -169,12 +173,19 @@ impl Parser {
     /// };
     /// assert_eq!(header.data_start(), 10);
     /// ```
-    pub fn parse_header<'a, S>(&self, prefix: &'a [u8], storage: S) -> Result<Status<Header<'a, S>>, Error>
+    pub fn parse_header<'a, S>(
+        &self,
+        prefix: &'a [u8],
+        storage: S,
+    ) -> Result<Status<Header<'a, S>>, Error>
     where
         S: AsRef<[Slot]> + AsMut<[Slot]>,
     {
         let needed = self.bytes_needed(prefix)?;
-        let Some(json) = usize::try_from(needed).ok().and_then(|end| prefix.get(8..end)) else {
+        let Some(json) = usize::try_from(needed)
+            .ok()
+            .and_then(|end| prefix.get(8..end))
+        else {
             return Ok(Status::Partial { needed });
         };
         Header::from_json(json, storage).map(Status::Complete)
@@ -226,7 +237,8 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         let slots = storage.as_mut();
         let capacity = table::capacity(slots);
         let regions = table::regions_mut(slots);
-        let parsed = header::parse(json, regions.entries)?;
+        // The offset column holds name hashes until the layout check sorts it.
+        let parsed = header::parse(json, regions.entries, regions.by_offset)?;
         let pairs = match parsed.metadata {
             MetadataState::Present(n) => n,
             _ => 0,
@@ -241,16 +253,22 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         let t = parsed.tensors;
         let meta_start = capacity.saturating_sub(pairs);
         let (tensor_entries, rest) = regions.entries.split_at_mut(t);
-        let meta_entries = rest.get(meta_start.saturating_sub(t)..).unwrap_or_default();
-        let (names, meta_names) = regions.by_name.split_at_mut(t);
-        let (offsets, meta_scratch) = regions.by_offset.split_at_mut(t);
-        index::build(json, tensor_entries, names, offsets, ErrorKind::DuplicateTensorName)?;
         let meta_skip = meta_start.saturating_sub(t);
+        let meta_entries = rest.get(meta_skip..).unwrap_or_default();
+        let (names, meta_names) = regions.by_name.split_at_mut(t);
+        let (offsets, meta_hashes) = regions.by_offset.split_at_mut(t);
+        index::build(
+            json,
+            tensor_entries,
+            names,
+            offsets,
+            ErrorKind::DuplicateTensorName,
+        )?;
         index::build(
             json,
             meta_entries,
             meta_names.get_mut(meta_skip..).unwrap_or_default(),
-            meta_scratch.get_mut(meta_skip..).unwrap_or_default(),
+            meta_hashes.get(meta_skip..).unwrap_or_default(),
             ErrorKind::DuplicateMetadataKey,
         )?;
         let data_len = validate::tile(json, tensor_entries, offsets)?;
@@ -506,7 +524,11 @@ impl<'a> Iterator for Tensors<'a, '_> {
             Order::Sequential(range) => range.next()?,
         };
         let entry = self.entries.get(i)?;
-        Some(TensorInfo::new(self.json, *entry, u32::try_from(i).unwrap_or(u32::MAX)))
+        Some(TensorInfo::new(
+            self.json,
+            *entry,
+            u32::try_from(i).unwrap_or(u32::MAX),
+        ))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
