@@ -89,6 +89,8 @@ def near_misses():
         "lone_surrogate": file('{"a\\ud800":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', 1),
         "nul_after": file('{}\x00', 0),
         # Found by the differential target: equal data_offsets make the reference's verdict random.
+        # Found by the differential target: a high surrogate >= 0xD840 in a pair decoded wrongly.
+        "surrogate_pair_d84d": file('{"\\ud84d\\ude15":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', 1),
         "tied_offsets": file('{"a":{"dtype":"F64","shape":[],"data_offsets":[0,8]},'
                              '"b":{"dtype":"F32","shape":[0],"data_offsets":[0,8]}}', 8),
     }
