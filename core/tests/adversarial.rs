@@ -287,10 +287,10 @@ fn reference_agrees_where_it_should() {
     let mut failures = Vec::new();
     for s in load() {
         let agreement = compare(&s.input);
-        let fine = match (s.reference.as_str(), &agreement) {
-            ("same", Agreement::Same) | ("listed", Agreement::Listed(_)) | ("n/a", _) => true,
-            _ => false,
-        };
+        let fine = matches!(
+            (s.reference.as_str(), &agreement),
+            ("same", Agreement::Same) | ("listed", Agreement::Listed(_)) | ("n/a", _)
+        );
         if !fine {
             failures.push(format!(
                 "{}: case says {}, comparison gives {agreement:?}",
