@@ -22,31 +22,39 @@ use safetensors_nano::{Error, ErrorKind, Parser, SafeTensors, Slot};
 /// Stack for every parse in this file.
 const STACK: usize = 64 * 1024;
 
-/// The calling thread's CPU time where Linux tells it
-/// (`/proc/thread-self/schedstat`, in ns), else wall time: a shared,
-/// busy machine stretches wall time, not CPU time.
-enum Clock {
-    Cpu(Duration),
-    Wall(Instant),
+/// Running time of a thread: its CPU time where Linux tells it
+/// (`/proc/thread-self/schedstat`, in ns), as a shared, busy machine
+/// stretches wall time but not CPU time. That counter is only brought up
+/// to date at scheduler ticks, so a short run can read as 0: then, and
+/// whenever it is the smaller, wall time is used.
+struct Clock {
+    cpu: Option<Duration>,
+    wall: Instant,
 }
 
 fn thread_cpu_time() -> Option<Duration> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
-    (ns > 0).then(|| Duration::from_nanos(ns))
+    Some(Duration::from_nanos(ns))
 }
 
 impl Clock {
     fn now() -> Clock {
-        thread_cpu_time().map_or_else(|| Clock::Wall(Instant::now()), Clock::Cpu)
+        Clock {
+            cpu: thread_cpu_time(),
+            wall: Instant::now(),
+        }
     }
 
     fn elapsed(&self) -> Duration {
-        match self {
-            Clock::Cpu(start) => {
-                thread_cpu_time().map_or(Duration::ZERO, |now| now.saturating_sub(*start))
-            }
-            Clock::Wall(start) => start.elapsed(),
+        let wall = self.wall.elapsed();
+        let cpu = self
+            .cpu
+            .zip(thread_cpu_time())
+            .map(|(start, now)| now.saturating_sub(start));
+        match cpu {
+            Some(cpu) if !cpu.is_zero() => cpu.min(wall),
+            _ => wall,
         }
     }
 }
