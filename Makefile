@@ -80,8 +80,9 @@ bounds:
 	$(CARGO) test --release -p safetensors-nano --test bounds
 
 ## The adversarial suite (tests/adversarial) as wasm32 in Node: the same verdicts as natively.
+## (wasm-bindgen-test-runner comes with wasm-bindgen-cli: scripts/setup.sh web.)
 verdicts-wasm:
-	bash scripts/setup.sh web
+	bash scripts/setup.sh rust
 	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
 	  $(CARGO) test -p safetensors-nano --target wasm32-unknown-unknown --test wasm_verdicts
 
