@@ -7,7 +7,7 @@ CARGO ?= cargo
 PY := tests/.venv/bin/python
 INSPECT := target/release/examples/inspect
 
-.PHONY: all setup test demo lint unit nostd interop firmware package test-js bench bench-wasm fuzz miri doc clean
+.PHONY: all setup test demo lint unit nostd interop firmware package test-js bench bench-wasm fuzz fuzz-smoke miri bounds verdicts-wasm hardening doc clean
 
 all: test
 
@@ -15,7 +15,7 @@ setup:
 	bash scripts/setup.sh rust python web
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
-test: setup lint unit doc nostd interop firmware test-js
+test: setup lint unit doc nostd interop firmware test-js hardening
 	@echo "make test: all parts passed"
 
 lint:
@@ -73,6 +73,35 @@ bench:
 ## The npm package against the common JS approach, and toFloat32 against a JS loop.
 bench-wasm: package
 	node tests/js/run.mjs bench
+
+## Hardening (issue 7). Fuzzing and Miri need the nightly toolchain (scripts/setup.sh nightly).
+## Each fuzz target to 10 million executions (corpora in fuzz/corpus, crashes in fuzz/artifacts).
+fuzz:
+	bash scripts/setup.sh nightly
+	bash scripts/fuzz.sh full
+
+## Every fuzz target for 15 s (about a minute in all, after the first build).
+fuzz-smoke:
+	bash scripts/setup.sh nightly
+	bash scripts/fuzz.sh smoke
+
+## The core's unit tests under Miri.
+miri:
+	bash scripts/setup.sh nightly
+	bash scripts/miri.sh
+
+## Hostile sizes: linear time, 64 KiB stack, no allocation (optimised build, ~10 s).
+bounds:
+	$(CARGO) test --release -p safetensors-nano --test bounds
+
+## The adversarial suite (tests/adversarial) as wasm32 in Node: the same verdicts as natively.
+## (wasm-bindgen-test-runner comes with wasm-bindgen-cli: scripts/setup.sh web.)
+verdicts-wasm:
+	bash scripts/setup.sh rust
+	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+	  $(CARGO) test -p safetensors-nano --target wasm32-unknown-unknown --test wasm_verdicts
+
+hardening: bounds verdicts-wasm fuzz-smoke miri
 
 clean:
 	$(CARGO) clean
