@@ -23,20 +23,11 @@ pub fn ours(bytes: &[u8]) -> Result<SafeTensors<'_, Vec<Slot>>, Error> {
 }
 
 /// Inputs that hit a finding already reported and not yet fixed in the
-/// core, skipped so that fuzzing goes on finding new ones. Empty this when
-/// the core is fixed.
-///
-/// 1. `Name` decodes a surrogate pair whose high half is 0xD840 or above
-///    wrongly (`0x10000 | hi << 10 | lo` instead of `+`; core/src/name.rs):
-///    `"\ud84d\ude15"` decodes as U+13615 instead of U+23615, so the name
-///    is misprinted and a lookup by its real text fails.
-pub fn known_finding(data: &[u8]) -> bool {
-    data.windows(4).any(|w| {
-        w[0] == b'u'
-            && w[1].eq_ignore_ascii_case(&b'd')
-            && matches!(w[2], b'8' | b'9' | b'a' | b'b' | b'A' | b'B')
-            && (w[2] != b'8' || matches!(w[3], b'4'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
-    })
+/// core, skipped so that fuzzing goes on finding new ones. None at present:
+/// the surrogate-pair decoding bug this once listed is fixed (seed
+/// `surrogate_pair_d84d` keeps it covered).
+pub fn known_finding(_data: &[u8]) -> bool {
+    false
 }
 
 /// The input as given, and (when it differs) the input with its length
