@@ -18,6 +18,10 @@
    panic or fault; every hostile file must get the reference's verdict (or
    the documented difference), the same through the flash path, within the
    stack budget.
+8. Runs the adversarial suite (tests/adversarial/cases.bin against
+   verdicts.txt, the files the native and wasm32 runs use) through the
+   shared runner core/tests/verdicts/mod.rs in its own firmware binary
+   (`verdicts`): every case must run and give the same verdict line.
 
 Exits non-zero on any failure. Output and ELF files go to test-output/firmware/.
 """
@@ -46,6 +50,9 @@ MODEL_DIR = os.path.join(FIRMWARE, "model")
 QEMU = ["qemu-system-arm", "-machine", "mps2-an386", "-cpu", "cortex-m4", "-nographic",
         "-semihosting-config", "enable=on,target=native", "-kernel"]
 QEMU_TIMEOUT = int(os.environ.get("FIRMWARE_QEMU_TIMEOUT", "120"))
+ADVERSARIAL = os.path.join(REPO, "tests", "adversarial")
+# The adversarial run takes well under a second; a hang must not cost two minutes.
+VERDICTS_TIMEOUT = min(QEMU_TIMEOUT, 30)
 
 # Budgets. The goals are the project's (8 KB of parser code, 1 KB of parse
 # stack on any input): reported, and enforced with FIRMWARE_ENFORCE_GOALS=1.
@@ -96,10 +103,10 @@ def cargo(*args, env=None, check_rc=True):
     return p
 
 
-def qemu(elf_path, log_name):
+def qemu(elf_path, log_name, timeout=QEMU_TIMEOUT):
     t = time.time()
     try:
-        p = subprocess.run(QEMU + [elf_path], capture_output=True, text=True, timeout=QEMU_TIMEOUT,
+        p = subprocess.run(QEMU + [elf_path], capture_output=True, text=True, timeout=timeout,
                            stdin=subprocess.DEVNULL)
         rc, out = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
@@ -148,6 +155,7 @@ def main():
     firmware_elf = save_elf("firmware", "firmware.elf")
     probe_elf = save_elf("size-probe", "size-probe.elf")
     baseline_elf = save_elf("size-baseline", "size-baseline.elf")
+    verdicts_elf = save_elf("verdicts", "verdicts.elf")
 
     section("no allocator in the dependency graph")
     sources = "".join(open(os.path.join(d, f)).read()
@@ -288,11 +296,45 @@ def main():
     check(worst <= STACK_LIMIT, f"parse stack within the test's limit of {STACK_LIMIT} bytes", worst)
     print(f"  {'meets' if worst <= STACK_GOAL else 'MISSES'} the {STACK_GOAL}-byte stack goal ({worst} bytes)")
 
+    section("adversarial suite on the Cortex-M (same cases.bin and verdicts.txt as native and wasm32)")
+    adv = adversarial(verdicts_elf)
+
     section("summary")
     print(f"  accuracy: host {expected['correct']}/{expected['total']}, QEMU the same in both passes; "
-          f"parser .text {text} B; parse stack {worst} B; {slot} B per table entry")
+          f"parser .text {text} B; parse stack {worst} B; {slot} B per table entry; "
+          f"adversarial suite {adv}")
     print(f"firmware: {passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def adversarial(elf_path):
+    """Runs the `verdicts` firmware; returns a one-line summary."""
+    import json
+    with open(os.path.join(ADVERSARIAL, "verdicts.txt")) as f:
+        lines = [l for l in f.read().splitlines() if l]
+    with open(os.path.join(ADVERSARIAL, "cases.json")) as f:
+        source = len(json.load(f)["cases"])
+    with open(os.path.join(ADVERSARIAL, "cases.bin"), "rb") as f:
+        head = f.read(12)
+    in_bin = int.from_bytes(head[8:12], "little") if len(head) == 12 else None
+    check(len(lines) == source == in_bin, f"cases.json, cases.bin and verdicts.txt hold the same number of "
+          f"cases ({source}, {in_bin}, {len(lines)})")
+    rc, out = qemu(elf_path, "verdicts.log", timeout=VERDICTS_TIMEOUT)
+    shown = out.splitlines()
+    for l in shown[:40]:
+        print("  | " + (l if len(l) < 160 else l[:157] + "..."))
+    if len(shown) > 40:
+        print(f"  | ... ({len(shown) - 40} more lines in test-output/firmware/verdicts.log)")
+    check(not re.search(r"^(panic|fault)", out, re.M), "adversarial suite: no panic and no fault")
+    final = (lines_starting(out, "verdicts cases=") or [{}])[-1]
+    cases_run = int(final.get("cases", -1))
+    mismatches = int(final.get("mismatches", -1))
+    check(rc == 0, "adversarial suite: the firmware exits with status 0", rc)
+    check(cases_run == len(lines) and len(lines) > 0,
+          f"adversarial suite: all {len(lines)} cases of verdicts.txt ran on the Cortex-M", final or out[-400:])
+    check(mismatches == 0, f"adversarial suite: every verdict equals verdicts.txt (the native and wasm32 "
+          f"verdicts), {mismatches} mismatches", final)
+    return f"{cases_run} cases, {mismatches} mismatches on thumbv7em (stack {final.get('stack', '?')} B)"
 
 
 if __name__ == "__main__":

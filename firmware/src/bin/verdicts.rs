@@ -1,0 +1,115 @@
+//! The adversarial suite on a Cortex-M4F (QEMU `mps2-an386`): the same
+//! cases and expected lines as the native and wasm32 runs
+//! (`core/tests/adversarial.rs`, `core/tests/wasm_verdicts.rs`), from the
+//! committed `tests/adversarial/cases.bin` and `verdicts.txt`, through the
+//! same runner module (`core/tests/verdicts/mod.rs`).
+//!
+//! Prints each case whose verdict differs, then
+//! `verdicts cases=<N> expected=<lines in verdicts.txt> mismatches=<M> stack=<bytes>`.
+//!
+//! Exit status (semihosting): 0 every case ran and matched; 1 some verdict
+//! differs; 2 `cases.bin` and `verdicts.txt` are malformed or disagree in
+//! length; 101 panic; 102 hard fault.
+
+#![no_std]
+#![no_main]
+
+#[path = "../../../core/tests/verdicts/mod.rs"]
+mod verdicts;
+
+#[path = "../stack.rs"]
+mod stack;
+
+use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_semihosting::hprintln;
+use safetensors_nano::Slot;
+
+const EXIT_PASS: u32 = 0;
+const EXIT_MISMATCH: u32 = 1;
+const EXIT_MALFORMED: u32 = 2;
+const EXIT_PANIC: u32 = 101;
+const EXIT_FAULT: u32 = 102;
+
+static CASES: &[u8] = include_bytes!("../../../tests/adversarial/cases.bin");
+static VERDICTS: &str = include_str!("../../../tests/adversarial/verdicts.txt");
+
+#[entry]
+fn main() -> ! {
+    // The table lives in .bss, not on the stack (2 KiB for 64 slots).
+    // cortex-m-rt's `#[entry]` turns this `static mut` into a safe
+    // `&'static mut` (main runs once), so no `unsafe` and no critical section.
+    static mut SCRATCH: [Slot; verdicts::MAX_SLOTS] = [Slot::EMPTY; verdicts::MAX_SLOTS];
+    let scratch: &'static mut [Slot; verdicts::MAX_SLOTS] = SCRATCH;
+    let expected = VERDICTS.lines().filter(|l| !l.is_empty()).count();
+    hprintln!(
+        "verdicts start cases_bin={} verdict_lines={} max_slots={} usize_bits={}",
+        CASES.len(),
+        expected,
+        verdicts::MAX_SLOTS,
+        usize::BITS
+    );
+    // Stack high-water of the whole run: the parses plus the runner (the
+    // report closure prints only on a mismatch, so a passing run measures
+    // the parsing alone).
+    let (result, stack) = stack::measure(|| {
+        verdicts::run_all(CASES, VERDICTS, scratch, |case, verdict, line, same| {
+            if !same {
+                hprintln!(
+                    "mismatch case={} expected=\"{}\" got=\"{} {}\"",
+                    case.name,
+                    line,
+                    case.name,
+                    verdict
+                );
+            }
+        })
+    });
+    let code = match result {
+        Some((cases, mismatches)) => {
+            hprintln!(
+                "verdicts cases={} expected={} mismatches={} stack={}",
+                cases,
+                expected,
+                mismatches,
+                stack
+            );
+            if usize::try_from(cases).ok() != Some(expected) {
+                EXIT_MALFORMED
+            } else if mismatches != 0 {
+                EXIT_MISMATCH
+            } else {
+                EXIT_PASS
+            }
+        }
+        None => {
+            hprintln!("error cases.bin and verdicts.txt are malformed or of different lengths");
+            EXIT_MALFORMED
+        }
+    };
+    exit(code)
+}
+
+/// Ends the QEMU run with `code` (semihosting SYS_EXIT_EXTENDED).
+fn exit(code: u32) -> ! {
+    const SYS_EXIT_EXTENDED: usize = 0x20;
+    const ADP_STOPPED_APPLICATION_EXIT: u32 = 0x2_0026;
+    let block = [ADP_STOPPED_APPLICATION_EXIT, code];
+    // SAFETY: a semihosting call with a valid two-word parameter block.
+    unsafe { cortex_m_semihosting::syscall(SYS_EXIT_EXTENDED, &block) };
+    // Without a host that handles it, stop here.
+    loop {
+        cortex_m::asm::bkpt();
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    hprintln!("panic {}", info);
+    exit(EXIT_PANIC)
+}
+
+#[exception]
+unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
+    hprintln!("fault pc={:#010x}", frame.pc());
+    exit(EXIT_FAULT)
+}
