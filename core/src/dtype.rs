@@ -227,12 +227,8 @@ impl Dtype {
         }
     }
 
-    pub(crate) const fn from_index(index: u32) -> Option<Dtype> {
-        if index < 22 {
-            Some(Dtype::ALL[index as usize])
-        } else {
-            None
-        }
+    pub(crate) fn from_index(index: u32) -> Option<Dtype> {
+        Dtype::ALL.get(usize::try_from(index).ok()?).copied()
     }
 }
 

@@ -379,12 +379,30 @@ impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use ErrorKind::*;
         match *self {
-            HeaderTooSmall { len } => write!(f, "file of {len} bytes is shorter than the 8-byte length prefix"),
-            HeaderTooLarge { header_len, limit } => write!(f, "header length {header_len} is over the limit of {limit} bytes"),
-            InvalidHeaderLength { header_len, file_len } => write!(f, "header length {header_len} does not fit in a file of {file_len} bytes"),
+            HeaderTooSmall { len } => write!(
+                f,
+                "file of {len} bytes is shorter than the 8-byte length prefix"
+            ),
+            HeaderTooLarge { header_len, limit } => write!(
+                f,
+                "header length {header_len} is over the limit of {limit} bytes"
+            ),
+            InvalidHeaderLength {
+                header_len,
+                file_len,
+            } => write!(
+                f,
+                "header length {header_len} does not fit in a file of {file_len} bytes"
+            ),
             InvalidUtf8 => f.write_str("header is not valid UTF-8"),
-            UnexpectedEnd { expected } => write!(f, "header ends where {} was expected", expected.describe()),
-            UnexpectedByte { found, expected } => write!(f, "unexpected byte 0x{found:02x} where {} was expected", expected.describe()),
+            UnexpectedEnd { expected } => {
+                write!(f, "header ends where {} was expected", expected.describe())
+            }
+            UnexpectedByte { found, expected } => write!(
+                f,
+                "unexpected byte 0x{found:02x} where {} was expected",
+                expected.describe()
+            ),
             InvalidEscape => f.write_str("invalid escape in string"),
             LoneSurrogate => f.write_str("\\u escape of a lone surrogate"),
             ControlCharacterInString => f.write_str("raw control character in string"),
@@ -399,26 +417,70 @@ impl fmt::Display for ErrorKind {
             UnknownDtype => f.write_str("unknown dtype"),
             MissingField { field } => write!(f, "missing field \"{}\"", field.key()),
             DuplicateField { field } => write!(f, "field \"{}\" appears twice", field.key()),
-            DataOffsetsNotPair { found } => write!(f, "data_offsets holds {found}{} integers, not 2", if found >= 3 { " or more" } else { "" }),
+            DataOffsetsNotPair { found } => write!(
+                f,
+                "data_offsets holds {found}{} integers, not 2",
+                if found >= 3 { " or more" } else { "" }
+            ),
             IntegerTooLarge => f.write_str("integer larger than 2^64-1"),
             DuplicateTensorName => f.write_str("tensor name appears twice"),
-            CapacityExceeded { capacity, needed } => write!(f, "table of {capacity} slots is too small: this header needs {needed}"),
-            InvalidOffset { expected_begin, begin, end } => write!(f, "data_offsets [{begin}, {end}] do not continue at {expected_begin}"),
+            CapacityExceeded { capacity, needed } => write!(
+                f,
+                "table of {capacity} slots is too small: this header needs {needed}"
+            ),
+            InvalidOffset {
+                expected_begin,
+                begin,
+                end,
+            } => write!(
+                f,
+                "data_offsets [{begin}, {end}] do not continue at {expected_begin}"
+            ),
             ValidationOverflow => f.write_str("element or bit count overflows 64 bits"),
-            MisalignedSlice { elements } => write!(f, "{elements} sub-byte elements are not a whole number of bytes"),
-            TensorInvalidInfo { expected, found } => write!(f, "data_offsets span {found} bytes but shape and dtype need {expected}"),
-            MetadataIncompleteBuffer { expected, found } => write!(f, "byte buffer is {found} bytes but the header describes {expected}"),
+            MisalignedSlice { elements } => write!(
+                f,
+                "{elements} sub-byte elements are not a whole number of bytes"
+            ),
+            TensorInvalidInfo { expected, found } => write!(
+                f,
+                "data_offsets span {found} bytes but shape and dtype need {expected}"
+            ),
+            MetadataIncompleteBuffer { expected, found } => write!(
+                f,
+                "byte buffer is {found} bytes but the header describes {expected}"
+            ),
             DtypeMismatch { found } => write!(f, "tensor has dtype {found}, not the one asked for"),
-            Misaligned { align } => write!(f, "tensor data is not {align}-byte aligned for a typed view"),
-            LengthMismatch { expected, found } => write!(f, "buffer of {found} elements where {expected} are needed"),
+            Misaligned { align } => write!(
+                f,
+                "tensor data is not {align}-byte aligned for a typed view"
+            ),
+            LengthMismatch { expected, found } => {
+                write!(f, "buffer of {found} elements where {expected} are needed")
+            }
             TooLargeForTarget => f.write_str("length does not fit in this target's usize"),
-            SliceTooManyIndices { rank, given } => write!(f, "{given} slice indices for a tensor of rank {rank}"),
-            SliceOutOfRange { dim, value, size } => write!(f, "slice bound {value} out of range for dimension {dim} of size {size}"),
-            SliceInvalidRange { dim } => write!(f, "slice range on dimension {dim} is reversed or has step 0"),
-            SliceSubByte => f.write_str("slice of a sub-byte dtype does not fall on byte boundaries"),
-            BufferTooSmall { needed, available } => write!(f, "output buffer of {available} bytes is too small: {needed} needed"),
+            SliceTooManyIndices { rank, given } => {
+                write!(f, "{given} slice indices for a tensor of rank {rank}")
+            }
+            SliceOutOfRange { dim, value, size } => write!(
+                f,
+                "slice bound {value} out of range for dimension {dim} of size {size}"
+            ),
+            SliceInvalidRange { dim } => write!(
+                f,
+                "slice range on dimension {dim} is reversed or has step 0"
+            ),
+            SliceSubByte => {
+                f.write_str("slice of a sub-byte dtype does not fall on byte boundaries")
+            }
+            BufferTooSmall { needed, available } => write!(
+                f,
+                "output buffer of {available} bytes is too small: {needed} needed"
+            ),
             ReservedName => f.write_str("a tensor may not be named __metadata__"),
-            DataLengthMismatch { expected, found } => write!(f, "tensor data is {found} bytes but shape and dtype need {expected}"),
+            DataLengthMismatch { expected, found } => write!(
+                f,
+                "tensor data is {found} bytes but shape and dtype need {expected}"
+            ),
             DataOutOfOrder => f.write_str("tensor data arrived out of the planned order"),
             Sink => f.write_str("the output sink failed"),
         }
@@ -495,11 +557,6 @@ impl Error {
 
     pub(crate) const fn with_tensor(mut self, tensor: TensorRef) -> Error {
         self.tensor = Some(tensor);
-        self
-    }
-
-    pub(crate) const fn with_offset(mut self, offset: u64) -> Error {
-        self.offset = Some(offset);
         self
     }
 

@@ -80,7 +80,11 @@ impl Parser {
     /// # let _ = parser;
     /// ```
     pub const fn header_limit(mut self, limit: u64) -> Self {
-        self.header_limit = if limit < HEADER_LIMIT { limit } else { HEADER_LIMIT };
+        self.header_limit = if limit < HEADER_LIMIT {
+            limit
+        } else {
+            HEADER_LIMIT
+        };
         self
     }
 
@@ -169,12 +173,19 @@ impl Parser {
     /// };
     /// assert_eq!(header.data_start(), 10);
     /// ```
-    pub fn parse_header<'a, S>(&self, prefix: &'a [u8], storage: S) -> Result<Status<Header<'a, S>>, Error>
+    pub fn parse_header<'a, S>(
+        &self,
+        prefix: &'a [u8],
+        storage: S,
+    ) -> Result<Status<Header<'a, S>>, Error>
     where
         S: AsRef<[Slot]> + AsMut<[Slot]>,
     {
         let needed = self.bytes_needed(prefix)?;
-        let Some(json) = usize::try_from(needed).ok().and_then(|end| prefix.get(8..end)) else {
+        let Some(json) = usize::try_from(needed)
+            .ok()
+            .and_then(|end| prefix.get(8..end))
+        else {
             return Ok(Status::Partial { needed });
         };
         Header::from_json(json, storage).map(Status::Complete)
@@ -244,7 +255,13 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         let meta_entries = rest.get(meta_start.saturating_sub(t)..).unwrap_or_default();
         let (names, meta_names) = regions.by_name.split_at_mut(t);
         let (offsets, meta_scratch) = regions.by_offset.split_at_mut(t);
-        index::build(json, tensor_entries, names, offsets, ErrorKind::DuplicateTensorName)?;
+        index::build(
+            json,
+            tensor_entries,
+            names,
+            offsets,
+            ErrorKind::DuplicateTensorName,
+        )?;
         let meta_skip = meta_start.saturating_sub(t);
         index::build(
             json,
@@ -506,7 +523,11 @@ impl<'a> Iterator for Tensors<'a, '_> {
             Order::Sequential(range) => range.next()?,
         };
         let entry = self.entries.get(i)?;
-        Some(TensorInfo::new(self.json, *entry, u32::try_from(i).unwrap_or(u32::MAX)))
+        Some(TensorInfo::new(
+            self.json,
+            *entry,
+            u32::try_from(i).unwrap_or(u32::MAX),
+        ))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -48,7 +48,11 @@ impl Sink<'_> {
 
     fn push_metadata(&mut self, entry: Entry) {
         if self.used() < self.entries.len() {
-            let at = self.entries.len().saturating_sub(self.metadata).saturating_sub(1);
+            let at = self
+                .entries
+                .len()
+                .saturating_sub(self.metadata)
+                .saturating_sub(1);
             if let Some(slot) = self.entries.get_mut(at) {
                 *slot = entry;
             }
@@ -91,7 +95,8 @@ pub(crate) fn raw_string_len(json: &[u8], start: usize) -> usize {
 /// The raw content of the validated string starting at `start`.
 pub(crate) fn raw_string_at(json: &[u8], start: usize) -> &[u8] {
     let len = raw_string_len(json, start);
-    json.get(start..start.saturating_add(len)).unwrap_or_default()
+    json.get(start..start.saturating_add(len))
+        .unwrap_or_default()
 }
 
 /// Parses the whole header into `entries`. Counts past capacity so that the
@@ -111,7 +116,10 @@ pub(crate) fn parse(json: &[u8], entries: &mut [Entry]) -> Result<Parsed, Error>
             lexer.expect(b':', Expected::Colon)?;
             if key_is(json, key, "__metadata__") {
                 if metadata != MetadataState::Absent {
-                    return Err(Error::at(ErrorKind::DuplicateMetadata, key.start.saturating_sub(1)));
+                    return Err(Error::at(
+                        ErrorKind::DuplicateMetadata,
+                        key.start.saturating_sub(1),
+                    ));
                 }
                 metadata = parse_metadata(&mut lexer, &mut sink)?;
             } else {
@@ -163,7 +171,7 @@ fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Result<Metadata
             });
         }
         let value = lexer.string()?;
-        sink.push_metadata(Entry::metadata(key.start, key.escaped, value.start));
+        sink.push_metadata(Entry::metadata(key.start, value.start));
         pairs = pairs.saturating_add(1);
         if lexer.eat(b',') {
             continue;
@@ -245,7 +253,9 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
             match field {
                 Some(Field::Dtype) => dtype = Some(parse_dtype(lexer, json).map_err(on_tensor)?),
                 Some(Field::Shape) => shape = Some(parse_shape(lexer).map_err(on_tensor)?),
-                Some(Field::DataOffsets) => offsets = Some(parse_offsets(lexer).map_err(on_tensor)?),
+                Some(Field::DataOffsets) => {
+                    offsets = Some(parse_offsets(lexer).map_err(on_tensor)?)
+                }
                 None => lexer.skip_value(2).map_err(on_tensor)?,
             }
             if lexer.eat(b',') {
@@ -257,7 +267,12 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
             return Err(on_tensor(lexer.unexpected(Expected::CommaOrObjectEnd)));
         }
     }
-    let missing = |field| on_tensor(Error::at(ErrorKind::MissingField { field }, lexer.pos().saturating_sub(1)));
+    let missing = |field| {
+        on_tensor(Error::at(
+            ErrorKind::MissingField { field },
+            lexer.pos().saturating_sub(1),
+        ))
+    };
     let dtype = dtype.ok_or_else(|| missing(Field::Dtype))?;
     let (shape_start, elements) = shape.ok_or_else(|| missing(Field::Shape))?;
     let (begin, end) = offsets.ok_or_else(|| missing(Field::DataOffsets))?;
@@ -272,7 +287,6 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
     };
     Ok(Entry::tensor(
         name.start,
-        name.escaped,
         dtype,
         shape_start,
         (begin, end),
@@ -293,7 +307,9 @@ fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<Dtype, Error> {
     let raw = json.get(value.start..value.end).unwrap_or_default();
     let found = if value.escaped {
         let mut buf = [0u8; 16];
-        Name::from_raw(raw).decode_into(&mut buf).and_then(|s| Dtype::from_name(s.as_bytes()))
+        Name::from_raw(raw)
+            .decode_into(&mut buf)
+            .and_then(|s| Dtype::from_name(s.as_bytes()))
     } else {
         Dtype::from_name(raw)
     };
@@ -379,7 +395,9 @@ impl Iterator for Dims<'_> {
             if !b.is_ascii_digit() {
                 break;
             }
-            value = value.wrapping_mul(10).wrapping_add(u64::from(b.wrapping_sub(b'0')));
+            value = value
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(b.wrapping_sub(b'0')));
             self.rest = rest;
         }
         Some(value)

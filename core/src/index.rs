@@ -80,7 +80,8 @@ pub(crate) fn build(
                 for pair in run.windows(2) {
                     if let [a, b] = *pair {
                         if name_of(json, entries, a) == name_of(json, entries, b) {
-                            let start_of = |i: u32| entries.get(i as usize).map_or(0, Entry::name_start);
+                            let start_of =
+                                |i: u32| entries.get(i as usize).map_or(0, Entry::name_start);
                             let start = start_of(a).max(start_of(b));
                             return Err(Error::at(duplicate, start.saturating_sub(1))
                                 .with_tensor(tensor_ref(json, start)));

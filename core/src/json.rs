@@ -37,9 +37,9 @@ const fn word_needs_care(v: u64) -> bool {
     const fn has_zero(x: u64) -> u64 {
         x.wrapping_sub(ONES) & !x & HIGHS
     }
-    let quote = has_zero(v ^ (ONES * b'"' as u64));
-    let backslash = has_zero(v ^ (ONES * b'\\' as u64));
-    let control = v.wrapping_sub(ONES * 0x20) & !v & HIGHS;
+    let quote = has_zero(v ^ 0x2222_2222_2222_2222);
+    let backslash = has_zero(v ^ 0x5c5c_5c5c_5c5c_5c5c);
+    let control = v.wrapping_sub(0x2020_2020_2020_2020) & !v & HIGHS;
     (quote | backslash | control) != 0
 }
 
@@ -147,7 +147,11 @@ impl<'h> Lexer<'h> {
                     self.escape()?;
                 }
                 Some(_) => return Err(self.err(ErrorKind::ControlCharacterInString)),
-                None => return Err(self.err(ErrorKind::UnexpectedEnd { expected: Expected::String })),
+                None => {
+                    return Err(self.err(ErrorKind::UnexpectedEnd {
+                        expected: Expected::String,
+                    }))
+                }
             }
         }
     }
@@ -180,7 +184,9 @@ impl<'h> Lexer<'h> {
         let at = self.pos;
         self.bump();
         let Some(kind) = self.peek() else {
-            return Err(self.err(ErrorKind::UnexpectedEnd { expected: Expected::String }));
+            return Err(self.err(ErrorKind::UnexpectedEnd {
+                expected: Expected::String,
+            }));
         };
         self.bump();
         match kind {
@@ -215,7 +221,9 @@ impl<'h> Lexer<'h> {
                 .and_then(|b| char::from(b).to_digit(16))
                 .ok_or_else(|| match self.peek() {
                     Some(_) => self.err(ErrorKind::InvalidEscape),
-                    None => self.err(ErrorKind::UnexpectedEnd { expected: Expected::String }),
+                    None => self.err(ErrorKind::UnexpectedEnd {
+                        expected: Expected::String,
+                    }),
                 })?;
             value = (value << 4) | digit;
             self.bump();
@@ -234,7 +242,10 @@ impl<'h> Lexer<'h> {
             if !b.is_ascii_digit() {
                 break;
             }
-            match value.checked_mul(10).and_then(|v| v.checked_add(u64::from(b.wrapping_sub(b'0')))) {
+            match value
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(b.wrapping_sub(b'0'))))
+            {
                 Some(v) => value = v,
                 None => overflow = true,
             }
@@ -438,7 +449,6 @@ impl FoundAt for Error {
 mod tests {
     use super::*;
     use std::format;
-    use std::string::ToString;
 
     fn skip(text: &str) -> Result<usize, Error> {
         let mut lexer = Lexer::new(text.as_bytes());
@@ -453,8 +463,17 @@ mod tests {
     #[test]
     fn skips_valid_values() {
         for ok in [
-            "0", "-0", "1.5e-3", "-12E+4", "\"a\\u00e9\\ud83d\\ude00\"", "true", "null", "[]", "{}",
-            "[1,[2,{\"a\":[]}],\"x\"]", " { \"k\" : [ 1 , 2 ] } ",
+            "0",
+            "-0",
+            "1.5e-3",
+            "-12E+4",
+            "\"a\\u00e9\\ud83d\\ude00\"",
+            "true",
+            "null",
+            "[]",
+            "{}",
+            "[1,[2,{\"a\":[]}],\"x\"]",
+            " { \"k\" : [ 1 , 2 ] } ",
         ] {
             assert!(skip(ok).is_ok(), "{ok}");
         }
@@ -463,9 +482,27 @@ mod tests {
     #[test]
     fn rejects_invalid_values() {
         for bad in [
-            "01", "-", "1.", ".5", "1e", "+1", "[,1]", "[1,]", "{\"a\":1,}", "{a:1}", "[1 2]", "tru",
-            "\"\\x\"", "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"a\u{1}\"", "1e400", "[1}",
-            "NaN", "\"abc",
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "1e",
+            "+1",
+            "[,1]",
+            "[1,]",
+            "{\"a\":1,}",
+            "{a:1}",
+            "[1 2]",
+            "tru",
+            "\"\\x\"",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"a\u{1}\"",
+            "1e400",
+            "[1}",
+            "NaN",
+            "\"abc",
         ] {
             assert!(skip(bad).is_err(), "{bad}");
         }
@@ -486,18 +523,34 @@ mod tests {
         let int = |s: &str| Lexer::new(s.as_bytes()).uint();
         assert_eq!(int("0").unwrap(), 0);
         assert_eq!(int("18446744073709551615").unwrap(), u64::MAX);
-        assert_eq!(int("18446744073709551616").unwrap_err().kind(), ErrorKind::IntegerTooLarge);
+        assert_eq!(
+            int("18446744073709551616").unwrap_err().kind(),
+            ErrorKind::IntegerTooLarge
+        );
         assert_eq!(int("01").unwrap_err().kind(), ErrorKind::InvalidNumber);
-        assert!(matches!(int("1.0").unwrap_err().kind(), ErrorKind::UnexpectedByte { found: b'.', .. }));
-        assert!(matches!(int("1e3").unwrap_err().kind(), ErrorKind::UnexpectedByte { found: b'e', .. }));
-        assert!(matches!(int("-0").unwrap_err().kind(), ErrorKind::UnexpectedByte { found: b'-', .. }));
+        assert!(matches!(
+            int("1.0").unwrap_err().kind(),
+            ErrorKind::UnexpectedByte { found: b'.', .. }
+        ));
+        assert!(matches!(
+            int("1e3").unwrap_err().kind(),
+            ErrorKind::UnexpectedByte { found: b'e', .. }
+        ));
+        assert!(matches!(
+            int("-0").unwrap_err().kind(),
+            ErrorKind::UnexpectedByte { found: b'-', .. }
+        ));
     }
 
     #[test]
     fn swar_matches_bytewise_scan() {
         for b in 0..=255u8 {
             let word = u64::from_le_bytes([b'a', b'b', b, b'c', b'd', b'e', b'f', b'g']);
-            assert_eq!(word_needs_care(word), b == b'"' || b == b'\\' || b < 0x20, "{b}");
+            assert_eq!(
+                word_needs_care(word),
+                b == b'"' || b == b'\\' || b < 0x20,
+                "{b}"
+            );
         }
     }
 }

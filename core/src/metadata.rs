@@ -91,11 +91,13 @@ impl<'a, 't> Metadata<'a, 't> {
     /// # let h = br#"{"__metadata__":{"b":"2","a":"1"}}"#;
     /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h);
     /// let st = SafeTensors::parse(&file, Table::<2>::new()).unwrap();
-    /// let first = st.metadata().unwrap().iter().next().unwrap();
-    /// assert_eq!((first.0, first.1), ("b", "2"));
-    /// # let _ = first;
+    /// let (key, value) = st.metadata().unwrap().iter().next().unwrap();
+    /// assert_eq!((key.as_str(), value.as_str()), (Some("b"), Some("2")));
     /// ```
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (Name<'a>, Name<'a>)> + ExactSizeIterator + use<'a, 't> {
+    pub fn iter(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (Name<'a>, Name<'a>)> + ExactSizeIterator + use<'a, 't>
+    {
         let this = *self;
         self.entries.iter().rev().map(move |e| this.pair(e))
     }

@@ -89,7 +89,8 @@ impl<'a> Name<'a> {
     /// ```
     pub fn decoded_len(&self) -> usize {
         if self.has_escapes() {
-            self.chars().fold(0usize, |n, c| n.saturating_add(c.len_utf8()))
+            self.chars()
+                .fold(0usize, |n, c| n.saturating_add(c.len_utf8()))
         } else {
             self.raw.len()
         }
@@ -213,9 +214,9 @@ impl Chars<'_> {
     fn take_hex4(&mut self) -> Option<u32> {
         let (digits, rest) = self.rest.split_first_chunk::<4>()?;
         self.rest = rest;
-        digits
-            .iter()
-            .try_fold(0u32, |acc, &d| Some((acc << 4) | char::from(d).to_digit(16)?))
+        digits.iter().try_fold(0u32, |acc, &d| {
+            Some((acc << 4) | char::from(d).to_digit(16)?)
+        })
     }
 
     fn escape(&mut self) -> char {
@@ -250,7 +251,7 @@ impl Chars<'_> {
         self.rest = rest;
         match self.take_hex4() {
             Some(low @ 0xDC00..=0xDFFF) => {
-                let c = 0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00);
+                let c = 0x10000 | (first.wrapping_sub(0xD800) << 10) | low.wrapping_sub(0xDC00);
                 char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER)
             }
             _ => char::REPLACEMENT_CHARACTER,

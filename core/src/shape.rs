@@ -97,7 +97,7 @@ impl<'a> Shape<'a> {
             *out.get_mut(n)? = d;
             n = n.saturating_add(1);
         }
-        out.get(..n).map(|s| &*s)
+        out.get(..n).map(|s| s as &[u64])
     }
 }
 

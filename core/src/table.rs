@@ -105,7 +105,6 @@ impl<const N: usize> AsMut<[Slot]> for Table<N> {
 /// (headers are at most 100,000,000 < 2^27 bytes).
 pub(crate) const OFFSET_BITS: u32 = 27;
 pub(crate) const OFFSET_MASK: u32 = (1 << OFFSET_BITS) - 1;
-const ESCAPED_BIT: u32 = 1 << 31;
 const VERDICT_SHIFT: u32 = 28;
 /// The dtype code that marks a metadata pair.
 const METADATA_CODE: u32 = 31;
@@ -127,24 +126,23 @@ pub(crate) struct Entry {
     begin: [u32; 2],
     /// Tensor: `data_offsets[1]`.
     end: [u32; 2],
-    /// Name/key start offset (27 bits), verdict (2 bits at 28), escaped flag (bit 31).
+    /// Name/key start offset (27 bits) and verdict (2 bits at 28).
     name: u32,
     /// Shape start offset (27 bits) and dtype code (5 bits at 27).
     shape_dtype: u32,
 }
 
-const fn split(v: u64) -> [u32; 2] {
-    [v as u32, (v >> 32) as u32]
+fn split(v: u64) -> [u32; 2] {
+    bytemuck::cast(v)
 }
 
-const fn join(v: [u32; 2]) -> u64 {
-    (v[0] as u64) | ((v[1] as u64) << 32)
+fn join(v: [u32; 2]) -> u64 {
+    bytemuck::cast(v)
 }
 
 impl Entry {
     pub(crate) fn tensor(
         name_start: usize,
-        escaped: bool,
         dtype: Dtype,
         shape_start: usize,
         offsets: (u64, u64),
@@ -153,36 +151,30 @@ impl Entry {
         Entry {
             begin: split(offsets.0),
             end: split(offsets.1),
-            name: pack_offset(name_start)
-                | ((verdict as u32) << VERDICT_SHIFT)
-                | if escaped { ESCAPED_BIT } else { 0 },
+            name: pack_offset(name_start) | ((verdict as u32) << VERDICT_SHIFT),
             shape_dtype: pack_offset(shape_start) | ((dtype as u32) << OFFSET_BITS),
         }
     }
 
-    pub(crate) fn metadata(key_start: usize, key_escaped: bool, value_start: usize) -> Entry {
+    pub(crate) fn metadata(key_start: usize, value_start: usize) -> Entry {
         Entry {
             begin: split(value_start as u64),
             end: [0, 0],
-            name: pack_offset(key_start) | if key_escaped { ESCAPED_BIT } else { 0 },
+            name: pack_offset(key_start),
             shape_dtype: METADATA_CODE << OFFSET_BITS,
         }
     }
 
-    pub(crate) const fn begin(&self) -> u64 {
+    pub(crate) fn begin(&self) -> u64 {
         join(self.begin)
     }
 
-    pub(crate) const fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         join(self.end)
     }
 
     pub(crate) const fn name_start(&self) -> usize {
         (self.name & OFFSET_MASK) as usize
-    }
-
-    pub(crate) const fn name_escaped(&self) -> bool {
-        self.name & ESCAPED_BIT != 0
     }
 
     pub(crate) const fn verdict(&self) -> Verdict {
@@ -198,22 +190,19 @@ impl Entry {
         (self.shape_dtype & OFFSET_MASK) as usize
     }
 
-    pub(crate) const fn dtype(&self) -> Dtype {
-        match Dtype::from_index(self.shape_dtype >> OFFSET_BITS) {
-            Some(d) => d,
-            None => Dtype::U8,
-        }
+    pub(crate) fn dtype(&self) -> Dtype {
+        Dtype::from_index(self.shape_dtype >> OFFSET_BITS).unwrap_or(Dtype::U8)
     }
 
     /// For a metadata entry: where the value string's content starts.
-    pub(crate) const fn value_start(&self) -> usize {
-        (self.begin[0] & OFFSET_MASK) as usize
+    pub(crate) fn value_start(&self) -> usize {
+        usize::try_from(join(self.begin) & u64::from(OFFSET_MASK)).unwrap_or(0)
     }
 }
 
 /// Header offsets always fit in 27 bits: the parser refuses larger headers.
-const fn pack_offset(offset: usize) -> u32 {
-    (offset as u32) & OFFSET_MASK
+fn pack_offset(offset: usize) -> u32 {
+    u32::try_from(offset).unwrap_or(u32::MAX) & OFFSET_MASK
 }
 
 /// The three regions of a table, read-only.
@@ -276,14 +265,12 @@ mod tests {
     fn entry_round_trip() {
         let e = Entry::tensor(
             OFFSET_MASK as usize,
-            true,
             Dtype::U64,
             12345,
             (u64::MAX - 1, u64::MAX),
             Verdict::WrongSize,
         );
         assert_eq!(e.name_start(), OFFSET_MASK as usize);
-        assert!(e.name_escaped());
         assert_eq!(e.dtype(), Dtype::U64);
         assert_eq!(e.shape_start(), 12345);
         assert_eq!((e.begin(), e.end()), (u64::MAX - 1, u64::MAX));
@@ -294,6 +281,9 @@ mod tests {
     fn regions_split_the_slots() {
         let mut slots = [Slot::EMPTY; 5];
         let r = regions_mut(&mut slots);
-        assert_eq!((r.entries.len(), r.by_name.len(), r.by_offset.len()), (5, 5, 5));
+        assert_eq!(
+            (r.entries.len(), r.by_name.len(), r.by_offset.len()),
+            (5, 5, 5)
+        );
     }
 }

@@ -295,7 +295,9 @@ impl<'a> TensorView<'a> {
         if T::DTYPE == self.dtype() {
             Ok(())
         } else {
-            Err(self.error(ErrorKind::DtypeMismatch { found: self.dtype() }))
+            Err(self.error(ErrorKind::DtypeMismatch {
+                found: self.dtype(),
+            }))
         }
     }
 
@@ -362,7 +364,10 @@ impl<'a> TensorView<'a> {
         if dst.len() != self.data.len() {
             return Err(self.error(ErrorKind::LengthMismatch {
                 expected: self.element_count(),
-                found: (dst.len() / core::mem::size_of::<T>().max(1)) as u64,
+                found: dst
+                    .len()
+                    .checked_div(core::mem::size_of::<T>())
+                    .unwrap_or(0) as u64,
             }));
         }
         dst.copy_from_slice(self.data);
@@ -372,6 +377,28 @@ impl<'a> TensorView<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Decodes every element of a float tensor (F64, F32, F16, BF16, the
+    /// five F8, both F6 and F4) into `out`, exactly as
+    /// [`decode::decode_f32_into`](crate::decode::decode_f32_into) does.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] for integer, `BOOL` and `C64` tensors;
+    /// [`ErrorKind::LengthMismatch`] when `out.len()` is not the element count.
+    ///
+    /// ```
+    /// # use safetensors_nano::{SafeTensors, Table};
+    /// # let h = br#"{"q":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}}"#;
+    /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h); file.extend_from_slice(&[0x38, 0x7e]);
+    /// # let st = SafeTensors::parse(&file, Table::<1>::new()).unwrap();
+    /// let mut out = [0f32; 2];
+    /// st.tensor("q").unwrap().decode_f32_into(&mut out).unwrap();
+    /// assert_eq!(out, [1.0, 448.0]);
+    /// ```
+    pub fn decode_f32_into(&self, out: &mut [f32]) -> Result<(), Error> {
+        crate::decode::decode_f32_into(self.dtype(), self.data, out)
+            .map_err(|e| e.with_tensor(self.info.as_ref()))
     }
 
     /// The values of a `BOOL` tensor (0 is false, anything else true).
@@ -389,7 +416,9 @@ impl<'a> TensorView<'a> {
     /// ```
     pub fn bools(&self) -> Result<impl ExactSizeIterator<Item = bool> + 'a, Error> {
         if self.dtype() != Dtype::BOOL {
-            return Err(self.error(ErrorKind::DtypeMismatch { found: self.dtype() }));
+            return Err(self.error(ErrorKind::DtypeMismatch {
+                found: self.dtype(),
+            }));
         }
         Ok(self.data.iter().map(|&b| b != 0))
     }

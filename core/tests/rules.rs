@@ -13,7 +13,12 @@ fn kind(bytes: &[u8]) -> ErrorKind {
 }
 
 fn same(bytes: &[u8]) {
-    assert_eq!(compare(bytes), Agreement::Same, "{:?}", String::from_utf8_lossy(bytes));
+    assert_eq!(
+        compare(bytes),
+        Agreement::Same,
+        "{:?}",
+        String::from_utf8_lossy(bytes)
+    );
 }
 
 #[test]
@@ -47,13 +52,19 @@ fn r2_limit_is_configurable_downward_only() {
     let bytes = file(&format!("{{\"a\":{T}}}"), 2);
     let small = Parser::new().header_limit(16);
     let err = small.parse(&bytes, Table::<2>::new()).unwrap_err();
-    assert!(matches!(err.kind(), ErrorKind::HeaderTooLarge { limit: 16, .. }));
+    assert!(matches!(
+        err.kind(),
+        ErrorKind::HeaderTooLarge { limit: 16, .. }
+    ));
     let big = Parser::new().header_limit(u64::MAX);
     let mut huge = 100_000_001u64.to_le_bytes().to_vec();
     huge.extend_from_slice(b"{}");
     assert!(matches!(
         big.parse(&huge, Table::<2>::new()).unwrap_err().kind(),
-        ErrorKind::HeaderTooLarge { limit: 100_000_000, .. }
+        ErrorKind::HeaderTooLarge {
+            limit: 100_000_000,
+            ..
+        }
     ));
 }
 
@@ -80,11 +91,20 @@ fn r4_utf8() {
         f
     };
     let err = ours(&bytes).unwrap_err();
-    assert_eq!((err.kind(), err.offset()), (ErrorKind::InvalidUtf8, Some(3)));
+    assert_eq!(
+        (err.kind(), err.offset()),
+        (ErrorKind::InvalidUtf8, Some(3))
+    );
     same(&bytes);
     // A BOM is valid UTF-8 but not JSON.
     let bom = file("\u{feff}{}", 0);
-    assert!(matches!(kind(&bom), ErrorKind::UnexpectedByte { found: 0xef, expected: Expected::Object }));
+    assert!(matches!(
+        kind(&bom),
+        ErrorKind::UnexpectedByte {
+            found: 0xef,
+            expected: Expected::Object
+        }
+    ));
     same(&bom);
 }
 
@@ -95,7 +115,15 @@ fn r5_one_object_with_json_whitespace_around() {
         assert_eq!(ours(&bytes).unwrap(), 0, "{ok:?}");
         same(&bytes);
     }
-    for (bad, at) in [("{}\0", 2), ("{}\x0c", 2), ("{}{}", 2), ("[]", 0), ("", 0), ("\"x\"", 0), ("{} x", 3)] {
+    for (bad, at) in [
+        ("{}\0", 2),
+        ("{}\x0c", 2),
+        ("{}{}", 2),
+        ("[]", 0),
+        ("", 0),
+        ("\"x\"", 0),
+        ("{} x", 3),
+    ] {
         let bytes = file(bad, 0);
         let err = ours(&bytes).unwrap_err();
         assert_eq!(err.offset(), Some(at), "{bad:?}: {err}");
@@ -119,14 +147,22 @@ fn r6_strict_json() {
     ];
     for header in cases {
         let bytes = file(header, 2);
-        assert_eq!(ours(&bytes).unwrap_err().kind().reference_name(), Some("InvalidHeaderDeserialization"), "{header}");
+        assert_eq!(
+            ours(&bytes).unwrap_err().kind().reference_name(),
+            Some("InvalidHeaderDeserialization"),
+            "{header}"
+        );
         same(&bytes);
     }
     // Escapes are fine anywhere, surrogate pairs included, even in dtype strings.
-    let header = r#"{"\ud83d\ude00\n":{"dtype":"\u0046\u0033\u0032","shape":[],"data_offsets":[0,4]}}"#;
+    let header =
+        r#"{"\ud83d\ude00\n":{"dtype":"\u0046\u0033\u0032","shape":[],"data_offsets":[0,4]}}"#;
     let bytes = file(header, 4);
     let st = SafeTensors::parse(&bytes, Table::<2>::new()).unwrap();
-    assert_eq!(st.tensor("😀\n").unwrap().dtype(), safetensors_nano::Dtype::F32);
+    assert_eq!(
+        st.tensor("😀\n").unwrap().dtype(),
+        safetensors_nano::Dtype::F32
+    );
     same(&bytes);
 }
 
@@ -144,11 +180,26 @@ fn r7_metadata() {
         same(&bytes);
     }
     let bad = [
-        (format!("{{\"__metadata__\":{{\"k\":1}},\"a\":{T}}}"), ErrorKind::MetadataValueNotString),
-        (format!("{{\"__metadata__\":{{\"k\":null}},\"a\":{T}}}"), ErrorKind::MetadataValueNotString),
-        (format!("{{\"__metadata__\":[],\"a\":{T}}}"), ErrorKind::MetadataNotObject),
-        (format!("{{\"__metadata__\":\"x\",\"a\":{T}}}"), ErrorKind::MetadataNotObject),
-        (format!("{{\"__metadata__\":null,\"a\":{T},\"__metadata__\":null}}"), ErrorKind::DuplicateMetadata),
+        (
+            format!("{{\"__metadata__\":{{\"k\":1}},\"a\":{T}}}"),
+            ErrorKind::MetadataValueNotString,
+        ),
+        (
+            format!("{{\"__metadata__\":{{\"k\":null}},\"a\":{T}}}"),
+            ErrorKind::MetadataValueNotString,
+        ),
+        (
+            format!("{{\"__metadata__\":[],\"a\":{T}}}"),
+            ErrorKind::MetadataNotObject,
+        ),
+        (
+            format!("{{\"__metadata__\":\"x\",\"a\":{T}}}"),
+            ErrorKind::MetadataNotObject,
+        ),
+        (
+            format!("{{\"__metadata__\":null,\"a\":{T},\"__metadata__\":null}}"),
+            ErrorKind::DuplicateMetadata,
+        ),
     ];
     for (header, expected) in &bad {
         let bytes = file(header, 2);
@@ -164,18 +215,74 @@ fn r8_tensor_entries() {
     assert_eq!(ours(&bytes).unwrap(), 1);
     same(&bytes);
     let bad = [
-        (r#"{"a":{"dtype":"u8","shape":[2],"data_offsets":[0,2]}}"#, ErrorKind::UnknownDtype),
-        (r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2],"dtype":"U8"}}"#, ErrorKind::DuplicateField { field: Field::Dtype }),
-        (r#"{"a":{"shape":[2],"data_offsets":[0,2]}}"#, ErrorKind::MissingField { field: Field::Dtype }),
-        (r#"{"a":{"dtype":"U8","data_offsets":[0,2]}}"#, ErrorKind::MissingField { field: Field::Shape }),
-        (r#"{"a":{"dtype":"U8","shape":[2]}}"#, ErrorKind::MissingField { field: Field::DataOffsets }),
-        (r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0]}}"#, ErrorKind::DataOffsetsNotPair { found: 1 }),
-        (r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2,4]}}"#, ErrorKind::DataOffsetsNotPair { found: 3 }),
-        (r#"{"a":{"dtype":"U8","shape":[2.0],"data_offsets":[0,2]}}"#, ErrorKind::UnexpectedByte { found: b'.', expected: Expected::Integer }),
-        (r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2e0]}}"#, ErrorKind::UnexpectedByte { found: b'e', expected: Expected::Integer }),
-        (r#"{"a":{"dtype":"U8","shape":[-0],"data_offsets":[0,2]}}"#, ErrorKind::UnexpectedByte { found: b'-', expected: Expected::Integer }),
-        (r#"{"a":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,2]}}"#, ErrorKind::IntegerTooLarge),
-        (r#"{"a":{"dtype":"U8","shape":2,"data_offsets":[0,2]}}"#, ErrorKind::UnexpectedByte { found: b'2', expected: Expected::Array }),
+        (
+            r#"{"a":{"dtype":"u8","shape":[2],"data_offsets":[0,2]}}"#,
+            ErrorKind::UnknownDtype,
+        ),
+        (
+            r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2],"dtype":"U8"}}"#,
+            ErrorKind::DuplicateField {
+                field: Field::Dtype,
+            },
+        ),
+        (
+            r#"{"a":{"shape":[2],"data_offsets":[0,2]}}"#,
+            ErrorKind::MissingField {
+                field: Field::Dtype,
+            },
+        ),
+        (
+            r#"{"a":{"dtype":"U8","data_offsets":[0,2]}}"#,
+            ErrorKind::MissingField {
+                field: Field::Shape,
+            },
+        ),
+        (
+            r#"{"a":{"dtype":"U8","shape":[2]}}"#,
+            ErrorKind::MissingField {
+                field: Field::DataOffsets,
+            },
+        ),
+        (
+            r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0]}}"#,
+            ErrorKind::DataOffsetsNotPair { found: 1 },
+        ),
+        (
+            r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2,4]}}"#,
+            ErrorKind::DataOffsetsNotPair { found: 3 },
+        ),
+        (
+            r#"{"a":{"dtype":"U8","shape":[2.0],"data_offsets":[0,2]}}"#,
+            ErrorKind::UnexpectedByte {
+                found: b'.',
+                expected: Expected::Integer,
+            },
+        ),
+        (
+            r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2e0]}}"#,
+            ErrorKind::UnexpectedByte {
+                found: b'e',
+                expected: Expected::Integer,
+            },
+        ),
+        (
+            r#"{"a":{"dtype":"U8","shape":[-0],"data_offsets":[0,2]}}"#,
+            ErrorKind::UnexpectedByte {
+                found: b'-',
+                expected: Expected::Integer,
+            },
+        ),
+        (
+            r#"{"a":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,2]}}"#,
+            ErrorKind::IntegerTooLarge,
+        ),
+        (
+            r#"{"a":{"dtype":"U8","shape":2,"data_offsets":[0,2]}}"#,
+            ErrorKind::UnexpectedByte {
+                found: b'2',
+                expected: Expected::Array,
+            },
+        ),
         (r#"{"a":5}"#, ErrorKind::TensorNotObject),
     ];
     for (header, expected) in bad {
@@ -208,17 +315,32 @@ fn r8_unknown_fields_nest_up_to_the_reference_limit() {
 fn r9_offsets_tile_the_buffer() {
     let cases = [
         // hole at the start
-        (r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}"#, 3),
+        (
+            r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}"#,
+            3,
+        ),
         // overlap
-        (r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}"#, 3),
+        (
+            r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}"#,
+            3,
+        ),
         // hole between
-        (r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}}"#, 5),
+        (
+            r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}}"#,
+            5,
+        ),
         // end before begin
-        (r#"{"a":{"dtype":"U8","shape":[0],"data_offsets":[2,0]}}"#, 2),
+        (
+            r#"{"a":{"dtype":"U8","shape":[0],"data_offsets":[2,0]}}"#,
+            2,
+        ),
     ];
     for (header, data) in cases {
         let bytes = file(header, data);
-        assert!(matches!(kind(&bytes), ErrorKind::InvalidOffset { .. }), "{header}");
+        assert!(
+            matches!(kind(&bytes), ErrorKind::InvalidOffset { .. }),
+            "{header}"
+        );
         same(&bytes);
     }
     // Header order does not matter; offsets do.
@@ -228,8 +350,17 @@ fn r9_offsets_tile_the_buffer() {
     );
     let st = SafeTensors::parse(&bytes, Table::<2>::new()).unwrap();
     let offset_order: Vec<String> = st.iter().map(|t| t.name().to_string()).collect();
-    let header_order: Vec<String> = st.iter_header_order().map(|t| t.name().to_string()).collect();
-    assert_eq!((offset_order, header_order), (vec!["a".to_string(), "b".into()], vec!["b".to_string(), "a".into()]));
+    let header_order: Vec<String> = st
+        .iter_header_order()
+        .map(|t| t.name().to_string())
+        .collect();
+    assert_eq!(
+        (offset_order, header_order),
+        (
+            vec!["a".to_string(), "b".into()],
+            vec!["b".to_string(), "a".into()]
+        )
+    );
     same(&bytes);
 }
 
@@ -269,7 +400,8 @@ fn r11_sub_byte_needs_whole_bytes() {
     assert_eq!(kind(&bytes), ErrorKind::MisalignedSlice { elements: 3 });
     same(&bytes);
     for (dtype, shape, len) in [("F4", 4, 2), ("F6_E2M3", 4, 3), ("F6_E3M2", 8, 6)] {
-        let header = format!(r#"{{"a":{{"dtype":"{dtype}","shape":[{shape}],"data_offsets":[0,{len}]}}}}"#);
+        let header =
+            format!(r#"{{"a":{{"dtype":"{dtype}","shape":[{shape}],"data_offsets":[0,{len}]}}}}"#);
         let bytes = file(&header, len);
         assert_eq!(ours(&bytes).unwrap(), 1);
         same(&bytes);
@@ -280,7 +412,13 @@ fn r11_sub_byte_needs_whole_bytes() {
 fn r12_size_must_match() {
     let header = r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}"#;
     let bytes = file(header, 4);
-    assert_eq!(kind(&bytes), ErrorKind::TensorInvalidInfo { expected: 8, found: 4 });
+    assert_eq!(
+        kind(&bytes),
+        ErrorKind::TensorInvalidInfo {
+            expected: 8,
+            found: 4
+        }
+    );
     same(&bytes);
 }
 
@@ -288,7 +426,13 @@ fn r12_size_must_match() {
 fn r13_no_trailing_bytes_no_truncation() {
     for data in [1usize, 3] {
         let bytes = file(&format!("{{\"a\":{T}}}"), data);
-        assert_eq!(kind(&bytes), ErrorKind::MetadataIncompleteBuffer { expected: 2, found: data as u64 });
+        assert_eq!(
+            kind(&bytes),
+            ErrorKind::MetadataIncompleteBuffer {
+                expected: 2,
+                found: data as u64
+            }
+        );
         same(&bytes);
     }
 }
@@ -319,18 +463,36 @@ fn difference_duplicates_rejected() {
 fn difference_array_entries_and_map_dtypes_rejected() {
     let bytes = file(r#"{"a":["U8",[2],[0,2]]}"#, 2);
     assert_eq!(kind(&bytes), ErrorKind::TensorNotObject);
-    assert_eq!(compare(&bytes), Agreement::Listed("array entries / map dtypes rejected"));
-    let bytes = file(r#"{"a":{"dtype":{"U8":null},"shape":[2],"data_offsets":[0,2]}}"#, 2);
+    assert_eq!(
+        compare(&bytes),
+        Agreement::Listed("array entries / map dtypes rejected")
+    );
+    let bytes = file(
+        r#"{"a":{"dtype":{"U8":null},"shape":[2],"data_offsets":[0,2]}}"#,
+        2,
+    );
     assert_eq!(kind(&bytes), ErrorKind::DtypeNotString);
-    assert_eq!(compare(&bytes), Agreement::Listed("array entries / map dtypes rejected"));
+    assert_eq!(
+        compare(&bytes),
+        Agreement::Listed("array entries / map dtypes rejected")
+    );
 }
 
 #[test]
 fn difference_zero_dimension_means_zero_elements() {
-    let bytes = file(r#"{"a":{"dtype":"F32","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}}"#, 0);
+    let bytes = file(
+        r#"{"a":{"dtype":"F32","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}}"#,
+        0,
+    );
     assert_eq!(ours(&bytes).unwrap(), 1);
-    assert_eq!(compare(&bytes), Agreement::Listed("zero dimension makes 0 elements"));
-    let bytes = file(r#"{"a":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}}"#, 0);
+    assert_eq!(
+        compare(&bytes),
+        Agreement::Listed("zero dimension makes 0 elements")
+    );
+    let bytes = file(
+        r#"{"a":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}}"#,
+        0,
+    );
     assert_eq!(ours(&bytes).unwrap(), 1);
     same(&bytes);
 }
@@ -340,7 +502,10 @@ fn offsets_are_64_bit() {
     // A header describing 5 GiB: valid as a header, checked against the file length.
     let header = r#"{"a":{"dtype":"U8","shape":[5368709120],"data_offsets":[0,5368709120]}}"#;
     let prefix = file(header, 0);
-    let Status::Complete(h) = Parser::new().parse_header(&prefix, Table::<1>::new()).unwrap() else {
+    let Status::Complete(h) = Parser::new()
+        .parse_header(&prefix, Table::<1>::new())
+        .unwrap()
+    else {
         panic!("complete")
     };
     assert_eq!(h.data_len(), 5 << 30);
@@ -352,7 +517,13 @@ fn capacity_exceeded_says_how_many_slots_are_needed() {
     let header = format!("{{\"__metadata__\":{{\"k\":\"v\"}},\"a\":{T},\"b\":{{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[2,2]}}}}");
     let bytes = file(&header, 2);
     let err = SafeTensors::parse(&bytes, Table::<2>::new()).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::CapacityExceeded { capacity: 2, needed: 3 });
+    assert_eq!(
+        err.kind(),
+        ErrorKind::CapacityExceeded {
+            capacity: 2,
+            needed: 3
+        }
+    );
     let mut slots = [Slot::EMPTY; 3];
     let st = SafeTensors::parse(&bytes, &mut slots[..]).unwrap();
     assert_eq!(st.len(), 2);
@@ -368,7 +539,10 @@ fn every_prefix_of_a_valid_file() {
         // Whole-file parsing of a prefix always fails cleanly.
         assert!(ours(prefix).is_err());
         // Header parsing says how much more it needs until the header is in.
-        match Parser::new().parse_header(prefix, Table::<4>::new()).unwrap() {
+        match Parser::new()
+            .parse_header(prefix, Table::<4>::new())
+            .unwrap()
+        {
             Status::Partial { needed } => {
                 assert_eq!(needed, if len < 8 { 8 } else { 8 + header.len() as u64 });
                 assert!((len as u64) < needed);

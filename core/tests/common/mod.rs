@@ -46,7 +46,8 @@ fn header_has_zero_dim(bytes: &[u8]) -> bool {
     let Some(text) = bytes.get(8..).and_then(|b| std::str::from_utf8(b).ok()) else {
         return false;
     };
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(text.trim_end_matches(|c: char| c != '}'))
+    let Ok(value) =
+        serde_json::from_str::<serde_json::Value>(text.trim_end_matches(|c: char| c != '}'))
     else {
         return false;
     };
@@ -65,10 +66,20 @@ pub fn compare(bytes: &[u8]) -> Agreement {
     match (&ours, &theirs) {
         (Ok(a), Ok(b)) if a == b => Agreement::Same,
         (Err(e), Err(name)) if e.kind().reference_name() == Some(name.as_str()) => Agreement::Same,
-        (Err(e), _) if matches!(e.kind(), ErrorKind::DuplicateTensorName | ErrorKind::DuplicateMetadataKey) => {
+        (Err(e), _)
+            if matches!(
+                e.kind(),
+                ErrorKind::DuplicateTensorName | ErrorKind::DuplicateMetadataKey
+            ) =>
+        {
             Agreement::Listed("duplicates rejected")
         }
-        (Err(e), _) if matches!(e.kind(), ErrorKind::TensorNotObject | ErrorKind::DtypeNotString) => {
+        (Err(e), _)
+            if matches!(
+                e.kind(),
+                ErrorKind::TensorNotObject | ErrorKind::DtypeNotString
+            ) =>
+        {
             Agreement::Listed("array entries / map dtypes rejected")
         }
         (Ok(_), Err(name)) if name == "ValidationOverflow" && header_has_zero_dim(bytes) => {

@@ -1,0 +1,132 @@
+//! The five 8-bit float formats: one 256-entry table each, built at compile
+//! time from the bit layout.
+
+use super::layout::{lookup, table, Layout, Special};
+
+const E5M2: Layout = Layout {
+    signed: true,
+    exp_bits: 5,
+    man_bits: 2,
+    bias: 15,
+    subnormals: true,
+    special: Special::Ieee,
+};
+const E4M3FN: Layout = Layout {
+    signed: true,
+    exp_bits: 4,
+    man_bits: 3,
+    bias: 7,
+    subnormals: true,
+    special: Special::AllOnesNan,
+};
+const E8M0: Layout = Layout {
+    signed: false,
+    exp_bits: 8,
+    man_bits: 0,
+    bias: 127,
+    subnormals: false,
+    special: Special::AllOnesNan,
+};
+const E4M3FNUZ: Layout = Layout {
+    signed: true,
+    exp_bits: 4,
+    man_bits: 3,
+    bias: 8,
+    subnormals: true,
+    special: Special::NegativeZeroNan,
+};
+const E5M2FNUZ: Layout = Layout {
+    signed: true,
+    exp_bits: 5,
+    man_bits: 2,
+    bias: 16,
+    subnormals: true,
+    special: Special::NegativeZeroNan,
+};
+
+pub(super) static F8_E5M2: [f32; 256] = table(E5M2);
+pub(super) static F8_E4M3: [f32; 256] = table(E4M3FN);
+pub(super) static F8_E8M0: [f32; 256] = table(E8M0);
+pub(super) static F8_E4M3FNUZ: [f32; 256] = table(E4M3FNUZ);
+pub(super) static F8_E5M2FNUZ: [f32; 256] = table(E5M2FNUZ);
+
+/// Decodes one byte per element through `table`.
+#[inline]
+pub(super) fn decode(table: &[f32; 256], bytes: &[u8], out: &mut [f32]) {
+    for (o, &b) in out.iter_mut().zip(bytes) {
+        *o = lookup(table, usize::from(b));
+    }
+}
+
+/// Decodes one `F8_E5M2` value: sign, 5 exponent bits (bias 15), 2 mantissa
+/// bits, IEEE-like with ±infinity (`0x7C`, `0xFC`) and NaN; max 57344.
+///
+/// ```
+/// use safetensors_nano::decode::f8_e5m2_to_f32;
+/// assert_eq!(f8_e5m2_to_f32(0x3C), 1.0);
+/// assert_eq!(f8_e5m2_to_f32(0x7B), 57344.0);
+/// assert_eq!(f8_e5m2_to_f32(0xFC), f32::NEG_INFINITY);
+/// assert!(f8_e5m2_to_f32(0x7F).is_nan());
+/// ```
+#[inline]
+pub fn f8_e5m2_to_f32(code: u8) -> f32 {
+    lookup(&F8_E5M2, usize::from(code))
+}
+
+/// Decodes one `F8_E4M3` (E4M3FN) value: sign, 4 exponent bits (bias 7),
+/// 3 mantissa bits; no infinities, NaN is `0x7F`/`0xFF`; max 448.
+///
+/// ```
+/// use safetensors_nano::decode::f8_e4m3_to_f32;
+/// assert_eq!(f8_e4m3_to_f32(0x38), 1.0);
+/// assert_eq!(f8_e4m3_to_f32(0x7E), 448.0);
+/// assert_eq!(f8_e4m3_to_f32(0x01), 2f32.powi(-9));
+/// assert!(f8_e4m3_to_f32(0xFF).is_nan());
+/// ```
+#[inline]
+pub fn f8_e4m3_to_f32(code: u8) -> f32 {
+    lookup(&F8_E4M3, usize::from(code))
+}
+
+/// Decodes one `F8_E8M0` value: an unsigned power-of-two scale
+/// 2^(code − 127); `0xFF` is NaN and there is no zero.
+///
+/// ```
+/// use safetensors_nano::decode::f8_e8m0_to_f32;
+/// assert_eq!(f8_e8m0_to_f32(0x7F), 1.0);
+/// assert_eq!(f8_e8m0_to_f32(0x80), 2.0);
+/// assert_eq!(f8_e8m0_to_f32(0x00), 2f32.powi(-127));
+/// assert!(f8_e8m0_to_f32(0xFF).is_nan());
+/// ```
+#[inline]
+pub fn f8_e8m0_to_f32(code: u8) -> f32 {
+    lookup(&F8_E8M0, usize::from(code))
+}
+
+/// Decodes one `F8_E4M3FNUZ` value: sign, 4 exponent bits (bias 8),
+/// 3 mantissa bits; no infinities, no −0: `0x80` is the NaN; max 240.
+///
+/// ```
+/// use safetensors_nano::decode::f8_e4m3fnuz_to_f32;
+/// assert_eq!(f8_e4m3fnuz_to_f32(0x40), 1.0);
+/// assert_eq!(f8_e4m3fnuz_to_f32(0x7F), 240.0);
+/// assert!(f8_e4m3fnuz_to_f32(0x80).is_nan());
+/// ```
+#[inline]
+pub fn f8_e4m3fnuz_to_f32(code: u8) -> f32 {
+    lookup(&F8_E4M3FNUZ, usize::from(code))
+}
+
+/// Decodes one `F8_E5M2FNUZ` value: sign, 5 exponent bits (bias 16),
+/// 2 mantissa bits; no infinities, no −0: `0x80` is the NaN; max 57344.
+///
+/// ```
+/// use safetensors_nano::decode::f8_e5m2fnuz_to_f32;
+/// assert_eq!(f8_e5m2fnuz_to_f32(0x40), 1.0);
+/// assert_eq!(f8_e5m2fnuz_to_f32(0x7F), 57344.0);
+/// assert!(f8_e5m2fnuz_to_f32(0x80).is_nan());
+/// ```
+#[inline]
+pub fn f8_e5m2fnuz_to_f32(code: u8) -> f32 {
+    lookup(&F8_E5M2FNUZ, usize::from(code))
+}
