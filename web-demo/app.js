@@ -550,6 +550,10 @@ window.viewer = {
   get bytesRead() {
     return totalBytesRead();
   },
+  /** Smaller read chunks, to watch progress or exercise chunk merging (default 64 MiB). */
+  set chunkBytes(n) {
+    DetailPanel.chunkBytes = n;
+  },
 };
 
 init();

@@ -10,7 +10,7 @@ import { NPY_DESCR, fmtBytes, fmtInt, fmtMs, fmtNum, fmtShape, viewAlignment } f
 /** What the worker needs to read one tensor. */
 export function tensorRef(model, row) {
   const { kind, blob, url } = model.shards[row.shard].src;
-  return { src: kind === 'blob' ? { kind, blob } : { kind, url }, dtype: row.dtype, shape: row.shape, byteOffset: row.offset, byteLength: row.bytes };
+  return { src: kind === 'blob' ? { kind, blob } : { kind, url }, dtype: row.dtype, shape: row.shape, byteOffset: row.offset, byteLength: row.bytes, chunkBytes: DetailPanel.chunkBytes };
 }
 
 /** Flat index → multi-index, e.g. 7 in [2, 4] → [1, 3]. */
@@ -47,6 +47,9 @@ function progressWidget(onCancel) {
 }
 
 export class DetailPanel {
+  /** Read chunk size for the worker (undefined: its 64 MiB default); tests make it small. */
+  static chunkBytes = undefined;
+
   constructor(el, { jobs, onBytes, onClose }) {
     this.el = el;
     this.jobs = jobs;

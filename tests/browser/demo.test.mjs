@@ -91,7 +91,7 @@ const listNames = (page, sel = '#list') =>
   page.$$eval(`${sel} .vt-row:not([hidden])`, (rows, col) => rows.sort((a, b) => a.dataset.k - b.dataset.k).map((r) => r.children[col].textContent), sel === '#compare' ? 1 : 0);
 
 /** Opens a tensor by keyboard: / to filter, Enter to the list, Enter to open; waits for stats. */
-async function openByKeyboard(page, name) {
+async function openByKeyboard(page, name, { wait = true } = {}) {
   await page.locator('body').press('/');
   await page.keyboard.type(name);
   await page.waitForTimeout(200);
@@ -101,7 +101,7 @@ async function openByKeyboard(page, name) {
   await page.keyboard.press('Enter'); // into the list, first row active
   for (let i = 0; i < k; i++) await page.keyboard.press('ArrowDown');
   await page.keyboard.press('Enter');
-  await page.waitForSelector(`#detail[data-tensor="${name}"] [data-testid="stats"]`, { timeout: 20000 });
+  if (wait) await page.waitForSelector(`#detail[data-tensor="${name}"] [data-testid="stats"]`, { timeout: 20000 });
 }
 
 /** Opens a tree node (a <details>) by clicking its summary, unless it is open already. */
@@ -258,6 +258,22 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     assert.ok(colours.n > 50, `heatmap has ${colours.n} colours`);
     await shot(page, '03-dropped-file-detail');
 
+    // The same through many small chunks (the worker merges them): same numbers.
+    await page.keyboard.press('Escape');
+    await page.evaluate(() => {
+      window.viewer.chunkBytes = 256;
+    });
+    await openByKeyboard(page, 'model.layers.10.mlp.weight');
+    const wb = stats(Array.from(b));
+    const gb = await readStats(page);
+    for (const k of ['min', 'max', 'mean', 'std']) close(Number(gb[k]), wb[k], `${k} over 24 chunks`, 1e-9);
+    assert.equal(await page.$eval('#detail canvas.hist', (c) => Number(c.dataset.total)), b.length);
+    // Two passes over the tensor's 6,000 bytes (statistics, then the histogram), nothing else.
+    assert.match(await page.locator('#detail').innerText(), /read 11\.72 KiB/);
+    await page.evaluate(() => {
+      window.viewer.chunkBytes = undefined;
+    });
+
     // NaN and ±Inf are counted, not averaged.
     await page.keyboard.press('Escape');
     await openByKeyboard(page, 'stats.specials');
@@ -321,6 +337,15 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     close(Number(got.std), want.std, 'std');
     await shot(page, '04-sharded');
 
+    // The same model as a folder, through the folder picker; other files in it are ignored.
+    writeFile(join(sub, 'config.json'), '{"model_type": "toy"}');
+    writeFile(join(sub, 'README.md'), '# toy');
+    await choose(page, '#open-folder', sub);
+    await page.waitForFunction(() => document.getElementById('model-name').textContent === 'sharded');
+    assert.equal(await cardValue(page, 'files'), 3);
+    assert.equal(await cardValue(page, 'integrity'), 0);
+    assert.match(await page.locator('[data-testid="integrity-list"]').innerText(), /ignored 2 other files: (config\.json, README\.md|README\.md, config\.json)/);
+
     // The same shards against an index that disagrees with them.
     const bad = { ...weightMap, 'model.layers.99.ghost.weight': 'model-00001-of-00003.safetensors' };
     delete bad['model.layers.0.attn.weight'];
@@ -355,6 +380,22 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     const shown = await page.locator('#bytes-read').textContent();
     numbers.sparse20GB = { fileBytes: big.size, tensors: entries.length, headerBytes: big.headerSize, openMs: t.openMs, seenMs: Math.round(t.seen * 10) / 10, bytesRead: t.bytesRead, shown };
     await shot(page, '06-sparse-20GB');
+
+    // A 400 MiB tensor: progress shows, and Cancel stops the worker.
+    await page.evaluate(() => {
+      window.viewer.chunkBytes = 4 << 20;
+    });
+    const before = Number(await page.evaluate(() => document.body.dataset.bytesRead));
+    await openByKeyboard(page, 'model.embed_tokens.weight', { wait: false });
+    await page.waitForFunction(() => document.querySelector('#detail progress')?.value > 0);
+    await page.click('#detail .progress button');
+    await page.waitForSelector('#detail >> text=Cancelled.');
+    const after = Number(await page.evaluate(() => document.body.dataset.bytesRead));
+    assert.ok(after > before && after - before < 200 << 20, `cancelled after reading ${after - before} bytes of 400 MiB`);
+    await page.evaluate(() => {
+      window.viewer.chunkBytes = undefined;
+    });
+    await page.keyboard.press('Escape');
 
     // A tensor past 16 GiB: its bytes (a hole) read back as zeros.
     const last = entries[entries.length - 2];
