@@ -186,19 +186,33 @@ function renderSummary(m, s) {
     card('Tensor bytes', fmtBytes(s.bytes), `${fmtInt(s.bytes)} B`, { 'data-testid': 'total-bytes', 'data-value': s.bytes }),
     card('Tensors', fmtInt(s.tensors), `${s.byDtype.length} dtype${s.byDtype.length === 1 ? '' : 's'}`, { 'data-testid': 'tensor-count', 'data-value': s.tensors }),
     card(m.sharded ? 'Files' : 'File', m.sharded ? `${m.shards.length}` : fmtBytes(m.fileBytes), m.sharded ? fmtBytes(m.fileBytes) : `${fmtInt(m.fileBytes)} B`, { 'data-testid': 'files', 'data-value': m.shards.length }),
-    card('Zero-copy', s.tensors ? formatPct(s.aligned / s.tensors) : '—', `${fmtInt(s.aligned)} of ${fmtInt(s.tensors)} tensors`, { 'data-testid': 'aligned', 'data-value': s.aligned }),
+    card('Zero-copy', s.tensors ? formatPct(s.aligned / s.tensors) : '—', `${fmtInt(s.aligned)} of ${fmtInt(s.tensors)}`, { 'data-testid': 'aligned', 'data-value': s.aligned }),
     card('Integrity', errors ? `${errors} error${errors === 1 ? '' : 's'}` : warns ? `${warns} warning${warns === 1 ? '' : 's'}` : 'OK',
       m.index ? 'index vs headers' : 'header, file length', { class: `card ${errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': errors }),
   );
   const total = s.bytes || 1;
   const bar = h('div', { class: 'dtype-bar', role: 'img', 'aria-label': 'Bytes by dtype' },
     s.byDtype.map((d) => h('span', { class: `seg d-${d.dtype}`, style: { flexGrow: String(Math.max(d.bytes / total, 0.004)) }, title: `${d.dtype}: ${fmtBytes(d.bytes)}` })));
-  const legend = h('table', { class: 'dtype-table', 'data-testid': 'by-dtype' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'dtype'), h('th', { class: 'num' }, 'tensors'), h('th', { class: 'num' }, 'parameters'), h('th', { class: 'num' }, 'bytes'), h('th', { class: 'num' }, 'share'))),
-    h('tbody', {}, s.byDtype.map((d) => h('tr', { dataset: { dtype: d.dtype, params: d.params, bytes: d.bytes } },
+  const chips = h('div', { class: 'dtype-chips' }, s.byDtype.map((d) => h('button', {
+    type: 'button',
+    class: 'dtype-chip',
+    title: `${d.dtype}: ${fmtInt(d.tensors)} tensors, ${fmtInt(d.params)} parameters, ${fmtInt(d.bytes)} bytes — show only these`,
+    onclick: () => {
+      $('dtype-filter').value = $('dtype-filter').value === d.dtype ? '' : d.dtype;
+      selectTab('tensors');
+    },
+  }, h('span', { class: `swatch d-${d.dtype}` }), h('strong', {}, d.dtype), ` ${fmtCount(d.params)} · ${fmtBytes(d.bytes)} · ${formatPct(d.bytes / total)}`)));
+  $('summary').replaceChildren(cards, h('div', { class: 'dtypes' }, h('div', { class: 'dtypes-title' }, 'Bytes by dtype'), bar, chips));
+}
+
+/** The per-dtype table of the side panel. */
+function dtypeTable(s) {
+  const total = s.bytes || 1;
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'dtype-table', 'data-testid': 'by-dtype' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'dtype'), h('th', { class: 'num' }, 'tensors'), h('th', { class: 'num' }, 'parameters'), h('th', { class: 'num' }, 'bytes'))),
+    h('tbody', {}, s.byDtype.map((d) => h('tr', { dataset: { dtype: d.dtype, params: d.params, bytes: d.bytes }, title: `${formatPct(d.bytes / total)} of the bytes` },
       h('td', {}, h('span', { class: `swatch d-${d.dtype}` }), d.dtype), h('td', { class: 'num' }, fmtInt(d.tensors)),
-      h('td', { class: 'num' }, fmtInt(d.params)), h('td', { class: 'num' }, fmtBytes(d.bytes)), h('td', { class: 'num' }, formatPct(d.bytes / total))))));
-  $('summary').replaceChildren(cards, h('div', { class: 'dtypes' }, bar, legend));
+      h('td', { class: 'num' }, fmtInt(d.params)), h('td', { class: 'num' }, fmtBytes(d.bytes)))))));
 }
 
 function section(title, body, { open = true, id, count } = {}) {
@@ -208,15 +222,14 @@ function section(title, body, { open = true, id, count } = {}) {
 
 function renderSide(m, s) {
   const side = $('side');
-  const ext = m.shards.every((sh) => /\.safetensors$/i.test(sh.name)) ? '.safetensors' : '';
   const files = h('div', { class: 'table-wrap' }, h('table', { class: 'files', 'data-testid': 'shards' },
-    h('thead', {}, h('tr', {}, h('th', {}, ext ? h('span', {}, 'file ', h('span', { class: 'muted' }, '(.safetensors)')) : 'file'), h('th', { class: 'num' }, 'size'), h('th', { class: 'num' }, 'tensors'), h('th', { class: 'num' }, 'read'))),
+    h('thead', {}, h('tr', {}, h('th', {}, 'file'), h('th', { class: 'num' }, 'tensors'))),
     h('tbody', {}, m.shards.map((sh, i) => {
       const n = m.rows.filter((r) => r.shard === i).length;
-      const title = `${sh.src.path}${sh.st ? `\n${fmtInt(sh.size)} bytes, header ${fmtInt(sh.st.headerSize)} bytes` : ''}`;
-      return h('tr', { class: sh.error ? 'bad' : '', title },
-        h('td', { class: 'mono' }, ext ? sh.name.slice(0, -ext.length) : sh.name), h('td', { class: 'num' }, sh.size === null ? '?' : fmtBytes(sh.size)),
-        h('td', { class: 'num' }, sh.error ? '✕' : fmtInt(n)), h('td', { class: 'num' }, fmtBytes(sh.bytesRead)));
+      const facts = [sh.size === null ? null : fmtBytes(sh.size), sh.st ? `header ${fmtBytes(sh.st.headerSize)}` : null, `read ${fmtBytes(sh.bytesRead)}`];
+      return h('tr', { class: sh.error ? 'bad' : '', title: `${sh.src.path}${sh.st ? `\n${fmtInt(sh.size)} bytes` : ''}` },
+        h('td', {}, h('div', { class: 'file-name mono' }, sh.name), h('div', { class: 'file-facts' }, facts.filter(Boolean).join(' · '))),
+        h('td', { class: 'num' }, sh.error ? '✕' : fmtInt(n)));
     }))),
     m.index ? h('p', { class: 'note' }, `Index ${m.index.name}: ${fmtInt(Object.keys(m.index.weightMap).length)} entries, ${fmtBytes(m.index.size)}.`) : null,
     h('div', { class: 'actions' }, h('button', { type: 'button', class: 'btn small', onclick: exportHeader }, 'Export header JSON')));
@@ -237,6 +250,7 @@ function renderSide(m, s) {
   const errors = m.integrity.filter((x) => x.level === 'error').length;
   side.replaceChildren(
     section('Module tree', treeBox, { id: 'sec-tree' }),
+    section('By dtype', dtypeTable(s), { id: 'sec-dtypes', count: s.byDtype.length, open: s.byDtype.length <= 8 }),
     section(m.sharded ? 'Files' : 'File', files, { id: 'sec-files', count: m.shards.length }),
     section('Metadata', meta, { id: 'sec-meta', count: md.length, open: md.length > 0 && md.length <= 12 }),
     section('Integrity', integ, { id: 'sec-integrity', count: errors || undefined }),
@@ -276,13 +290,13 @@ const offsetsText = (r) => `${fmtInt(r.begin)} – ${fmtInt(r.end)}`;
 function tensorColumns(m) {
   const cols = [
     { key: 'name', label: 'Name', width: 'minmax(220px, 3fr)', text: (r) => r.name, compare: (a, b) => naturalCompare(a.name, b.name) },
-    { key: 'dtype', label: 'dtype', width: '96px', text: (r) => r.dtype, cls: (r) => `dtype-cell d-${r.dtype}`, compare: (a, b) => DTYPES.indexOf(a.dtype) - DTYPES.indexOf(b.dtype) || a.i - b.i },
+    { key: 'dtype', label: 'dtype', width: '120px', text: (r) => r.dtype, cls: (r) => `dtype-cell d-${r.dtype}`, compare: (a, b) => DTYPES.indexOf(a.dtype) - DTYPES.indexOf(b.dtype) || a.i - b.i },
     { key: 'shape', label: 'Shape', width: 'minmax(110px, 1.2fr)', text: (r) => fmtShape(r.shape), compare: (a, b) => a.rank - b.rank || cmpShape(a.shape, b.shape) },
     { key: 'params', label: 'Params', width: '92px', align: 'right', text: (r) => fmtCount(r.params), title: (r) => `${fmtInt(r.params)} parameters`, compare: (a, b) => a.params - b.params || a.i - b.i },
-    { key: 'bytes', label: 'Bytes', width: '92px', align: 'right', text: (r) => fmtBytes(r.bytes), title: (r) => `${fmtInt(r.bytes)} bytes`, compare: (a, b) => a.bytes - b.bytes || a.i - b.i },
-    { key: 'offsets', label: 'Offsets', width: 'minmax(150px, 1.2fr)', align: 'right', text: offsetsText, title: (r) => `data_offsets [${r.begin}, ${r.end}), file bytes ${r.offset}…`, compare: (a, b) => a.shard - b.shard || a.begin - b.begin },
+    { key: 'bytes', label: 'Bytes', width: '92px', drop: 3, align: 'right', text: (r) => fmtBytes(r.bytes), title: (r) => `${fmtInt(r.bytes)} bytes`, compare: (a, b) => a.bytes - b.bytes || a.i - b.i },
+    { key: 'offsets', label: 'Offsets', width: 'minmax(150px, 1.2fr)', drop: 1, align: 'right', text: offsetsText, title: (r) => `data_offsets [${r.begin}, ${r.end}), file bytes ${r.offset}…`, compare: (a, b) => a.shard - b.shard || a.begin - b.begin },
   ];
-  if (m.sharded) cols.push({ key: 'shard', label: 'File', width: 'minmax(120px, 1fr)', text: (r) => m.shards[r.shard].name, compare: (a, b) => a.shard - b.shard || a.begin - b.begin });
+  if (m.sharded) cols.push({ key: 'shard', label: 'File', width: 'minmax(120px, 1fr)', drop: 2, text: (r) => m.shards[r.shard].name, compare: (a, b) => a.shard - b.shard || a.begin - b.begin });
   return cols;
 }
 
@@ -398,8 +412,8 @@ function renderCompare() {
     columns: [
       { key: 'status', label: 'Status', width: '150px', text: (r) => STATUS_LABEL[r.status], cls: (r) => `status s-${r.status}`, compare: (a, b) => a.status.localeCompare(b.status) || a.i - b.i },
       { key: 'name', label: 'Name', width: 'minmax(220px, 3fr)', text: (r) => r.name, compare: (a, b) => a.i - b.i },
-      { key: 'a', label: `A: ${state.a.name}`, width: 'minmax(140px, 1.2fr)', text: (r) => col(state.a, r.a), compare: (a, b) => (a.a?.params ?? -1) - (b.a?.params ?? -1) },
-      { key: 'b', label: `B: ${state.b.name}`, width: 'minmax(140px, 1.2fr)', text: (r) => col(state.b, r.b), compare: (a, b) => (a.b?.params ?? -1) - (b.b?.params ?? -1) },
+      { key: 'a', label: `A: ${state.a.name}`, width: 'minmax(140px, 1.2fr)', drop: 2, text: (r) => col(state.a, r.a), compare: (a, b) => (a.a?.params ?? -1) - (b.a?.params ?? -1) },
+      { key: 'b', label: `B: ${state.b.name}`, width: 'minmax(140px, 1.2fr)', drop: 1, text: (r) => col(state.b, r.b), compare: (a, b) => (a.b?.params ?? -1) - (b.b?.params ?? -1) },
     ],
     label: 'Comparison of A and B',
     onOpen: (r) => (r.a ? openTensor(r.a, state.a) : openTensor(r.b, state.b)),

@@ -76,8 +76,12 @@ export class StatsAccumulator {
       const rows = count / cols;
       const outH = Math.min(rows, heatmap.maxRows);
       const outW = Math.min(cols, heatmap.maxCols);
-      const colBin = new Int32Array(cols);
-      for (let c = 0; c < cols; c++) colBin[c] = Math.floor((c * outW) / cols);
+      // Column → block lookup, unless the rows are so long the table itself would be big.
+      let colBin = null;
+      if (cols <= 1 << 22) {
+        colBin = new Int32Array(cols);
+        for (let c = 0; c < cols; c++) colBin[c] = Math.floor((c * outW) / cols);
+      }
       this.heat = { rows, cols, outH, outW, colBin, sum: new Float64Array(outH * outW), n: new Float64Array(outH * outW) };
     }
   }
@@ -156,7 +160,7 @@ export class StatsAccumulator {
       for (let c = c0; c < c1; c++, j++) {
         const v = fpe === 2 ? Math.hypot(values[2 * j], values[2 * j + 1]) : values[j];
         if (v - v === 0) {
-          const b = base + colBin[c];
+          const b = base + (colBin ? colBin[c] : Math.floor((c * outW) / cols));
           sum[b] += v;
           n[b] += 1;
         }

@@ -10,6 +10,7 @@ export class VirtualTable {
    *            cls?(row) → class, compare?(a, b)}]
    */
   constructor(container, { columns, rowHeight = 30, label, onOpen, onActive, empty = 'No rows' }) {
+    this.allColumns = columns;
     this.columns = columns;
     this.rowHeight = rowHeight;
     this.onOpen = onOpen;
@@ -23,35 +24,15 @@ export class VirtualTable {
     this.id = `vt${nextId++}`;
     this.pool = [];
 
-    const tracks = columns.map((c) => c.width).join(' ');
     this.viewport = document.createElement('div');
     this.viewport.className = 'vt';
     this.viewport.tabIndex = 0;
     this.viewport.setAttribute('role', 'grid');
     this.viewport.setAttribute('aria-label', label);
-    this.viewport.style.setProperty('--vt-cols', tracks);
-    // Header and rows share one minimum width (the sum of the tracks' minimums), so their
-    // columns line up and a narrow window scrolls sideways instead of squeezing.
-    const minWidth = columns.reduce((sum, c) => sum + (Number(/(\d+)px/.exec(c.width)?.[1]) || 80), 0);
-    this.viewport.style.setProperty('--vt-min', `${minWidth}px`);
     this.viewport.style.setProperty('--vt-row', `${rowHeight}px`);
-
     this.head = document.createElement('div');
     this.head.className = 'vt-head';
     this.head.setAttribute('role', 'row');
-    for (const col of columns) {
-      const cell = document.createElement('div');
-      cell.setAttribute('role', 'columnheader');
-      cell.className = `vt-cell ${col.align === 'right' ? 'num' : ''}`;
-      const btn = document.createElement('button');
-      btn.type = 'button';
-      btn.textContent = col.label;
-      btn.dataset.key = col.key;
-      btn.addEventListener('click', () => this.sortBy(col.key));
-      cell.append(btn);
-      cell.dataset.key = col.key;
-      this.head.append(cell);
-    }
     this.body = document.createElement('div');
     this.body.className = 'vt-body';
     this.body.setAttribute('role', 'rowgroup');
@@ -59,6 +40,7 @@ export class VirtualTable {
     this.emptyEl.className = 'vt-empty';
     this.viewport.append(this.head, this.body, this.emptyEl);
     container.replaceChildren(this.viewport);
+    this.#layout(columns);
 
     let queued = false;
     const schedule = () => {
@@ -66,6 +48,7 @@ export class VirtualTable {
       queued = true;
       requestAnimationFrame(() => {
         queued = false;
+        this.#fit();
         this.renderRows();
       });
     };
@@ -80,6 +63,51 @@ export class VirtualTable {
       this.setActive(k, false);
       this.onOpen?.(this.view[k]);
     });
+  }
+
+  static #minWidth(cols) {
+    return cols.reduce((sum, c) => sum + (Number(/(\d+)px/.exec(c.width)?.[1]) || 80), 0);
+  }
+
+  /**
+   * Columns that fit the width: columns with a `drop` rank are left out, lowest rank first, while
+   * the minimum widths add up to more than there is room for. What still does not fit scrolls.
+   */
+  #fit() {
+    const width = this.viewport.clientWidth;
+    if (!width) return;
+    let cols = this.allColumns;
+    const droppable = cols.filter((c) => c.drop).sort((a, b) => a.drop - b.drop);
+    while (VirtualTable.#minWidth(cols) > width && droppable.length) {
+      const gone = droppable.shift();
+      cols = cols.filter((c) => c !== gone);
+    }
+    if (cols.length !== this.columns.length) this.#layout(cols);
+  }
+
+  /** Builds the header for these columns; header and rows share one grid and minimum width. */
+  #layout(cols) {
+    this.columns = cols;
+    this.viewport.style.setProperty('--vt-cols', cols.map((c) => c.width).join(' '));
+    this.viewport.style.setProperty('--vt-min', `${VirtualTable.#minWidth(cols)}px`);
+    this.head.replaceChildren();
+    for (const col of cols) {
+      const cell = document.createElement('div');
+      cell.setAttribute('role', 'columnheader');
+      cell.className = `vt-cell ${col.align === 'right' ? 'num' : ''}`;
+      cell.dataset.key = col.key;
+      const state = this.sort?.key === col.key ? (this.sort.dir === 1 ? 'ascending' : 'descending') : 'none';
+      cell.setAttribute('aria-sort', state);
+      const btn = document.createElement('button');
+      btn.type = 'button';
+      btn.textContent = col.label;
+      btn.dataset.key = col.key;
+      btn.addEventListener('click', () => this.sortBy(col.key));
+      cell.append(btn);
+      this.head.append(cell);
+    }
+    for (const el of this.pool) el.remove();
+    this.pool = [];
   }
 
   /** Replaces the rows (already filtered); the current sort is kept. */
@@ -113,7 +141,7 @@ export class VirtualTable {
   #rank(key) {
     let rank = this.ranks.get(key);
     if (rank) return rank;
-    const col = this.columns.find((c) => c.key === key);
+    const col = this.allColumns.find((c) => c.key === key);
     const all = this.allRows ?? this.rows;
     const sorted = all.slice().sort(col.compare);
     rank = new Int32Array(all.length);

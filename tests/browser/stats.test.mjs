@@ -71,6 +71,16 @@ test('the heatmap averages blocks and clips colours to percentiles', () => {
   assert.ok(hm.lo > hm.min && hm.hi < hm.max, 'percentile clip inside the range');
 });
 
+test('a heatmap of very long rows needs no per-column table', () => {
+  const cols = (1 << 22) + 8;
+  const acc = new StatsAccumulator({ dtype: 'F32', shape: [2, cols], count: 2 * cols });
+  const chunk = new Float32Array(1 << 20).fill(1);
+  for (let e0 = 0; e0 < 2 * cols; e0 += chunk.length) acc.add(chunk.subarray(0, Math.min(chunk.length, 2 * cols - e0)), e0);
+  const hm = acc.result().heatmap;
+  assert.deepEqual([hm.height, hm.width], [2, 256]);
+  assert.ok(hm.values.every((v) => v === 1));
+});
+
 test('histograms: every finite value in exactly one bin; integers get one bin each', () => {
   const values = Float32Array.from([0, 0.1, 0.5, 0.99, 1, NaN, Infinity, -1]);
   const h = new Histogram(-1, 1, { bins: 4 });
