@@ -226,6 +226,23 @@ pub enum ErrorKind {
     },
     /// A length does not fit in this target's `usize`.
     TooLargeForTarget,
+    /// A read asked for bytes past the end of a tensor's data.
+    ReadOutOfRange {
+        /// Byte offset, within the tensor, where the read would end.
+        end: u64,
+        /// Bytes of data the tensor has.
+        len: u64,
+    },
+
+    // ---- storage (feature `embedded-storage`) ----
+    /// The storage driver failed to read, or the bytes lie beyond its
+    /// capacity or its addressing.
+    Storage {
+        /// Storage address where the failed read starts.
+        address: u64,
+        /// Bytes asked for.
+        len: u64,
+    },
 
     // ---- slicing ----
     /// More slice indices than the tensor has dimensions.
@@ -362,6 +379,8 @@ impl ErrorKind {
             Misaligned { .. } => "Misaligned",
             LengthMismatch { .. } => "LengthMismatch",
             TooLargeForTarget => "TooLargeForTarget",
+            ReadOutOfRange { .. } => "ReadOutOfRange",
+            Storage { .. } => "Storage",
             SliceTooManyIndices { .. } => "SliceTooManyIndices",
             SliceOutOfRange { .. } => "SliceOutOfRange",
             SliceInvalidRange { .. } => "SliceInvalidRange",
@@ -458,6 +477,13 @@ impl fmt::Display for ErrorKind {
                 write!(f, "buffer of {found} elements where {expected} are needed")
             }
             TooLargeForTarget => f.write_str("length does not fit in this target's usize"),
+            ReadOutOfRange { end, len } => {
+                write!(f, "read up to byte {end} of a tensor of {len} bytes")
+            }
+            Storage { address, len } => write!(
+                f,
+                "storage failed to read {len} bytes at address 0x{address:x}"
+            ),
             SliceTooManyIndices { rank, given } => {
                 write!(f, "{given} slice indices for a tensor of rank {rank}")
             }

@@ -19,16 +19,23 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+#[cfg(feature = "alloc")]
+mod alloc_support;
 pub mod decode;
 mod dtype;
 mod error;
 mod file;
+#[cfg(feature = "embedded-storage")]
+pub mod flash;
 mod header;
 mod index;
 mod json;
 mod metadata;
 mod name;
 mod shape;
+mod slice;
+#[cfg(feature = "std")]
+mod std_io;
 mod table;
 mod tensor;
 mod validate;
@@ -40,5 +47,8 @@ pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 pub use metadata::Metadata;
 pub use name::{Chars, Name};
 pub use shape::Shape;
+pub use slice::{SliceChunks, SliceIndex, SliceRanges};
+#[cfg(feature = "std")]
+pub use std_io::{read_header, read_slice, read_tensor, ReadError};
 pub use table::{Slot, Table};
 pub use tensor::{Element, TensorInfo, TensorView};

@@ -1,0 +1,551 @@
+//! Reading a file from storage that is not memory-mapped, through
+//! [`embedded_storage::nor_flash::ReadNorFlash`] (feature `embedded-storage`).
+//!
+//! A [`FlashReader`] reads the header into a RAM buffer the caller gives,
+//! parses it into the caller's slots, and then reads tensor bytes by offset
+//! into caller buffers, on demand: a whole tensor, or any part of one (a row
+//! of a weight matrix at a time, say). Nothing is allocated and nothing is
+//! cached; every read goes to the driver.
+//!
+//! Reads of any address and length work on a driver whose `READ_SIZE` is
+//! larger than one byte: the aligned middle of a read goes straight into the
+//! caller's buffer, the unaligned ends through a small buffer on the stack
+//! (drivers with a `READ_SIZE` above 32 bytes get aligned reads only).
+//!
+//! Errors are the crate's [`Error`]; a driver failure is
+//! [`ErrorKind::Storage`], and the driver's own error is kept for
+//! [`FlashReader::storage_error`].
+//!
+//! ```
+//! use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+//! use safetensors_nano::{flash::FlashReader, Parser, Table};
+//!
+//! /// A stand-in driver: a byte array read 4 bytes at a time.
+//! struct Chip<'a>(&'a [u8]);
+//! #[derive(Debug)]
+//! struct ChipError;
+//! impl NorFlashError for ChipError {
+//!     fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::Other }
+//! }
+//! impl ErrorType for Chip<'_> { type Error = ChipError; }
+//! impl ReadNorFlash for Chip<'_> {
+//!     const READ_SIZE: usize = 4;
+//!     fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), ChipError> {
+//!         let start = offset as usize;
+//!         let src = self.0.get(start..start + bytes.len()).ok_or(ChipError)?;
+//!         bytes.copy_from_slice(src);
+//!         Ok(())
+//!     }
+//!     fn capacity(&self) -> usize { self.0.len() }
+//! }
+//!
+//! // A file with one F32 tensor, at address 16 of the chip.
+//! let json = br#"{"w":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}}"#;
+//! let mut chip = vec![0xff; 16];
+//! chip.extend_from_slice(&(json.len() as u64).to_le_bytes());
+//! chip.extend_from_slice(json);
+//! for v in [1.0f32, 2.0, 3.0] { chip.extend_from_slice(&v.to_le_bytes()); }
+//! let file_len = (chip.len() - 16) as u32;
+//! chip.resize(chip.len().next_multiple_of(4), 0xff);
+//!
+//! let mut reader = FlashReader::new(Chip(&chip), 16, file_len);
+//! let mut header_buf = [0u8; 256];
+//! let mut table = Table::<4>::new();
+//! let header = reader.read_header(&Parser::new(), &mut header_buf, &mut table).unwrap();
+//! let w = header.tensor("w").unwrap();
+//!
+//! let mut values = [0f32; 3];
+//! reader.read_into(&header, &w, &mut values).unwrap();
+//! assert_eq!(values, [1.0, 2.0, 3.0]);
+//!
+//! let mut second = [0u8; 4]; // bytes 4..8 of the tensor
+//! reader.read_at(&header, &w, 4, &mut second).unwrap();
+//! assert_eq!(f32::from_le_bytes(second), 2.0);
+//! ```
+
+use embedded_storage::nor_flash::ReadNorFlash;
+
+use crate::error::{Error, ErrorKind};
+use crate::file::{Header, Parser, Status};
+use crate::table::Slot;
+use crate::tensor::{Element, TensorInfo};
+
+/// Largest `READ_SIZE` for which unaligned reads are supported.
+const BOUNCE_LEN: usize = 32;
+
+/// Reads a safetensors file stored at `base` in a NOR flash (or anything
+/// else with a [`ReadNorFlash`] driver) without mapping it into memory.
+///
+/// See the [module documentation](self) for a complete example.
+///
+/// ```
+/// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+/// # struct Chip<'a>(&'a [u8]);
+/// # #[derive(Debug)] struct ChipError;
+/// # impl NorFlashError for ChipError { fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::Other } }
+/// # impl ErrorType for Chip<'_> { type Error = ChipError; }
+/// # impl ReadNorFlash for Chip<'_> {
+/// #     const READ_SIZE: usize = 1;
+/// #     fn read(&mut self, o: u32, b: &mut [u8]) -> Result<(), ChipError> {
+/// #         b.copy_from_slice(self.0.get(o as usize..o as usize + b.len()).ok_or(ChipError)?); Ok(())
+/// #     }
+/// #     fn capacity(&self) -> usize { self.0.len() }
+/// # }
+/// use safetensors_nano::{flash::FlashReader, Parser, Slot};
+/// let file = b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ";
+/// let mut reader = FlashReader::new(Chip(file), 0, file.len() as u32);
+/// let mut buf = [0u8; 64];
+/// let mut slots = [Slot::EMPTY; 2];
+/// let header = reader.read_header(&Parser::new(), &mut buf, &mut slots[..]).unwrap();
+/// assert!(header.is_empty());
+/// ```
+pub struct FlashReader<F: ReadNorFlash> {
+    flash: F,
+    base: u32,
+    /// The file's length, when the caller knows it.
+    len: Option<u32>,
+    error: Option<F::Error>,
+}
+
+impl<F: ReadNorFlash> FlashReader<F> {
+    /// A reader for the file of `len` bytes that starts at address `base`.
+    /// The header is checked against this length exactly (R3, R13).
+    ///
+    /// ```
+    /// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+    /// # struct Chip<'a>(&'a [u8]);
+    /// # #[derive(Debug)] struct ChipError;
+    /// # impl NorFlashError for ChipError { fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::Other } }
+    /// # impl ErrorType for Chip<'_> { type Error = ChipError; }
+    /// # impl ReadNorFlash for Chip<'_> {
+    /// #     const READ_SIZE: usize = 1;
+    /// #     fn read(&mut self, o: u32, b: &mut [u8]) -> Result<(), ChipError> {
+    /// #         b.copy_from_slice(self.0.get(o as usize..o as usize + b.len()).ok_or(ChipError)?); Ok(())
+    /// #     }
+    /// #     fn capacity(&self) -> usize { self.0.len() }
+    /// # }
+    /// use safetensors_nano::{flash::FlashReader, ErrorKind, Parser, Table};
+    /// let file = b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ";
+    /// // One byte too many: the header describes a file of 16 bytes.
+    /// let mut reader = FlashReader::new(Chip(&file[..]), 0, 17);
+    /// let err = reader.read_header(&Parser::new(), &mut [0; 64], Table::<1>::new()).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::MetadataIncompleteBuffer { expected: 0, found: 1 });
+    /// ```
+    pub const fn new(flash: F, base: u32, len: u32) -> Self {
+        FlashReader {
+            flash,
+            base,
+            len: Some(len),
+            error: None,
+        }
+    }
+
+    /// A reader for a file that starts at address `base` and whose length
+    /// is not known: the header decides it, and the file must fit in the
+    /// storage's capacity. Bytes after the file are ignored.
+    ///
+    /// ```
+    /// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+    /// # struct Chip<'a>(&'a [u8]);
+    /// # #[derive(Debug)] struct ChipError;
+    /// # impl NorFlashError for ChipError { fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::Other } }
+    /// # impl ErrorType for Chip<'_> { type Error = ChipError; }
+    /// # impl ReadNorFlash for Chip<'_> {
+    /// #     const READ_SIZE: usize = 1;
+    /// #     fn read(&mut self, o: u32, b: &mut [u8]) -> Result<(), ChipError> {
+    /// #         b.copy_from_slice(self.0.get(o as usize..o as usize + b.len()).ok_or(ChipError)?); Ok(())
+    /// #     }
+    /// #     fn capacity(&self) -> usize { self.0.len() }
+    /// # }
+    /// use safetensors_nano::{flash::FlashReader, Parser, Table};
+    /// // The file, then erased flash.
+    /// let chip = b"\x08\x00\x00\x00\x00\x00\x00\x00{}      \xff\xff\xff\xff";
+    /// let mut reader = FlashReader::at(Chip(chip), 0);
+    /// let mut buf = [0; 64];
+    /// let header = reader.read_header(&Parser::new(), &mut buf, Table::<1>::new()).unwrap();
+    /// assert_eq!(header.file_len(), 16);
+    /// ```
+    pub const fn at(flash: F, base: u32) -> Self {
+        FlashReader {
+            flash,
+            base,
+            len: None,
+            error: None,
+        }
+    }
+
+    /// Reads the header into `buf` and parses it into `storage`.
+    ///
+    /// `buf` must hold `8 + N` bytes (N = the header length); a parser
+    /// whose [`header_limit`](Parser::header_limit) is `buf.len() - 8`
+    /// turns a header that does not fit into [`ErrorKind::HeaderTooLarge`].
+    /// With a known file length the verdict on any file is the one
+    /// [`Parser::parse`] gives on the same bytes; otherwise the file the
+    /// header describes must fit in the storage.
+    ///
+    /// # Errors
+    /// Every error [`Parser::parse`] gives; [`ErrorKind::BufferTooSmall`]
+    /// when `buf` cannot hold the header; [`ErrorKind::Storage`] when the
+    /// driver fails (its error is then in [`storage_error`](Self::storage_error)).
+    ///
+    /// ```
+    /// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+    /// # struct Chip<'a>(&'a [u8]);
+    /// # #[derive(Debug)] struct ChipError;
+    /// # impl NorFlashError for ChipError { fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::Other } }
+    /// # impl ErrorType for Chip<'_> { type Error = ChipError; }
+    /// # impl ReadNorFlash for Chip<'_> {
+    /// #     const READ_SIZE: usize = 1;
+    /// #     fn read(&mut self, o: u32, b: &mut [u8]) -> Result<(), ChipError> {
+    /// #         b.copy_from_slice(self.0.get(o as usize..o as usize + b.len()).ok_or(ChipError)?); Ok(())
+    /// #     }
+    /// #     fn capacity(&self) -> usize { self.0.len() }
+    /// # }
+    /// use safetensors_nano::{flash::FlashReader, ErrorKind, Parser, Table};
+    /// let file = b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ";
+    /// let mut reader = FlashReader::new(Chip(file), 0, 16);
+    /// let parser = Parser::new().header_limit(4); // buffer of 12 bytes
+    /// let err = reader.read_header(&parser, &mut [0; 12], Table::<1>::new()).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::HeaderTooLarge { header_len: 8, limit: 4 });
+    /// ```
+    pub fn read_header<'b, S>(
+        &mut self,
+        parser: &Parser,
+        buf: &'b mut [u8],
+        storage: S,
+    ) -> Result<Header<'b, S>, Error>
+    where
+        S: AsRef<[Slot]> + AsMut<[Slot]>,
+    {
+        // The bytes the file may occupy: its length, or up to the end of the storage.
+        let room = match self.len {
+            Some(len) => u64::from(len),
+            None => (self.flash.capacity() as u64).saturating_sub(u64::from(self.base)),
+        };
+        if room < 8 {
+            return Err(Error::new(ErrorKind::HeaderTooSmall { len: room }));
+        }
+        let available = buf.len() as u64;
+        let too_small = |needed: u64| Error::new(ErrorKind::BufferTooSmall { needed, available });
+        let (prefix, rest) = buf.split_first_chunk_mut::<8>().ok_or(too_small(8))?;
+        self.read_file(0, prefix)?;
+        let needed = parser.bytes_needed(prefix)?;
+        if needed > room {
+            return Err(Error::new(ErrorKind::InvalidHeaderLength {
+                header_len: needed.saturating_sub(8),
+                file_len: room,
+            }));
+        }
+        let json_len = usize::try_from(needed.saturating_sub(8)).map_err(|_| too_small(needed))?;
+        let json = rest.get_mut(..json_len).ok_or(too_small(needed))?;
+        self.read_file(8, json)?;
+        let buf: &'b [u8] = buf;
+        let file = buf
+            .get(..json_len.saturating_add(8))
+            .ok_or(too_small(needed))?;
+        let header = match parser.parse_header(file, storage)? {
+            Status::Complete(header) => header,
+            // Not reachable: `file` holds the `needed` bytes.
+            Status::Partial { needed } => return Err(too_small(needed)),
+        };
+        match self.len {
+            Some(len) => header.check_file_len(u64::from(len))?,
+            None if header.file_len() > room => {
+                return Err(Error::new(ErrorKind::MetadataIncompleteBuffer {
+                    expected: header.data_len(),
+                    found: room.saturating_sub(header.data_start()),
+                }))
+            }
+            None => {}
+        }
+        Ok(header)
+    }
+
+    /// Reads all of `tensor`'s bytes into `out`, which must be exactly
+    /// [`byte_len`](TensorInfo::byte_len) long. `tensor` must come from
+    /// `header`, the header this reader read.
+    ///
+    /// # Errors
+    /// [`ErrorKind::LengthMismatch`] (in bytes) for another length;
+    /// [`ErrorKind::Storage`] when the driver fails.
+    ///
+    /// ```
+    /// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+    /// # struct Chip<'a>(&'a [u8]);
+    /// # #[derive(Debug)] struct ChipError;
+    /// # impl NorFlashError for ChipError { fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::Other } }
+    /// # impl ErrorType for Chip<'_> { type Error = ChipError; }
+    /// # impl ReadNorFlash for Chip<'_> {
+    /// #     const READ_SIZE: usize = 1;
+    /// #     fn read(&mut self, o: u32, b: &mut [u8]) -> Result<(), ChipError> {
+    /// #         b.copy_from_slice(self.0.get(o as usize..o as usize + b.len()).ok_or(ChipError)?); Ok(())
+    /// #     }
+    /// #     fn capacity(&self) -> usize { self.0.len() }
+    /// # }
+    /// use safetensors_nano::{flash::FlashReader, Parser, Table};
+    /// let file = b"\x38\x00\x00\x00\x00\x00\x00\x00{\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]}}   abc";
+    /// let mut reader = FlashReader::new(Chip(file), 0, file.len() as u32);
+    /// let mut buf = [0u8; 64];
+    /// let header = reader.read_header(&Parser::new(), &mut buf, Table::<1>::new()).unwrap();
+    /// let mut out = [0u8; 3];
+    /// reader.read(&header, &header.tensor("b").unwrap(), &mut out).unwrap();
+    /// assert_eq!(&out, b"abc");
+    /// ```
+    pub fn read<S: AsRef<[Slot]>>(
+        &mut self,
+        header: &Header<'_, S>,
+        tensor: &TensorInfo<'_>,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        let len = tensor.byte_len();
+        if out.len() as u64 != len {
+            return Err(Error::new(ErrorKind::LengthMismatch {
+                expected: len,
+                found: out.len() as u64,
+            })
+            .with_tensor(tensor.as_ref()));
+        }
+        self.read_at(header, tensor, 0, out)
+    }
+
+    /// Reads `out.len()` bytes of `tensor`'s data, starting `offset` bytes
+    /// into it. `tensor` must come from `header`, the header this reader read.
+    ///
+    /// # Errors
+    /// [`ErrorKind::ReadOutOfRange`] when the bytes run past the tensor's
+    /// end; [`ErrorKind::Storage`] when the driver fails.
+    ///
+    /// ```
+    /// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+    /// # struct Chip<'a>(&'a [u8]);
+    /// # #[derive(Debug)] struct ChipError;
+    /// # impl NorFlashError for ChipError { fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::Other } }
+    /// # impl ErrorType for Chip<'_> { type Error = ChipError; }
+    /// # impl ReadNorFlash for Chip<'_> {
+    /// #     const READ_SIZE: usize = 1;
+    /// #     fn read(&mut self, o: u32, b: &mut [u8]) -> Result<(), ChipError> {
+    /// #         b.copy_from_slice(self.0.get(o as usize..o as usize + b.len()).ok_or(ChipError)?); Ok(())
+    /// #     }
+    /// #     fn capacity(&self) -> usize { self.0.len() }
+    /// # }
+    /// use safetensors_nano::{flash::FlashReader, ErrorKind, Parser, Table};
+    /// let file = b"\x38\x00\x00\x00\x00\x00\x00\x00{\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]}}   abc";
+    /// let mut reader = FlashReader::new(Chip(file), 0, file.len() as u32);
+    /// let mut buf = [0u8; 64];
+    /// let header = reader.read_header(&Parser::new(), &mut buf, Table::<1>::new()).unwrap();
+    /// let b = header.tensor("b").unwrap();
+    /// let mut out = [0u8; 2];
+    /// reader.read_at(&header, &b, 1, &mut out).unwrap();
+    /// assert_eq!(&out, b"bc");
+    /// let err = reader.read_at(&header, &b, 2, &mut out).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::ReadOutOfRange { end: 4, len: 3 });
+    /// ```
+    pub fn read_at<S: AsRef<[Slot]>>(
+        &mut self,
+        header: &Header<'_, S>,
+        tensor: &TensorInfo<'_>,
+        offset: u64,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        let (begin, end) = tensor.data_offsets();
+        let len = end.saturating_sub(begin);
+        let stop = offset.checked_add(out.len() as u64);
+        if stop.is_none_or(|stop| stop > len) {
+            return Err(Error::new(ErrorKind::ReadOutOfRange {
+                end: stop.unwrap_or(u64::MAX),
+                len,
+            })
+            .with_tensor(tensor.as_ref()));
+        }
+        let at = header
+            .data_start()
+            .checked_add(begin)
+            .and_then(|a| a.checked_add(offset));
+        let Some(at) = at else {
+            return Err(self
+                .storage_fail(u64::MAX, out.len())
+                .with_tensor(tensor.as_ref()));
+        };
+        self.read_file(at, out)
+            .map_err(|e| e.with_tensor(tensor.as_ref()))
+    }
+
+    /// Reads all of `tensor`'s elements into `out` as `T`, which must be
+    /// the tensor's dtype; `out` must hold exactly
+    /// [`element_count`](TensorInfo::element_count) elements.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`], [`ErrorKind::LengthMismatch`] (in
+    /// elements), [`ErrorKind::Storage`].
+    ///
+    /// ```
+    /// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+    /// # struct Chip<'a>(&'a [u8]);
+    /// # #[derive(Debug)] struct ChipError;
+    /// # impl NorFlashError for ChipError { fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::Other } }
+    /// # impl ErrorType for Chip<'_> { type Error = ChipError; }
+    /// # impl ReadNorFlash for Chip<'_> {
+    /// #     const READ_SIZE: usize = 1;
+    /// #     fn read(&mut self, o: u32, b: &mut [u8]) -> Result<(), ChipError> {
+    /// #         b.copy_from_slice(self.0.get(o as usize..o as usize + b.len()).ok_or(ChipError)?); Ok(())
+    /// #     }
+    /// #     fn capacity(&self) -> usize { self.0.len() }
+    /// # }
+    /// use safetensors_nano::{flash::FlashReader, ErrorKind, Parser, Table};
+    /// let file = b"\x38\x00\x00\x00\x00\x00\x00\x00{\"h\":{\"dtype\":\"I16\",\"shape\":[2],\"data_offsets\":[0,4]}}  \x01\x00\xff\xff";
+    /// let mut reader = FlashReader::new(Chip(file), 0, file.len() as u32);
+    /// let mut buf = [0u8; 64];
+    /// let header = reader.read_header(&Parser::new(), &mut buf, Table::<1>::new()).unwrap();
+    /// let h = header.tensor("h").unwrap();
+    /// let mut out = [0i16; 2];
+    /// reader.read_into(&header, &h, &mut out).unwrap();
+    /// assert_eq!(out, [1, -1]);
+    /// let err = reader.read_into(&header, &h, &mut [0u16; 2]).unwrap_err();
+    /// assert!(matches!(err.kind(), ErrorKind::DtypeMismatch { .. }));
+    /// ```
+    pub fn read_into<T: Element, S: AsRef<[Slot]>>(
+        &mut self,
+        header: &Header<'_, S>,
+        tensor: &TensorInfo<'_>,
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        if T::DTYPE != tensor.dtype() {
+            return Err(Error::new(ErrorKind::DtypeMismatch {
+                found: tensor.dtype(),
+            })
+            .with_tensor(tensor.as_ref()));
+        }
+        let out_len = out.len();
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+        if bytes.len() as u64 != tensor.byte_len() {
+            return Err(Error::new(ErrorKind::LengthMismatch {
+                expected: tensor.element_count(),
+                found: out_len as u64,
+            })
+            .with_tensor(tensor.as_ref()));
+        }
+        self.read_at(header, tensor, 0, bytes)?;
+        if cfg!(target_endian = "big") {
+            for element in bytes.chunks_exact_mut(core::mem::size_of::<T>()) {
+                element.reverse();
+            }
+        }
+        Ok(())
+    }
+
+    /// The driver's error from the last failed read, if a read failed.
+    ///
+    /// ```
+    /// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+    /// # struct Chip<'a>(&'a [u8]);
+    /// # #[derive(Debug)] struct ChipError;
+    /// # impl NorFlashError for ChipError { fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::OutOfBounds } }
+    /// # impl ErrorType for Chip<'_> { type Error = ChipError; }
+    /// # impl ReadNorFlash for Chip<'_> {
+    /// #     const READ_SIZE: usize = 1;
+    /// #     fn read(&mut self, o: u32, b: &mut [u8]) -> Result<(), ChipError> {
+    /// #         b.copy_from_slice(self.0.get(o as usize..o as usize + b.len()).ok_or(ChipError)?); Ok(())
+    /// #     }
+    /// #     fn capacity(&self) -> usize { 1 << 20 } // claims more than it has
+    /// # }
+    /// use safetensors_nano::{flash::FlashReader, ErrorKind, Parser, Table};
+    /// let mut reader = FlashReader::at(Chip(b"\x08\x00"), 0);
+    /// let err = reader.read_header(&Parser::new(), &mut [0; 64], Table::<1>::new()).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Storage { address: 0, len: 8 });
+    /// assert_eq!(reader.storage_error().unwrap().kind(), NorFlashErrorKind::OutOfBounds);
+    /// ```
+    pub fn storage_error(&self) -> Option<&F::Error> {
+        self.error.as_ref()
+    }
+
+    /// Gives the driver back.
+    ///
+    /// ```
+    /// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+    /// # struct Chip<'a>(&'a [u8]);
+    /// # #[derive(Debug)] struct ChipError;
+    /// # impl NorFlashError for ChipError { fn kind(&self) -> NorFlashErrorKind { NorFlashErrorKind::Other } }
+    /// # impl ErrorType for Chip<'_> { type Error = ChipError; }
+    /// # impl ReadNorFlash for Chip<'_> {
+    /// #     const READ_SIZE: usize = 1;
+    /// #     fn read(&mut self, o: u32, b: &mut [u8]) -> Result<(), ChipError> {
+    /// #         b.copy_from_slice(self.0.get(o as usize..o as usize + b.len()).ok_or(ChipError)?); Ok(())
+    /// #     }
+    /// #     fn capacity(&self) -> usize { self.0.len() }
+    /// # }
+    /// use safetensors_nano::flash::FlashReader;
+    /// let reader = FlashReader::new(Chip(b""), 0, 0);
+    /// assert_eq!(reader.into_inner().0, b"");
+    /// ```
+    pub fn into_inner(self) -> F {
+        self.flash
+    }
+
+    /// Reads `out.len()` bytes at byte `at` of the file.
+    fn read_file(&mut self, at: u64, out: &mut [u8]) -> Result<(), Error> {
+        match u64::from(self.base).checked_add(at) {
+            Some(address) => self.read_storage(address, out),
+            None => Err(self.storage_fail(u64::MAX, out.len())),
+        }
+    }
+
+    /// Reads `out.len()` bytes at storage `address`, whatever its alignment.
+    fn read_storage(&mut self, address: u64, out: &mut [u8]) -> Result<(), Error> {
+        let unit = F::READ_SIZE.max(1);
+        let fail = self.storage_fail(address, out.len());
+        let mut bounce = [0u8; BOUNCE_LEN];
+        let mut address = address;
+        let mut out = out;
+        while !out.is_empty() {
+            let skip = address.checked_rem(unit as u64).unwrap_or(0);
+            // `skip < unit`, a usize.
+            let skip = usize::try_from(skip).map_err(|_| fail)?;
+            let whole = out
+                .len()
+                .saturating_sub(out.len().checked_rem(unit).unwrap_or(0));
+            let (done, rest) = if skip == 0 && whole > 0 {
+                // Aligned: straight into the caller's buffer.
+                let (head, rest) = out.split_at_mut(whole);
+                self.read_units(address, head, fail)?;
+                (whole, rest)
+            } else {
+                // An unaligned start or a short end: one unit through the bounce buffer.
+                let unit_buf = bounce.get_mut(..unit).ok_or(fail)?;
+                self.read_units(address.saturating_sub(skip as u64), unit_buf, fail)?;
+                let take = unit.saturating_sub(skip).min(out.len());
+                let (head, rest) = out.split_at_mut(take);
+                head.copy_from_slice(unit_buf.get(skip..skip.saturating_add(take)).ok_or(fail)?);
+                (take, rest)
+            };
+            address = address.checked_add(done as u64).ok_or(fail)?;
+            out = rest;
+        }
+        Ok(())
+    }
+
+    /// One driver call, for an address and length that are whole units.
+    fn read_units(&mut self, address: u64, out: &mut [u8], fail: Error) -> Result<(), Error> {
+        let address = u32::try_from(address).map_err(|_| fail)?;
+        self.flash.read(address, out).map_err(|e| {
+            self.error = Some(e);
+            fail
+        })
+    }
+
+    fn storage_fail(&self, address: u64, len: usize) -> Error {
+        Error::new(ErrorKind::Storage {
+            address,
+            len: len as u64,
+        })
+    }
+}
+
+impl<F: ReadNorFlash> core::fmt::Debug for FlashReader<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FlashReader")
+            .field("base", &self.base)
+            .field("len", &self.len)
+            .field("failed", &self.error.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,42 @@
+//! Puts memory.x on the linker path and picks the files the firmware embeds:
+//! `FIRMWARE_MODEL` (default model/model.safetensors), `FIRMWARE_SAMPLES`
+//! (default model/samples.safetensors) and `FIRMWARE_STRESS` (a pack of
+//! extra files to parse; default none). Make the default files with
+//! `python3 tests/python/train_digits.py` from the repository root.
+
+use std::{env, fs, path::PathBuf};
+
+fn main() {
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    fs::write(out.join("memory.x"), include_bytes!("memory.x")).expect("write memory.x");
+    println!("cargo:rustc-link-search={}", out.display());
+    println!("cargo:rerun-if-changed=memory.x");
+
+    embed("FIRMWARE_MODEL", Some(manifest.join("model/model.safetensors")), &out);
+    embed("FIRMWARE_SAMPLES", Some(manifest.join("model/samples.safetensors")), &out);
+    embed("FIRMWARE_STRESS", None, &out);
+}
+
+/// Tells the crate, through env var `<var>_PATH`, which file to `include_bytes!`.
+fn embed(var: &str, default: Option<PathBuf>, out: &std::path::Path) {
+    println!("cargo:rerun-if-env-changed={var}");
+    let path = match (env::var_os(var).filter(|v| !v.is_empty()), default) {
+        (Some(p), _) => PathBuf::from(p),
+        (None, Some(p)) => p,
+        (None, None) => {
+            let empty = out.join(format!("{var}.empty"));
+            fs::write(&empty, b"").expect("write empty file");
+            empty
+        }
+    };
+    let path = path.canonicalize().unwrap_or_else(|_| {
+        panic!(
+            "{var}: {} not found. Generate the model and samples first:\n    \
+             python3 tests/python/train_digits.py   (from the repository root; see firmware/README.md)",
+            path.display()
+        )
+    });
+    println!("cargo:rerun-if-changed={}", path.display());
+    println!("cargo:rustc-env={var}_PATH={}", path.display());
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the npm package safetensors-nano into dist/safetensors-nano-<version>.tgz.
+#
+#   1. wasm-pack (target web, --mode no-install: the wasm-bindgen CLI on PATH
+#      must match the crate's pinned version, or this fails at once), built
+#      with the size-first `wasm` profile of the root Cargo.toml, no wasm-opt;
+#   2. wasm-opt -Oz from the npm package binaryen (tests/js/node_modules):
+#      Debian's binaryen 108 produces a module that fails to load;
+#   3. the package directory: wasm-bindgen's glue and .wasm, the ES module
+#      layer and declarations from wasm/js/, README;
+#   4. npm pack into dist/.
+#
+# Usage: scripts/build-package.sh        (needs: scripts/setup.sh web)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+log() { printf '[build-package] %s\n' "$*" >&2; }
+
+WASM_OPT=$ROOT/tests/js/node_modules/.bin/wasm-opt
+if [ ! -x "$WASM_OPT" ]; then
+  log "installing tests/js dependencies (binaryen, playwright-core)"
+  (cd tests/js && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' wasm/Cargo.toml | head -n1)
+OUT=$ROOT/target/npm
+PKG=$OUT/safetensors-nano
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+log "wasm-pack build (version $VERSION)"
+wasm-pack --quiet build wasm --target web --mode no-install --no-opt --no-pack \
+  --profile wasm --out-dir "$OUT/bindgen" --out-name safetensors_nano_wasm >&2
+
+log "wasm-opt -Oz"
+# The features rustc enables by default for wasm32-unknown-unknown.
+"$WASM_OPT" -Oz --strip-debug --strip-producers \
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  "$OUT/bindgen/safetensors_nano_wasm_bg.wasm" -o "$OUT/safetensors_nano_wasm_bg.wasm"
+
+mkdir -p "$PKG"
+cp "$OUT/safetensors_nano_wasm_bg.wasm" "$OUT/bindgen/safetensors_nano_wasm.js" "$PKG/"
+cp wasm/js/api.js wasm/js/index.js wasm/js/node.js wasm/js/index.d.ts wasm/README.md "$PKG/"
+sed "s/\"version\": \"0.0.0\"/\"version\": \"$VERSION\"/" wasm/js/package.json >"$PKG/package.json"
+for f in LICENSE-MIT LICENSE-APACHE; do [ -f "$f" ] && cp "$f" "$PKG/"; done
+
+mkdir -p dist
+rm -f dist/safetensors-nano-*.tgz
+(cd "$PKG" && npm pack --silent --pack-destination "$ROOT/dist" >/dev/null)
+TGZ=$(ls dist/safetensors-nano-*.tgz)
+RAW=$(stat -c %s "$PKG/safetensors_nano_wasm_bg.wasm")
+GZ=$(gzip -9 -c "$PKG/safetensors_nano_wasm_bg.wasm" | wc -c)
+log "wasm: $RAW bytes raw, $GZ bytes gzip -9"
+log "package: $TGZ"
+echo "$TGZ"

@@ -1,0 +1,53 @@
+"""Section and symbol sizes of a 32-bit little-endian ELF file (standard library only)."""
+
+import struct
+
+
+def _sections(data):
+    if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
+        raise ValueError("not a 32-bit little-endian ELF file")
+    shoff, = struct.unpack_from("<I", data, 0x20)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x2E)
+    raw = []
+    for i in range(shnum):
+        raw.append(struct.unpack_from("<IIIIIIIIII", data, shoff + i * shentsize))
+    names_off = raw[shstrndx][4]
+
+    def name_at(off):
+        end = data.index(b"\0", names_off + off)
+        return data[names_off + off : end].decode()
+
+    out = []
+    for name, typ, flags, addr, offset, size, link, _info, _align, entsize in raw:
+        out.append(
+            {"name": name_at(name), "type": typ, "flags": flags, "addr": addr,
+             "offset": offset, "size": size, "link": link, "entsize": entsize}
+        )
+    return out
+
+
+def section_sizes(path):
+    """{section name: size in bytes} for the sections loaded at run time."""
+    with open(path, "rb") as f:
+        data = f.read()
+    SHF_ALLOC = 2
+    return {s["name"]: s["size"] for s in _sections(data) if s["flags"] & SHF_ALLOC and s["size"]}
+
+
+def function_sizes(path):
+    """[(size, mangled name)] of the function symbols, largest first."""
+    with open(path, "rb") as f:
+        data = f.read()
+    secs = _sections(data)
+    symtab = next((s for s in secs if s["name"] == ".symtab"), None)
+    if symtab is None:
+        return []
+    strtab = secs[symtab["link"]]
+    out = []
+    for i in range(symtab["size"] // 16):
+        name, _value, size, info, _other, _shndx = struct.unpack_from("<IIIBBH", data, symtab["offset"] + i * 16)
+        if info & 0xF != 2 or size == 0:  # STT_FUNC
+            continue
+        start = strtab["offset"] + name
+        out.append((size, data[start : data.index(b"\0", start)].decode(errors="replace")))
+    return sorted(out, reverse=True)

@@ -1,0 +1,112 @@
+// A local static HTTP server for the tests, on 127.0.0.1 only: serves a
+// folder, with single-range Range support (206/416) or without it (every
+// answer a 200 with the whole body), plus "virtual" files whose bytes a
+// function produces (for sizes no disk file should have). Logs requests.
+
+import { createServer } from 'node:http';
+import { createReadStream, statSync } from 'node:fs';
+import { join, normalize, extname } from 'node:path';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+};
+
+function parseRange(header, size) {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header ?? '');
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  let start;
+  let end; // inclusive
+  if (m[1] === '') {
+    start = size - BigInt(m[2]);
+    end = size - 1n;
+    if (start < 0n) start = 0n;
+  } else {
+    start = BigInt(m[1]);
+    end = m[2] === '' ? size - 1n : BigInt(m[2]);
+    if (end > size - 1n) end = size - 1n;
+  }
+  return { start, end };
+}
+
+/**
+ * @param {object} o
+ * @param {string} o.root folder to serve
+ * @param {boolean} [o.range=true] honour Range requests
+ * @param {Map<string, {size: bigint, read: (start: bigint, end: bigint) => Uint8Array}>} [o.virtual]
+ * @param {Record<string, string>} [o.requireHeaders] headers every request under /auth/ must carry
+ */
+export async function startServer({ root, range = true, virtual = new Map(), requireHeaders = {} }) {
+  const requests = [];
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const entry = { path, range: req.headers.range ?? null, status: 0 };
+    requests.push(entry);
+    const send = (status, headers, body) => {
+      entry.status = status;
+      res.writeHead(status, headers);
+      if (body === undefined || req.method === 'HEAD') res.end();
+      else if (typeof body.pipe === 'function') body.pipe(res);
+      else res.end(body);
+    };
+    if (path.startsWith('/auth/')) {
+      for (const [k, v] of Object.entries(requireHeaders)) {
+        if (req.headers[k.toLowerCase()] !== v) return send(401, { 'Content-Type': 'text/plain' }, 'unauthorized');
+      }
+    }
+    const rel = path.replace(/^\/auth\//, '/');
+    let size;
+    let open;
+    const v = virtual.get(rel);
+    if (v) {
+      size = v.size;
+      open = (start, end) => Buffer.from(v.read(start, end + 1n));
+    } else {
+      const file = normalize(join(root, rel));
+      if (!file.startsWith(normalize(root))) return send(403, {}, 'forbidden');
+      let st;
+      try {
+        st = statSync(file);
+      } catch {
+        return send(404, { 'Content-Type': 'text/plain' }, 'not found');
+      }
+      if (!st.isFile()) return send(404, { 'Content-Type': 'text/plain' }, 'not found');
+      size = BigInt(st.size);
+      open = (start, end) => (end < start ? Buffer.alloc(0) : createReadStream(file, { start: Number(start), end: Number(end) }));
+    }
+    const headers = {
+      'Content-Type': TYPES[extname(rel)] ?? 'application/octet-stream',
+      'Cache-Control': 'no-store',
+      'Access-Control-Allow-Origin': '*',
+    };
+    if (range) {
+      headers['Accept-Ranges'] = 'bytes';
+      headers.ETag = `"${size}"`;
+      const r = req.headers.range ? parseRange(req.headers.range, size) : null;
+      if (req.headers.range && (r === null || r.start >= size)) {
+        return send(416, { ...headers, 'Content-Range': `bytes */${size}` });
+      }
+      if (r) {
+        headers['Content-Range'] = `bytes ${r.start}-${r.end}/${size}`;
+        headers['Content-Length'] = String(r.end - r.start + 1n);
+        return send(206, headers, open(r.start, r.end));
+      }
+    }
+    headers['Content-Length'] = String(size);
+    return send(200, headers, open(0n, size - 1n));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,81 @@
+// toFloat32 / readFloat32 / decodeFloat32: every float dtype decodes to the
+// exact f32 bits ml_dtypes gives (golden file written by the reference),
+// in bounded wasm memory.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SafeTensors, SafeTensorsError, decodeFloat32, wasmMemoryBytes } from 'safetensors-nano';
+import { referenceFiles } from '../lib/env.js';
+import { tensorFile } from '../lib/format.js';
+
+const ref = referenceFiles();
+const bits = (f) => new Uint32Array(f.buffer, f.byteOffset, f.length);
+
+function sameBits(got, want, what) {
+  assert.equal(got.length, want.length, `${what}: length`);
+  const g = bits(got);
+  const w = bits(want);
+  for (let i = 0; i < g.length; i++) {
+    if (g[i] !== w[i]) assert.fail(`${what}[${i}]: got 0x${g[i].toString(16)} (${got[i]}), want 0x${w[i].toString(16)} (${want[i]})`);
+  }
+}
+
+const FILE_DTYPES = ['F8_E5M2', 'F8_E4M3', 'F8_E8M0', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F16', 'BF16', 'F32', 'F64', 'F4'];
+
+test('toFloat32 of every float dtype equals the reference values bit for bit', { skip: ref.skip }, async () => {
+  const st = SafeTensors.fromBytes(ref.floats);
+  const blob = await SafeTensors.fromBlob(new Blob([ref.floats]));
+  for (const d of FILE_DTYPES) {
+    const t = st.tensor(d);
+    assert.equal(t.dtype, d);
+    const want = st.tensor(`${d}.expected`).view() ?? new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer);
+    sameBits(t.toFloat32(), want, d);
+    sameBits(await blob.tensor(d).readFloat32({ chunkBytes: 48 }), want, `${d} (readFloat32)`);
+    sameBits(decodeFloat32(d, t.bytes()), want, `${d} (decodeFloat32)`);
+  }
+});
+
+test('F6 codes packed four per three bytes decode as ml_dtypes says, in a file and directly', { skip: ref.skip }, () => {
+  const st = SafeTensors.fromBytes(ref.floats);
+  for (const d of ['F6_E2M3', 'F6_E3M2']) {
+    const packed = st.tensor(`${d}.bytes`).bytes();
+    const want = new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer);
+    sameBits(decodeFloat32(d, packed), want, d);
+    const file = SafeTensors.fromBytes(tensorFile([['t', d, [8, 8], packed]]));
+    sameBits(file.tensor('t').toFloat32(), want, `${d} in a file`);
+  }
+});
+
+test('decodeFloat32 fills a given output and rejects what the core rejects', () => {
+  const out = new Float32Array(2);
+  assert.equal(decodeFloat32('BF16', Uint8Array.of(0x80, 0x3f, 0x40, 0xc0), out), out);
+  assert.deepEqual([...out], [1, -3]);
+  const err = (fn, kind) => assert.throws(fn, (e) => e instanceof SafeTensorsError && e.kind === kind);
+  err(() => decodeFloat32('I8', new Uint8Array(4)), 'DtypeMismatch');
+  err(() => decodeFloat32('C64', new Uint8Array(8)), 'DtypeMismatch');
+  err(() => decodeFloat32('I16', new Uint8Array(3)), 'DtypeMismatch');
+  err(() => decodeFloat32('F32', new Uint8Array(5)), 'DataLengthMismatch');
+  err(() => decodeFloat32('F6_E2M3', new Uint8Array(4)), 'DataLengthMismatch');
+  err(() => decodeFloat32('F16', new Uint8Array(4), new Float32Array(3)), 'LengthMismatch');
+  err(() => decodeFloat32('F17', new Uint8Array(4)), 'UnknownDtype');
+  assert.deepEqual([...decodeFloat32('F8_E4M3', new Uint8Array(0))], []);
+  const st = SafeTensors.fromBytes(tensorFile([['i', 'I32', [1], new Int32Array([5])]]));
+  assert.throws(() => st.tensor('i').toFloat32(), (e) => e.kind === 'DtypeMismatch');
+});
+
+test('toFloat32 of a 256 MiB BF16 tensor streams through bounded wasm memory', () => {
+  const n = 128 * 2 ** 20;
+  const data = new Uint16Array(n);
+  for (let i = 0; i < n; i += 4099) data[i] = 0x3f80 + (i % 64); // sparse non-zero values
+  const file = tensorFile([['w', 'BF16', [n], data]], { align: 8 });
+  const st = SafeTensors.fromBytes(file);
+  const before = wasmMemoryBytes();
+  const out = st.tensor('w').toFloat32();
+  const grown = wasmMemoryBytes() - before;
+  assert.ok(grown < 8 * 2 ** 20, `wasm memory grew by ${grown} bytes`);
+  assert.equal(out.length, n);
+  for (let i = 0; i < n; i += 4099 * 97) {
+    assert.equal(bits(out.subarray(i, i + 1))[0], (0x3f80 + (i % 64)) << 16, `element ${i}`);
+  }
+  assert.equal(out[1], 0);
+});

@@ -1,0 +1,61 @@
+// The package as a user installs it: its files, its exports, its types.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import * as pkg from 'safetensors-nano';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const project = join(here, '..');
+const installed = join(project, 'node_modules', 'safetensors-nano');
+
+test('the installed package holds exactly its files', () => {
+  const files = readdirSync(installed).sort();
+  assert.deepEqual(files, [
+    'README.md', 'api.js', 'index.d.ts', 'index.js', 'node.js', 'package.json', 'safetensors_nano_wasm.js', 'safetensors_nano_wasm_bg.wasm',
+  ]);
+  const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+  assert.equal(meta.name, 'safetensors-nano');
+  assert.equal(meta.type, 'module');
+  assert.match(meta.version, /^\d+\.\d+\.\d+/);
+  assert.deepEqual(Object.keys(meta.exports['.']), ['types', 'node', 'default']);
+});
+
+test('the .wasm is a valid module; size reported', async () => {
+  const bytes = readFileSync(join(installed, 'safetensors_nano_wasm_bg.wasm'));
+  assert.ok(WebAssembly.validate(bytes));
+  const gz = gzipSync(bytes, { level: 9 }).length;
+  console.log(`# .wasm: ${bytes.length} bytes raw, ${gz} bytes gzip -9`);
+  assert.ok(bytes.length < 200_000);
+});
+
+test('runtime exports are exactly the declared ones', () => {
+  const dts = readFileSync(join(installed, 'index.d.ts'), 'utf8');
+  const declared = [...dts.matchAll(/^export (?:declare )?(?:class|function|const) (\w+)/gm)].map((m) => m[1]).sort();
+  assert.deepEqual(Object.keys(pkg).sort(), declared);
+  assert.equal(pkg.DTYPES.length, 22);
+  const union = /export type Dtype =([^;]+);/.exec(dts)[1];
+  assert.deepEqual([...union.matchAll(/'(\w+)'/g)].map((m) => m[1]), [...pkg.DTYPES]);
+});
+
+test('the declarations type-check a use of the whole API (tsc --strict)', () => {
+  const tsc = createRequire(join(project, 'package.json')).resolve('typescript/bin/tsc');
+  const r = spawnSync(
+    process.execPath,
+    [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', '--types', '', join(project, 'types', 'usage.ts')],
+    { cwd: project, encoding: 'utf8' },
+  );
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+test('node and browser entries share one API module', () => {
+  const node = readFileSync(join(installed, 'node.js'), 'utf8');
+  const browser = readFileSync(join(installed, 'index.js'), 'utf8');
+  for (const src of [node, browser]) assert.match(src, /export \* from '\.\/api\.js'/);
+  assert.ok(statSync(join(installed, 'api.js')).size > 0);
+});

@@ -1,0 +1,681 @@
+// The API of the npm package safetensors-nano, over the wasm core.
+//
+// The wasm side parses and validates headers (only header bytes enter wasm
+// memory) and hands back one compact description: a Float64Array of numbers
+// and one string of names. This module does the I/O (Blob slices, HTTP
+// ranges, shards) and builds the JS objects from that description. Tensor
+// data is never copied into wasm memory except in bounded decode chunks.
+
+import * as wasm from './safetensors_nano_wasm.js';
+
+/** The 22 dtype names, in the core's order (its `Dtype as u8`). */
+export const DTYPES = Object.freeze([
+  'BOOL', 'F4', 'F6_E2M3', 'F6_E3M2', 'U8', 'I8', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0',
+  'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'I16', 'U16', 'F16', 'BF16', 'I32', 'U32', 'F32',
+  'C64', 'F64', 'I64', 'U64',
+]);
+const BITS = [8, 4, 6, 6, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 32, 32, 32, 64, 64, 64, 64];
+const DTYPE_INDEX = new Map(DTYPES.map((d, i) => [d, i]));
+
+const F16Array = typeof globalThis.Float16Array === 'function' ? globalThis.Float16Array : Uint16Array;
+// Typed array a dtype is viewed as (sub-byte and 8-bit floats: their bytes).
+const VIEW = [
+  Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Int8Array,
+  Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array,
+  Int16Array, Uint16Array, F16Array, Uint16Array, Int32Array, Uint32Array, Float32Array,
+  Float32Array, Float64Array, BigInt64Array, BigUint64Array,
+];
+
+// Decode chunk: a multiple of 3 bytes (F6) and of 8 (every element size).
+const DECODE_CHUNK = 3 * 65536;
+const DEFAULT_READ_CHUNK = 8 * 1024 * 1024;
+
+/**
+ * Every error of the package. `kind` is the core's error kind name (e.g.
+ * "InvalidOffset") or one of this layer's ("OffsetTooLarge", "Http", …);
+ * `offset` is the header byte where it was found; `tensor` the tensor's name.
+ */
+export class SafeTensorsError extends Error {
+  constructor(kind, message, { offset = null, tensor = null, cause } = {}) {
+    let text = message;
+    if (offset !== null) text += ` at header byte ${offset}`;
+    if (tensor !== null) text += ` (tensor ${JSON.stringify(tensor)})`;
+    super(text, cause === undefined ? undefined : { cause });
+    this.name = 'SafeTensorsError';
+    this.kind = kind;
+    this.offset = offset;
+    this.tensor = tensor;
+  }
+}
+
+function fail(kind, message, opts) {
+  throw new SafeTensorsError(kind, message, opts);
+}
+
+// Reads the error left by a wasm call: numbers [-1, offset, kind_len,
+// message_len, tensor_len], text kind + message + tensor.
+function wasmError(nums, text) {
+  const kindEnd = nums[2];
+  const msgEnd = kindEnd + nums[3];
+  return new SafeTensorsError(text.slice(0, kindEnd), text.slice(kindEnd, msgEnd), {
+    offset: nums[1] < 0 ? null : nums[1],
+    tensor: nums[4] < 0 ? null : text.slice(msgEnd, msgEnd + nums[4]),
+  });
+}
+
+// One wasm `open` call: a parsed header, or the bytes still needed.
+function openPrefix(prefix, fileSize) {
+  const nums = wasm.open(prefix, BigInt(fileSize));
+  const status = nums[0];
+  if (status > 0) return status;
+  const text = wasm.take_text();
+  if (status < 0) throw wasmError(nums, text);
+  return new Description(nums, text);
+}
+
+function u8(buf) {
+  if (buf instanceof Uint8Array) return buf;
+  if (buf instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && buf instanceof SharedArrayBuffer)) {
+    return new Uint8Array(buf);
+  }
+  if (ArrayBuffer.isView(buf)) return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  throw new TypeError('expected an ArrayBuffer or a typed array');
+}
+
+// The parsed header: numbers `[0, N, count, pairs, (dtype, name_len, begin,
+// end, elements, rank, dims…)…, (key_len, value_len)…]` and the names text.
+class Description {
+  constructor(nums, text) {
+    this.nums = nums;
+    this.headerSize = nums[1];
+    const count = nums[2];
+    const names = new Array(count);
+    const at = new Uint32Array(count);
+    let p = 4;
+    let t = 0;
+    for (let i = 0; i < count; i++) {
+      at[i] = p;
+      const end = t + nums[p + 1];
+      names[i] = text.slice(t, end);
+      t = end;
+      p += 6 + nums[p + 5];
+    }
+    this.names = names;
+    this.at = at;
+    this.index = null;
+    const pairs = nums[3];
+    if (pairs < 0) {
+      this.metadata = null;
+    } else {
+      const entries = new Array(pairs);
+      for (let i = 0; i < pairs; i++, p += 2) {
+        const k = text.slice(t, (t += nums[p]));
+        entries[i] = [k, text.slice(t, (t += nums[p + 1]))];
+      }
+      this.metadata = entries;
+    }
+  }
+
+  find(name) {
+    if (this.index === null) {
+      const index = new Map();
+      const names = this.names;
+      for (let i = 0; i < names.length; i++) index.set(names[i], i);
+      this.index = index;
+    }
+    return this.index.get(name);
+  }
+}
+
+// Where the bytes come from.
+class BytesSource {
+  constructor(bytes) {
+    this.bytes = bytes;
+    this.size = bytes.byteLength;
+    this.bytesRead = bytes.byteLength;
+  }
+  async read(start, end) {
+    return this.bytes.subarray(start, end);
+  }
+}
+
+class BlobSource {
+  constructor(blob) {
+    this.blob = blob;
+    this.size = blob.size;
+    this.bytesRead = 0;
+    this.bytes = null;
+  }
+  async read(start, end, signal) {
+    signal?.throwIfAborted();
+    const buf = await this.blob.slice(start, end).arrayBuffer();
+    signal?.throwIfAborted();
+    if (buf.byteLength !== end - start) {
+      fail('ReadFailed', `read ${buf.byteLength} bytes of ${end - start} at file byte ${start}: the file changed`);
+    }
+    this.bytesRead += buf.byteLength;
+    return new Uint8Array(buf);
+  }
+}
+
+function withRange(headers, start, end) {
+  const h = new Headers(headers);
+  h.set('Range', `bytes=${start}-${end - 1}`);
+  return h;
+}
+
+function parseContentRange(value) {
+  const m = /^\s*bytes\s+(?:(\d+)-(\d+)|\*)\/(\d+|\*)\s*$/i.exec(value ?? '');
+  if (!m) return null;
+  return {
+    start: m[1] === undefined ? null : Number(m[1]),
+    end: m[2] === undefined ? null : Number(m[2]) + 1,
+    total: m[3] === '*' ? null : BigInt(m[3]),
+  };
+}
+
+async function body(res, signal) {
+  const buf = new Uint8Array(await res.arrayBuffer());
+  signal?.throwIfAborted();
+  return buf;
+}
+
+function httpError(res, url) {
+  return new SafeTensorsError('Http', `HTTP ${res.status} ${res.statusText} for ${url}`);
+}
+
+class UrlSource {
+  constructor(url, headers, fetchFn) {
+    this.url = url;
+    this.headers = headers;
+    this.fetch = fetchFn;
+    this.size = 0;
+    this.bytesRead = 0;
+    this.bytes = null; // set when the server sent the whole file
+    this.validator = null;
+  }
+
+  async get(start, end, signal) {
+    const headers = withRange(this.headers, start, end);
+    if (this.validator !== null) headers.set('If-Range', this.validator);
+    const res = await this.fetch(this.url, { headers, signal });
+    return res;
+  }
+
+  // First request: a speculative prefix; learns the size, or the whole body.
+  async first(want, signal) {
+    const res = await this.get(0, want, signal);
+    if (res.status === 206) {
+      const range = parseContentRange(res.headers.get('Content-Range'));
+      if (range === null || range.total === null || range.start !== 0) {
+        fail('Http', `unusable Content-Range ${JSON.stringify(res.headers.get('Content-Range'))} from ${this.url}`);
+      }
+      this.validator = res.headers.get('ETag') ?? res.headers.get('Last-Modified');
+      const bytes = await body(res, signal);
+      this.bytesRead += bytes.byteLength;
+      return { prefix: bytes, total: range.total };
+    }
+    if (res.status === 200) {
+      const bytes = await body(res, signal);
+      this.bytesRead += bytes.byteLength;
+      this.bytes = bytes;
+      this.size = bytes.byteLength;
+      return { prefix: bytes, total: BigInt(bytes.byteLength) };
+    }
+    if (res.status === 416) {
+      const range = parseContentRange(res.headers.get('Content-Range'));
+      if (range !== null && range.total !== null) {
+        await res.body?.cancel();
+        return { prefix: new Uint8Array(0), total: range.total };
+      }
+    }
+    await res.body?.cancel();
+    throw httpError(res, this.url);
+  }
+
+  async read(start, end, signal) {
+    if (this.bytes !== null) return this.bytes.subarray(start, end);
+    if (end <= start) return new Uint8Array(0);
+    const res = await this.get(start, end, signal);
+    if (res.status === 206) {
+      const range = parseContentRange(res.headers.get('Content-Range'));
+      const bytes = await body(res, signal);
+      this.bytesRead += bytes.byteLength;
+      if (range === null || range.start !== start || bytes.byteLength !== end - start) {
+        fail('Http', `server sent bytes ${res.headers.get('Content-Range')} for ${start}-${end - 1} of ${this.url}`);
+      }
+      return bytes;
+    }
+    if (res.status === 200) {
+      // The server stopped honouring ranges (or the file changed: If-Range).
+      const bytes = await body(res, signal);
+      this.bytesRead += bytes.byteLength;
+      if (bytes.byteLength !== this.size) {
+        fail('ReadFailed', `${this.url} changed: now ${bytes.byteLength} bytes, was ${this.size}`);
+      }
+      this.bytes = bytes;
+      return bytes.subarray(start, end);
+    }
+    await res.body?.cancel();
+    throw httpError(res, this.url);
+  }
+}
+
+function concat(a, b) {
+  const out = new Uint8Array(a.byteLength + b.byteLength);
+  out.set(a, 0);
+  out.set(b, a.byteLength);
+  return out;
+}
+
+// Opens a header from a source that reads ranges: 8 bytes, then the rest.
+async function openLazy(source, prefix, total, signal) {
+  for (;;) {
+    const r = openPrefix(prefix, total);
+    if (typeof r !== 'number') return r;
+    // r ≤ 8 + HEADER_LIMIT here: wasm checked the limit and the file size.
+    prefix = concat(prefix, await source.read(prefix.byteLength, r, signal));
+  }
+}
+
+function dtypeIndex(dtype) {
+  const d = DTYPE_INDEX.get(dtype);
+  if (d === undefined) fail('UnknownDtype', `unknown dtype ${JSON.stringify(dtype)}`);
+  return d;
+}
+
+// Decodes `src` (whole elements of dtype index d) into out[at…] through wasm,
+// DECODE_CHUNK bytes at a time; returns the next free index of `out`. Calls
+// wasm at least once, so a dtype that does not decode is an error even for
+// empty data.
+function decodeInto(d, src, out, at) {
+  let pos = 0;
+  do {
+    const n = wasm.decode(d, src.subarray(pos, pos + DECODE_CHUNK), out, at);
+    if (n < 0) throw wasmError(wasm.take_error(), wasm.take_text());
+    at += n;
+    pos += DECODE_CHUNK;
+  } while (pos < src.byteLength);
+  return at;
+}
+
+/**
+ * Decodes whole elements of a float dtype to f32, exactly as the core does,
+ * through wasm in bounded chunks. `out` (optional) must have one slot per element.
+ */
+export function decodeFloat32(dtype, bytes, out) {
+  const d = dtypeIndex(dtype);
+  const src = u8(bytes);
+  const elements = (src.byteLength * 8) / BITS[d];
+  if (!Number.isInteger(elements)) {
+    decodeInto(d, src.subarray(0, 0), new Float32Array(0), 0); // a non-float dtype fails first
+    fail('DataLengthMismatch', `${src.byteLength} bytes are not a whole number of ${dtype} elements`);
+  }
+  if (out === undefined) out = new Float32Array(elements);
+  else if (!(out instanceof Float32Array) || out.length !== elements) {
+    fail('LengthMismatch', `output of ${out?.length} floats where ${elements} are needed`);
+  }
+  decodeInto(d, src, out, 0);
+  return out;
+}
+
+/** One tensor of an opened file (see index.d.ts). */
+export class Tensor {
+  #file;
+  constructor(file, name, dtype, shape, begin, end, elements) {
+    this.#file = file;
+    this.name = name;
+    this.dtype = dtype;
+    this.shape = shape;
+    this.byteOffset = file.dataOffset + begin;
+    this.byteLength = end - begin;
+    this.dataOffsets = [begin, end];
+    this.elementCount = elements;
+  }
+
+  #inMemory() {
+    const bytes = this.#file._source.bytes;
+    if (bytes === null) {
+      fail('NotInMemory', 'this file is read lazily: use read() or readFloat32()', { tensor: this.name });
+    }
+    return bytes;
+  }
+
+  /** The tensor's bytes: a zero-copy view into the file's buffer. */
+  bytes() {
+    const bytes = this.#inMemory();
+    return new Uint8Array(bytes.buffer, bytes.byteOffset + this.byteOffset, this.byteLength);
+  }
+
+  /** A zero-copy typed view, or null when the data is not aligned for it. */
+  view() {
+    const bytes = this.#inMemory();
+    const Ctor = VIEW[DTYPE_INDEX.get(this.dtype)];
+    const start = bytes.byteOffset + this.byteOffset;
+    if (start % Ctor.BYTES_PER_ELEMENT !== 0) return null;
+    return new Ctor(bytes.buffer, start, this.byteLength / Ctor.BYTES_PER_ELEMENT);
+  }
+
+  /** Decodes a float tensor to a new Float32Array (in-memory files). */
+  toFloat32() {
+    return decodeFloat32(this.dtype, this.bytes());
+  }
+
+  /** Reads the tensor's bytes from any source. */
+  async read({ signal } = {}) {
+    const src = this.#file._source;
+    return src.read(this.byteOffset, this.byteOffset + this.byteLength, signal);
+  }
+
+  /** Reads and decodes a float tensor in chunks, from any source. */
+  async readFloat32({ signal, onProgress, chunkBytes = DEFAULT_READ_CHUNK } = {}) {
+    const d = dtypeIndex(this.dtype);
+    const src = this.#file._source;
+    const out = new Float32Array(this.elementCount);
+    // Whole elements per chunk: a multiple of 24 bytes (3 for F6, 8 for F64).
+    const step = Math.max(24, chunkBytes - (chunkBytes % 24));
+    const total = this.byteLength;
+    let at = 0;
+    let done = 0;
+    onProgress?.(0, total);
+    do {
+      const end = Math.min(total, done + step);
+      const bytes = end > done ? await src.read(this.byteOffset + done, this.byteOffset + end, signal) : new Uint8Array(0);
+      at = decodeInto(d, bytes, out, at);
+      done = end;
+      if (end > 0) onProgress?.(done, total);
+    } while (done < total);
+    return out;
+  }
+}
+
+function emptyCount() {
+  return { total: 0, byDtype: {} };
+}
+
+function addCount(count, dtype, n) {
+  count.total += n;
+  count.byDtype[dtype] = (count.byDtype[dtype] ?? 0) + n;
+}
+
+/** An opened safetensors file (see index.d.ts). */
+export class SafeTensors {
+  #desc;
+  #tensors = null;
+  #metadata = undefined;
+
+  /** @internal Use the static constructors. */
+  constructor(desc, source, fileSize) {
+    this.#desc = desc;
+    this._source = source;
+    this.headerSize = desc.headerSize;
+    this.dataOffset = desc.headerSize + 8;
+    this.fileSize = fileSize;
+  }
+
+  /** Bytes read from the source so far (the whole input for fromBytes). */
+  get bytesRead() {
+    return this._source.bytesRead;
+  }
+
+  /** Opens a whole file in memory; validates the header and the length. */
+  static fromBytes(buf) {
+    const bytes = u8(buf);
+    const size = bytes.byteLength;
+    let r = openPrefix(bytes.subarray(0, 8), size);
+    if (typeof r === 'number') r = openPrefix(bytes.subarray(0, r), size);
+    return new SafeTensors(r, new BytesSource(bytes), size);
+  }
+
+  /**
+   * Opens from the header bytes alone (at least the first 8 + N bytes of a
+   * file of `fileSize` bytes). Tensors have no data source.
+   */
+  static fromHeader(prefix, fileSize) {
+    const r = openPrefix(u8(prefix), fileSize);
+    if (typeof r === 'number') {
+      fail('HeaderIncomplete', `the first ${r} bytes of the file are needed, ${u8(prefix).byteLength} were given`);
+    }
+    return new SafeTensors(r, new NoSource(), fileSize);
+  }
+
+  /** Opens a Blob or File lazily: reads 8 bytes, then the header. */
+  static async fromBlob(blob, { signal } = {}) {
+    const source = new BlobSource(blob);
+    const first = blob.size >= 8 ? await source.read(0, 8, signal) : new Uint8Array(0);
+    const desc = await openLazy(source, first, blob.size, signal);
+    return new SafeTensors(desc, source, blob.size);
+  }
+
+  /**
+   * Opens a URL with HTTP Range requests (a server that ignores them and
+   * answers 200 gets the whole body read). `prefetch` is the size of the
+   * first request (default 64 KiB).
+   */
+  static async fromUrl(url, { headers, signal, prefetch = 65536, fetch: fetchFn = globalThis.fetch } = {}) {
+    const source = new UrlSource(String(url), headers, fetchFn);
+    const { prefix, total } = await source.first(Math.max(8, prefetch), signal);
+    const desc = await openLazy(source, prefix, total, signal);
+    // total ≤ 2^53 here: wasm rejected any tensor ending above.
+    source.size = Number(total);
+    return new SafeTensors(desc, source, Number(total));
+  }
+
+  /** Tensor names in data-offset order. */
+  names() {
+    return this.#desc.names.slice();
+  }
+
+  /** The `__metadata__` map, or null when the header has none. */
+  metadata() {
+    if (this.#metadata === undefined) {
+      const m = this.#desc.metadata;
+      this.#metadata = m === null ? null : Object.fromEntries(m);
+    }
+    return this.#metadata === null ? null : { ...this.#metadata };
+  }
+
+  #make(i) {
+    const nums = this.#desc.nums;
+    const p = this.#desc.at[i];
+    const rank = nums[p + 5];
+    const shape = new Array(rank);
+    for (let k = 0; k < rank; k++) shape[k] = nums[p + 6 + k];
+    return new Tensor(this, this.#desc.names[i], DTYPES[nums[p]], shape, nums[p + 2], nums[p + 3], nums[p + 4]);
+  }
+
+  /** The tensor with this name, or undefined. */
+  tensor(name) {
+    const i = this.#desc.find(name);
+    if (i === undefined) return undefined;
+    if (this.#tensors !== null) return this.#tensors[i];
+    return this.#make(i);
+  }
+
+  /** Every tensor, in data-offset order. */
+  tensors() {
+    if (this.#tensors === null) {
+      const n = this.#desc.names.length;
+      const all = new Array(n);
+      for (let i = 0; i < n; i++) all[i] = this.#make(i);
+      this.#tensors = all;
+    }
+    return this.#tensors.slice();
+  }
+
+  /** Element counts: the total and per dtype. */
+  parameterCount() {
+    const count = emptyCount();
+    const nums = this.#desc.nums;
+    for (const p of this.#desc.at) addCount(count, DTYPES[nums[p]], nums[p + 4]);
+    return count;
+  }
+
+  get length() {
+    return this.#desc.names.length;
+  }
+}
+
+class NoSource {
+  constructor() {
+    this.bytes = null;
+    this.bytesRead = 0;
+  }
+  async read() {
+    fail('NoSource', 'opened from header bytes only: there is no data to read');
+  }
+}
+
+/** Bytes of wasm memory grown so far (a diagnostic: tensor data never enters it). */
+export function wasmMemoryBytes() {
+  return wasm.memory_bytes();
+}
+
+// ---- sharded models ----
+
+async function readIndex(index, signal, fetchFn, headers) {
+  if (typeof Blob !== 'undefined' && index instanceof Blob) {
+    return { json: parseIndexText(await index.text()), base: null };
+  }
+  if (typeof index === 'string' || index instanceof URL) {
+    const s = String(index);
+    if (s.trimStart().startsWith('{')) return { json: parseIndexText(s), base: null };
+    const res = await fetchFn(s, { headers, signal });
+    if (!res.ok) throw httpError(res, s);
+    return { json: parseIndexText(await res.text()), base: s };
+  }
+  if (index !== null && typeof index === 'object') return { json: index, base: null };
+  throw new TypeError('index: expected a Blob, a URL, JSON text or an object');
+}
+
+function parseIndexText(text) {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return fail('IndexInvalid', `index is not JSON: ${e.message}`, { cause: e });
+  }
+}
+
+function baseName(s) {
+  const path = s.split(/[?#]/)[0];
+  return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+}
+
+/** A model split into shards, one namespace over all (see index.d.ts). */
+export class ShardedModel {
+  #where;
+  constructor(index, shards, where) {
+    this.index = index;
+    this.shards = shards;
+    this.#where = where;
+  }
+
+  names() {
+    return [...this.#where.keys()];
+  }
+
+  tensor(name) {
+    const file = this.#where.get(name);
+    return file === undefined ? undefined : file.tensor(name);
+  }
+
+  tensors() {
+    return this.shards.flatMap((s) => s.file.tensors());
+  }
+
+  metadata() {
+    const m = this.index.metadata;
+    return m === undefined || m === null ? null : { ...m };
+  }
+
+  parameterCount() {
+    const count = emptyCount();
+    for (const s of this.shards) {
+      const c = s.file.parameterCount();
+      for (const [d, n] of Object.entries(c.byDtype)) addCount(count, d, n);
+    }
+    return count;
+  }
+
+  get bytesRead() {
+    return this.shards.reduce((n, s) => n + s.file.bytesRead, 0);
+  }
+}
+
+/**
+ * Opens a sharded model: `index` is model.safetensors.index.json (a Blob, a
+ * URL, its text or the parsed object); `shards` are the shard files (Files,
+ * Blobs or URLs), matched to the index by name. With a URL index and no
+ * shards, the shards are fetched from beside it. The index must agree with
+ * the shard headers exactly.
+ */
+export async function openSharded(index, shards = [], { headers, signal, fetch: fetchFn = globalThis.fetch } = {}) {
+  const { json, base } = await readIndex(index, signal, fetchFn, headers);
+  const map = json?.weight_map;
+  if (map === null || typeof map !== 'object' || Array.isArray(map)) {
+    fail('IndexInvalid', 'index has no "weight_map" object');
+  }
+  const wanted = new Map(); // shard file name → tensor names the index puts there
+  for (const [name, file] of Object.entries(map)) {
+    if (typeof file !== 'string') fail('IndexInvalid', 'weight_map value is not a string', { tensor: name });
+    if (!wanted.has(file)) wanted.set(file, []);
+    wanted.get(file).push(name);
+  }
+  const given = new Map();
+  for (const s of shards) {
+    const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;
+    if (typeof name !== 'string' || name === '') {
+      fail('IndexInvalid', 'a shard given as a Blob needs a name (use a File)');
+    }
+    if (given.has(name)) fail('IndexMismatch', `shard ${name} is given twice`);
+    given.set(name, s);
+  }
+  const files = [...wanted.keys()].sort();
+  for (const f of files) {
+    if (given.has(f)) continue;
+    if (base !== null) given.set(f, new URL(f, base).href);
+    else fail('ShardMissing', `shard ${f} named by the index was not given`);
+  }
+  for (const name of given.keys()) {
+    if (!wanted.has(name)) fail('IndexMismatch', `shard ${name} is not named by the index`);
+  }
+  const opened = await Promise.all(
+    files.map(async (f) => {
+      const s = given.get(f);
+      try {
+        const file =
+          typeof s === 'string' || s instanceof URL
+            ? await SafeTensors.fromUrl(s, { headers, signal, fetch: fetchFn })
+            : await SafeTensors.fromBlob(s, { signal });
+        return { name: f, file };
+      } catch (e) {
+        if (e instanceof SafeTensorsError) e.message = `${f}: ${e.message}`;
+        throw e;
+      }
+    }),
+  );
+  const where = new Map();
+  let total = 0;
+  for (const { name: f, file } of opened) {
+    for (const t of file.tensors()) {
+      if (where.has(t.name)) fail('DuplicateTensorName', `tensor in two shards`, { tensor: t.name });
+      if (map[t.name] !== f) {
+        fail(
+          'IndexMismatch',
+          Object.hasOwn(map, t.name) ? `the index puts it in ${map[t.name]}, it is in ${f}` : `in ${f} but not in the index`,
+          { tensor: t.name },
+        );
+      }
+      where.set(t.name, file);
+      total += t.byteLength;
+    }
+  }
+  for (const name of Object.keys(map)) {
+    if (!where.has(name)) fail('IndexMismatch', `the index puts it in ${map[name]}, which has no such tensor`, { tensor: name });
+  }
+  const declared = json.metadata?.total_size;
+  if (declared !== undefined && declared !== null && Number(declared) !== total) {
+    fail('IndexMismatch', `index metadata total_size is ${declared}, the shards hold ${total} bytes of tensors`);
+  }
+  return new ShardedModel(json, opened, where);
+}

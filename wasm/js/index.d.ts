@@ -1,0 +1,182 @@
+// Type declarations of the npm package safetensors-nano.
+
+/** The 22 element types of the safetensors format. */
+export type Dtype =
+  | 'BOOL' | 'F4' | 'F6_E2M3' | 'F6_E3M2' | 'U8' | 'I8' | 'F8_E5M2' | 'F8_E4M3' | 'F8_E8M0'
+  | 'F8_E4M3FNUZ' | 'F8_E5M2FNUZ' | 'I16' | 'U16' | 'F16' | 'BF16' | 'I32' | 'U32' | 'F32'
+  | 'C64' | 'F64' | 'I64' | 'U64';
+
+/** The float dtypes `toFloat32()` and `decodeFloat32()` decode. */
+export type FloatDtype =
+  | 'F4' | 'F6_E2M3' | 'F6_E3M2' | 'F8_E5M2' | 'F8_E4M3' | 'F8_E8M0' | 'F8_E4M3FNUZ'
+  | 'F8_E5M2FNUZ' | 'F16' | 'BF16' | 'F32' | 'F64';
+
+/** The dtype names in the core's order. */
+export const DTYPES: readonly Dtype[];
+
+/**
+ * What `view()` returns: Float32Array (F32; C64 as interleaved re/im),
+ * Float64Array, Int8/16/32Array, Uint8/16/32Array, BigInt64Array (I64),
+ * BigUint64Array (U64), Float16Array for F16 where the runtime has it (else
+ * Uint16Array of the bits), Uint16Array of the bits for BF16, Uint8Array of
+ * the codes (or packed bytes) for BOOL, the F8s, F6 and F4.
+ */
+export type TypedArray =
+  | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
+  | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
+
+/** Core error kinds (see the Rust crate's `ErrorKind`) and this package's own. */
+export type ErrorKind =
+  | 'HeaderTooSmall' | 'HeaderTooLarge' | 'InvalidHeaderLength' | 'InvalidUtf8' | 'UnexpectedEnd'
+  | 'UnexpectedByte' | 'InvalidEscape' | 'LoneSurrogate' | 'ControlCharacterInString'
+  | 'InvalidNumber' | 'NestingTooDeep' | 'MetadataNotObject' | 'MetadataValueNotString'
+  | 'DuplicateMetadata' | 'DuplicateMetadataKey' | 'TensorNotObject' | 'DtypeNotString'
+  | 'UnknownDtype' | 'MissingField' | 'DuplicateField' | 'DataOffsetsNotPair' | 'IntegerTooLarge'
+  | 'DuplicateTensorName' | 'CapacityExceeded' | 'InvalidOffset' | 'ValidationOverflow'
+  | 'MisalignedSlice' | 'TensorInvalidInfo' | 'MetadataIncompleteBuffer' | 'DtypeMismatch'
+  | 'Misaligned' | 'LengthMismatch' | 'TooLargeForTarget' | 'BufferTooSmall' | 'ReservedName'
+  | 'DataLengthMismatch' | 'DataOutOfOrder' | 'Sink'
+  // this package:
+  | 'OffsetTooLarge' | 'DimensionTooLarge' | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete'
+  | 'ReadFailed' | 'Http' | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'InvalidArgument';
+
+/** Every error this package throws (besides AbortError and TypeError). */
+export class SafeTensorsError extends Error {
+  readonly name: 'SafeTensorsError';
+  /** What went wrong, e.g. "InvalidOffset". */
+  readonly kind: ErrorKind;
+  /** Header byte (0 = the first byte after the 8-byte length) where it was found. */
+  readonly offset: number | null;
+  /** The tensor it concerns (decoded name). */
+  readonly tensor: string | null;
+}
+
+export interface ReadOptions {
+  signal?: AbortSignal;
+}
+
+export interface ReadFloat32Options extends ReadOptions {
+  /** Called after each chunk with bytes done and the tensor's byte length. */
+  onProgress?: (done: number, total: number) => void;
+  /** Bytes read per request or slice (default 8 MiB; rounded down to a multiple of 24). */
+  chunkBytes?: number;
+}
+
+/** One tensor of an opened file or sharded model. */
+export interface Tensor {
+  readonly name: string;
+  readonly dtype: Dtype;
+  readonly shape: number[];
+  /** Absolute byte offset of the data in the file. */
+  readonly byteOffset: number;
+  readonly byteLength: number;
+  /** [begin, end] relative to the data buffer, as in the header. */
+  readonly dataOffsets: [number, number];
+  /** Number of elements (product of the shape). */
+  readonly elementCount: number;
+  /** Zero-copy view of the bytes (in-memory files: fromBytes, or fromUrl answered 200). */
+  bytes(): Uint8Array;
+  /** Zero-copy typed view when the data is aligned for it, else null (in-memory files). */
+  view(): TypedArray | null;
+  /** Decodes a float tensor to f32 exactly as the core does (in-memory files). */
+  toFloat32(): Float32Array;
+  /** Reads the bytes from any source. */
+  read(opts?: ReadOptions): Promise<Uint8Array>;
+  /** Reads and decodes a float tensor in chunks from any source. */
+  readFloat32(opts?: ReadFloat32Options): Promise<Float32Array>;
+}
+
+export interface ParameterCount {
+  total: number;
+  byDtype: Partial<Record<Dtype, number>>;
+}
+
+export interface UrlOptions {
+  /** Extra request headers (e.g. Authorization). */
+  headers?: HeadersInit;
+  signal?: AbortSignal;
+  /** Bytes asked for in the first request (default 65536): small headers open in one round trip. */
+  prefetch?: number;
+  /** A fetch implementation (default globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+/** An opened safetensors file. */
+export class SafeTensors {
+  private constructor();
+  /** Opens a whole file held in memory; validates the header and the file length. */
+  static fromBytes(buf: ArrayBuffer | ArrayBufferView): SafeTensors;
+  /** Opens from the first bytes of a file (at least 8 + N) and its size; tensors have no data. */
+  static fromHeader(prefix: ArrayBuffer | ArrayBufferView, fileSize: number | bigint): SafeTensors;
+  /** Opens a Blob or File lazily: reads 8 bytes, then the header; tensors on demand. */
+  static fromBlob(blob: Blob, opts?: ReadOptions): Promise<SafeTensors>;
+  /** Opens a URL with HTTP Range requests (a 200 answer is read whole). */
+  static fromUrl(url: string | URL, opts?: UrlOptions): Promise<SafeTensors>;
+  /** N, the header length. */
+  readonly headerSize: number;
+  /** 8 + N: where the data buffer starts. */
+  readonly dataOffset: number;
+  readonly fileSize: number;
+  /** Bytes read from the source so far (for fromBytes: the whole input). */
+  readonly bytesRead: number;
+  /** Number of tensors. */
+  readonly length: number;
+  /** Tensor names in data-offset order. */
+  names(): string[];
+  /** The __metadata__ map, or null when the header has none. */
+  metadata(): Record<string, string> | null;
+  tensor(name: string): Tensor | undefined;
+  /** Every tensor in data-offset order. */
+  tensors(): Tensor[];
+  parameterCount(): ParameterCount;
+}
+
+/** A model split into shards, with one namespace over all of them. */
+export class ShardedModel {
+  private constructor();
+  /** The parsed model.safetensors.index.json. */
+  readonly index: { metadata?: Record<string, unknown>; weight_map: Record<string, string> };
+  /** The shards in file-name order. */
+  readonly shards: { name: string; file: SafeTensors }[];
+  readonly bytesRead: number;
+  /** Names in shard order, then data-offset order. */
+  names(): string[];
+  tensor(name: string): Tensor | undefined;
+  tensors(): Tensor[];
+  /** The index's "metadata" object, or null. */
+  metadata(): Record<string, unknown> | null;
+  parameterCount(): ParameterCount;
+}
+
+/**
+ * Opens a sharded model. `index`: model.safetensors.index.json as a Blob or
+ * File, a URL, its JSON text, or the parsed object. `shards`: Files, Blobs
+ * with names, or URLs, matched to the index by file name; with a URL index,
+ * missing shards are fetched from beside it. The index must agree with the
+ * shard headers (IndexMismatch, ShardMissing otherwise).
+ */
+export function openSharded(
+  index: Blob | string | URL | object,
+  shards?: Array<Blob | File | string | URL>,
+  opts?: UrlOptions,
+): Promise<ShardedModel>;
+
+/** Bytes of wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever enter it). */
+export function wasmMemoryBytes(): number;
+
+/** Decodes whole elements of a float dtype to f32, exactly as the core does. */
+export function decodeFloat32(dtype: FloatDtype, bytes: ArrayBuffer | ArrayBufferView, out?: Float32Array): Float32Array;
+
+export interface TensorInput {
+  dtype: Dtype;
+  shape: number[];
+  /** Exactly shape × dtype bytes (any typed array or DataView; its bytes are taken as they are). */
+  data: ArrayBuffer | ArrayBufferView;
+}
+
+/**
+ * Writes a safetensors file through the core writer: the same bytes as the
+ * reference implementation (metadata keys sorted, so identical whenever
+ * there is at most one key).
+ */
+export function serialize(tensors: Record<string, TensorInput> | Map<string, TensorInput>, metadata?: Record<string, string> | null): Uint8Array;

@@ -1,0 +1,73 @@
+//! WebAssembly bindings of `safetensors-nano`, built by wasm-pack into the
+//! npm package `safetensors-nano`.
+//!
+//! This crate is only the JS boundary: the parser, the decoders and the
+//! writer are the core crate's. The ES module layer in `wasm/js/` does the
+//! I/O (Blob slices, HTTP ranges, shards) and builds the JS objects; it calls
+//! the few functions here, which exchange compact descriptions (one
+//! `Float64Array` of numbers plus one string of names) so that building the
+//! JS side costs little. Only header bytes and bounded decode chunks ever
+//! enter wasm memory; tensor data stays in the caller's buffers.
+//!
+//! Numbers cross as `f64`; any offset or dimension above 2^53 (where a JS
+//! number stops being exact) is an error rather than a rounded value.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic,
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation
+    )
+)]
+
+mod describe;
+
+use std::cell::RefCell;
+
+use wasm_bindgen::prelude::*;
+
+use describe::open_prefix;
+
+thread_local! {
+    static STATE: RefCell<describe::State> = RefCell::new(describe::State::default());
+}
+
+/// Parses a header from the first bytes of a file of `file_len` bytes.
+///
+/// Returns the numbers of the description (see `wasm/js/api.js`,
+/// `readDescription`): element 0 is the status — `0` parsed, `-1` error,
+/// otherwise the count of bytes from the file start still needed. Call
+/// [`take_text`] next for the names (or the error's strings).
+#[wasm_bindgen]
+pub fn open(prefix: &[u8], file_len: u64) -> Vec<f64> {
+    STATE.with(|s| {
+        let mut state = s.borrow_mut();
+        let opened = open_prefix(prefix, file_len, &mut state);
+        state.finish(opened)
+    })
+}
+
+/// The string half of the last [`open`] result (names, metadata, or error
+/// kind/message/tensor), moved out.
+#[wasm_bindgen]
+pub fn take_text() -> String {
+    STATE.with(|s| core::mem::take(&mut s.borrow_mut().text))
+}
+
+
+/// Bytes of wasm linear memory in use (grown so far): lets callers and tests
+/// check that opening and decoding never bring tensor data in.
+#[wasm_bindgen]
+pub fn memory_bytes() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    let pages = core::arch::wasm32::memory_size(0);
+    #[cfg(not(target_arch = "wasm32"))]
+    let pages = 0usize;
+    (pages as f64) * 65536.0
+}
