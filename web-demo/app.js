@@ -7,9 +7,9 @@ import { DetailPanel } from './detail.js';
 import { download, h, kvTable } from './dom.js';
 import { DTYPES, fmtBytes, fmtCount, fmtInt, fmtMs, fmtShape, naturalCompare } from './format.js';
 import { Jobs } from './jobs.js';
-import { OpenError, describeError, filesFromDataTransfer, openFiles, openUrl, readSourceRange } from './model.js';
+import { OpenError, filesFromDataTransfer, openFiles, openUrl, readSourceRange, startOpener } from './model.js';
 import { VirtualTable } from './table.js';
-import { TreeView, buildTree } from './tree.js';
+import { TreeView, buildTreeSliced } from './tree.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -70,6 +70,8 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '' } = {
   try {
     const model = await fn();
     const tRead = performance.now();
+    if (ticket !== state.opening) return;
+    await new Promise((resolve) => setTimeout(resolve, 0)); // paint between building and showing
     if (ticket !== state.opening) return;
     if (as === 'a') {
       state.a = model;
@@ -258,7 +260,8 @@ function renderSide(m, s) {
   );
   treeBox.append(h('p', { class: 'note' }, 'Building the tree…'));
   // The tree is built after the list is on screen: the list is what a person looks for first.
-  return () => {
+  return async () => {
+    const root = await buildTreeSliced(m.rows);
     if (state.a !== m) return;
     const tree = new TreeView(treeBox, {
       onPrefix: (node) => {
@@ -268,7 +271,7 @@ function renderSide(m, s) {
       },
       onTensor: (row) => openTensor(row),
     });
-    tree.render(buildTree(m.rows));
+    tree.render(root);
   };
 }
 
@@ -540,6 +543,7 @@ function wire() {
 }
 
 function init() {
+  startOpener();
   wire();
   updateIo();
   const params = new URLSearchParams(location.search);

@@ -2,8 +2,17 @@
 // URL — reading headers only, and everything the page shows about it that needs no tensor bytes:
 // the tensor rows, totals by dtype, the alignment report and the index/shard integrity report.
 
-import { SafeTensors, SafeTensorsError } from './vendor/safetensors-nano.js';
-import { DTYPES, elementCount, naturalCompare, viewAlignment } from './format.js';
+import { DTYPES, naturalCompare, viewAlignment } from './format.js';
+import { Jobs } from './jobs.js';
+
+// Headers are parsed by the package in a worker of their own (started with the page, so its wasm
+// is ready before the first drop): a 100 MB header never freezes the page, and opening does not
+// wait behind a statistics job.
+let opener = null;
+export function startOpener() {
+  opener ??= new Jobs();
+  return opener;
+}
 
 /** A failure while opening, with the file it happened in. */
 export class OpenError extends Error {
@@ -29,13 +38,28 @@ export function urlSource(url, name = basename(new URL(url).pathname) || url) {
   return { kind: 'url', url, name, path: url, size: null };
 }
 
-// fetch must be called with the global as `this`; a bare reference stored on an object and
-// called as a method throws "Illegal invocation" in browsers, so the package gets a wrapper.
-const fetchFn = (input, init) => fetch(input, init);
+/** A parsed header as the worker sends it (columns), with the accessors the model uses. */
+export class Header {
+  constructor(h) {
+    Object.assign(this, h);
+  }
+  metadata() {
+    return this.meta;
+  }
+}
 
 async function openSource(src) {
-  return src.kind === 'blob' ? SafeTensors.fromBlob(src.blob) : SafeTensors.fromUrl(src.url, { fetch: fetchFn });
+  const { kind, blob, url } = src;
+  const h = await startOpener().run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url } }).promise;
+  const { metadata, names: joined, nameLengths, ...rest } = h;
+  const names = new Array(nameLengths.length);
+  let at = 0;
+  for (let i = 0; i < names.length; i++) names[i] = joined.slice(at, (at += nameLengths[i]));
+  return new Header({ ...rest, names, meta: metadata });
 }
+
+/** Lets the page paint before the next piece of work. */
+const yieldToPage = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** Bytes [start, end) of a source (used for the raw header and error context). */
 export async function readSourceRange(src, start, end) {
@@ -75,28 +99,38 @@ export class Model {
     this.rows = [];
     this.byName = new Map();
     this.duplicates = [];
+    const alignOf = new Map(DTYPES.map((d) => [d, viewAlignment(d)]));
     shards.forEach((shard, s) => {
-      if (!shard.st) return;
-      for (const t of shard.st.tensors()) {
-        const params = elementCount(t.shape);
-        const align = viewAlignment(t.dtype);
+      const h = shard.st;
+      if (!h) return;
+      // Straight from the header's columns: one object per tensor, nothing in between.
+      const { names, dtypes, ranks, dims, begins, ends, dataOffset } = h;
+      let d = 0;
+      for (let k = 0; k < names.length; k++) {
+        const rank = ranks[k];
+        const shape = new Array(rank);
+        let params = 1;
+        for (let j = 0; j < rank; j++) params *= shape[j] = dims[d++];
+        const dtype = dtypes[k];
+        const align = alignOf.get(dtype);
+        const offset = dataOffset + begins[k];
         const row = {
           i: this.rows.length,
-          name: t.name,
-          dtype: t.dtype,
-          shape: t.shape,
-          rank: t.shape.length,
+          name: names[k],
+          dtype,
+          shape,
+          rank,
           params,
-          bytes: t.byteLength,
-          begin: t.dataOffsets[0],
-          end: t.dataOffsets[1],
-          offset: t.byteOffset,
+          bytes: ends[k] - begins[k],
+          begin: begins[k],
+          end: ends[k],
+          offset,
           shard: s,
-          aligned: align > 0 && t.byteOffset % align === 0,
+          aligned: align > 0 && offset % align === 0,
           subByte: align === 0,
         };
-        if (this.byName.has(t.name)) this.duplicates.push({ name: t.name, shards: [this.byName.get(t.name).shard, s] });
-        else this.byName.set(t.name, row);
+        if (this.byName.has(row.name)) this.duplicates.push({ name: row.name, shards: [this.byName.get(row.name).shard, s] });
+        else this.byName.set(row.name, row);
         this.rows.push(row);
       }
     });
@@ -244,7 +278,7 @@ export class Model {
 
 /** "Kind: message" for any error (the package's message already says where). */
 export function describeError(err) {
-  if (err instanceof SafeTensorsError || err?.kind) return `${err.kind}: ${err.message}`;
+  if (err?.kind) return `${err.kind}: ${err.message}`;
   return err?.message ?? String(err);
 }
 
@@ -274,6 +308,7 @@ async function openShards(sources) {
     }),
   );
   shards.sort((a, b) => naturalCompare(a.name, b.name));
+  await yieldToPage();
   return shards;
 }
 

@@ -6,27 +6,46 @@ import { fmtBytes, fmtCount, fmtInt, naturalCompare } from './format.js';
 
 /** Builds the tree from rows ({name, params, bytes, i}). A name may be a leaf and a prefix at once. */
 export function buildTree(rows) {
-  const root = { label: '', path: '', children: new Map(), tensors: 0, params: 0, bytes: 0, row: null };
-  for (const r of rows) {
-    let node = root;
-    node.tensors++;
-    node.params += r.params;
-    node.bytes += r.bytes;
-    for (const part of r.name.split('.')) {
-      let child = node.children.get(part);
-      if (!child) {
-        const path = node.path ? `${node.path}.${part}` : part;
-        child = { label: part, path, children: new Map(), tensors: 0, params: 0, bytes: 0, row: null };
-        node.children.set(part, child);
-      }
-      child.tensors++;
-      child.params += r.params;
-      child.bytes += r.bytes;
-      node = child;
-    }
-    node.row = r;
+  const root = newRoot();
+  for (const r of rows) addRow(root, r);
+  return root;
+}
+
+/** The same, in slices of `sliceMs`, yielding to the page between them (100,000 rows stay smooth). */
+export async function buildTreeSliced(rows, { sliceMs = 12 } = {}) {
+  const root = newRoot();
+  let i = 0;
+  while (i < rows.length) {
+    const until = performance.now() + sliceMs;
+    do addRow(root, rows[i++]);
+    while (i < rows.length && (i & 255 || performance.now() < until));
+    if (i < rows.length) await new Promise((r) => setTimeout(r, 0));
   }
   return root;
+}
+
+function newRoot() {
+  return { label: '', path: '', children: new Map(), tensors: 0, params: 0, bytes: 0, row: null };
+}
+
+function addRow(root, r) {
+  let node = root;
+  node.tensors++;
+  node.params += r.params;
+  node.bytes += r.bytes;
+  for (const part of r.name.split('.')) {
+    let child = node.children.get(part);
+    if (!child) {
+      const path = node.path ? `${node.path}.${part}` : part;
+      child = { label: part, path, children: new Map(), tensors: 0, params: 0, bytes: 0, row: null };
+      node.children.set(part, child);
+    }
+    child.tensors++;
+    child.params += r.params;
+    child.bytes += r.bytes;
+    node = child;
+  }
+  node.row = r;
 }
 
 /** Children in display order: numeric-aware by label. */
