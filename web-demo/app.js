@@ -47,7 +47,8 @@ function updateIo() {
   const read = totalBytesRead();
   const size = (state.a?.fileBytes ?? 0) + (state.b?.fileBytes ?? 0);
   $('bytes-read').textContent = fmtBytes(read);
-  $('io-of').textContent = size ? ` of ${fmtBytes(size)}${size > 0 ? ` (${formatPct(read / size)})` : ''}` : '';
+  // The share of the files read; past 100% (a tensor read twice) it would only confuse.
+  $('io-of').textContent = size ? ` of ${fmtBytes(size)}${read <= size ? ` (${formatPct(read / size)})` : ' in files'}` : '';
   document.body.dataset.bytesRead = String(read);
 }
 
@@ -60,7 +61,7 @@ function formatPct(x) {
 // ---------------------------------------------------------------- opening
 
 /** Runs an open (`fn` → Model) as the main model or the compared one; errors never blank the page. */
-async function openWith(fn, { as = 'a', t0 = performance.now(), label = '' } = {}) {
+async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url = null } = {}) {
   const ticket = ++state.opening;
   let later = null;
   hideError();
@@ -94,6 +95,8 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '' } = {
       $('open-time').textContent = `opened in ${fmtMs(ms)}`;
       setState('ready');
       if (later) setTimeout(later, 0);
+      // The address bar says what is open: ?url= for a remote model (shareable), nothing for files.
+      history.replaceState(null, '', url ? `?url=${encodeURIComponent(url)}` : location.pathname);
     }
     toast(null, { id: 'opening' });
   } catch (err) {
@@ -188,9 +191,9 @@ function renderSummary(m, s) {
     card('Tensor bytes', fmtBytes(s.bytes), `${fmtInt(s.bytes)} B`, { 'data-testid': 'total-bytes', 'data-value': s.bytes }),
     card('Tensors', fmtInt(s.tensors), `${s.byDtype.length} dtype${s.byDtype.length === 1 ? '' : 's'}`, { 'data-testid': 'tensor-count', 'data-value': s.tensors }),
     card(m.sharded ? 'Files' : 'File', m.sharded ? `${m.shards.length}` : fmtBytes(m.fileBytes), m.sharded ? fmtBytes(m.fileBytes) : `${fmtInt(m.fileBytes)} B`, { 'data-testid': 'files', 'data-value': m.shards.length }),
-    card('Zero-copy', s.tensors ? formatPct(s.aligned / s.tensors) : '—', `${fmtInt(s.aligned)} of ${fmtInt(s.tensors)}`, { 'data-testid': 'aligned', 'data-value': s.aligned }),
+    card('Zero-copy', s.tensors ? formatPct(s.aligned / s.tensors) : '—', s.aligned === s.tensors ? 'all tensors' : `${fmtInt(s.aligned)} tensors`, { 'data-testid': 'aligned', 'data-value': s.aligned }),
     card('Integrity', errors ? `${errors} error${errors === 1 ? '' : 's'}` : warns ? `${warns} warning${warns === 1 ? '' : 's'}` : 'OK',
-      m.index ? 'index vs headers' : 'header, file length', { class: `card ${errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': errors }),
+      m.index ? 'index vs headers' : 'header and size', { class: `card ${errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': errors }),
   );
   const total = s.bytes || 1;
   const bar = h('div', { class: 'dtype-bar', role: 'img', 'aria-label': 'Bytes by dtype' },
@@ -472,7 +475,7 @@ function wire() {
   $('url-form').addEventListener('submit', (e) => {
     e.preventDefault();
     const url = $('url-input').value.trim();
-    if (url) openWith(() => openUrl(url), { label: url });
+    if (url) openWith(() => openUrl(url), { label: url, url });
   });
 
   const overlay = $('drop-overlay');
@@ -551,8 +554,12 @@ function init() {
   const cmp = params.get('compare');
   if (url) {
     $('url-input').value = url;
-    openWith(() => openUrl(url), { label: url }).then(() => {
-      if (cmp && state.a) openWith(() => openUrl(cmp), { as: 'b', label: cmp });
+    openWith(() => openUrl(url), { label: url, url }).then(() => {
+      if (cmp && state.a) {
+        openWith(() => openUrl(cmp), { as: 'b', label: cmp }).then(() => {
+          history.replaceState(null, '', `?url=${encodeURIComponent(url)}&compare=${encodeURIComponent(cmp)}`);
+        });
+      }
     });
   }
 }

@@ -198,7 +198,6 @@ export class DetailPanel {
     const note = h('p', { class: 'note' },
       `${r.complex ? 'Over real and imaginary parts. ' : ''}${fmtInt(r.finite)} finite values; read ${fmtBytes(r.bytesRead)} in ${fmtMs(r.ms)}.`);
     const out = [statGrid, note];
-    if (r.grid && r.grid.cells.length) out.push(h('h3', {}, 'First values'), this.#grid(r.grid, row));
     if (r.histogram) {
       const canvas = h('canvas', { class: 'hist', 'aria-label': `Histogram of ${row.name}`, role: 'img' });
       const toggle = h('label', { class: 'toggle' }, h('input', { type: 'checkbox', checked: this.logHist, onchange: (e) => { this.logHist = e.target.checked; draw(); } }), ' log scale');
@@ -215,6 +214,7 @@ export class DetailPanel {
         h('p', { class: 'note' }, `${fmtInt(hm.rows)} × ${fmtInt(hm.cols)}${row.rank > 2 ? ' (leading dims flattened)' : ''}${down ? `, block means on ${hm.height} × ${hm.width}` : ''}; colours clipped to the 1st–99th percentile.`));
       requestAnimationFrame(() => drawHeatmap(canvas, legend, hm, { maxCss: this.#chartWidth() }));
     }
+    if (r.grid && r.grid.cells.length) out.push(h('h3', {}, 'First values'), this.#grid(r.grid, row));
     this.statsOut.replaceChildren(...out);
   }
 
