@@ -7,7 +7,7 @@ CARGO ?= cargo
 PY := tests/.venv/bin/python
 INSPECT := target/release/examples/inspect
 
-.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop bench fuzz miri doc clean
+.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware bench fuzz miri doc clean
 
 all: test
 
@@ -15,7 +15,7 @@ setup:
 	bash scripts/setup.sh rust python
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
-test: setup lint unit doc nostd interop test-demo
+test: setup lint unit doc nostd interop firmware test-demo
 	@echo "make test: all parts passed"
 
 lint:
@@ -44,6 +44,10 @@ $(INSPECT): FORCE
 	$(CARGO) build --release -p safetensors-nano --example inspect
 
 FORCE:
+
+## The Cortex-M firmware runs its model from flash under QEMU.
+firmware:
+	bash tests/firmware/run.sh
 
 ## The web viewer at http://localhost:8080: the page, the npm package and generated samples.
 demo: demo-build

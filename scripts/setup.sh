@@ -54,9 +54,13 @@ setup_python() {
 }
 
 setup_node() {
-  if [ ! -d tests/js/node_modules/playwright-core ] || [ ! -d tests/js/node_modules/binaryen ]; then
-    log "npm install (tests/js)"
-    (cd tests/js && npm install --no-audit --no-fund --loglevel=error)
+  # The npm package's build (binaryen's wasm-opt) and tests (playwright-core, typescript),
+  # at the versions of tests/js/package-lock.json.
+  local missing=0
+  for m in playwright-core binaryen typescript; do [ -d "tests/js/node_modules/$m" ] || missing=1; done
+  if [ "$missing" = 1 ]; then
+    log "npm ci (tests/js)"
+    (cd tests/js && npm ci --no-audit --no-fund --loglevel=error)
   fi
 }
 

@@ -5,6 +5,8 @@
 //!
 //! `cargo bench -p safetensors-nano --bench parse`
 
+#![allow(missing_docs)] // criterion_group! generates undocumented items
+
 mod headers;
 
 use std::hint::black_box;
@@ -103,5 +105,9 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    config = Criterion::default();
+    targets = bench
+}
 criterion_main!(benches);

@@ -138,10 +138,31 @@ impl Dtype {
     /// assert_eq!(Dtype::from_name(b"f32"), None);
     /// ```
     pub fn from_name(name: &[u8]) -> Option<Dtype> {
-        Dtype::ALL
-            .iter()
-            .copied()
-            .find(|d| d.name().as_bytes() == name)
+        Some(match name {
+            b"F32" => Dtype::F32,
+            b"BF16" => Dtype::BF16,
+            b"F16" => Dtype::F16,
+            b"I64" => Dtype::I64,
+            b"F8_E4M3" => Dtype::F8_E4M3,
+            b"U8" => Dtype::U8,
+            b"I8" => Dtype::I8,
+            b"BOOL" => Dtype::BOOL,
+            b"I32" => Dtype::I32,
+            b"U32" => Dtype::U32,
+            b"F64" => Dtype::F64,
+            b"U64" => Dtype::U64,
+            b"I16" => Dtype::I16,
+            b"U16" => Dtype::U16,
+            b"C64" => Dtype::C64,
+            b"F8_E5M2" => Dtype::F8_E5M2,
+            b"F8_E8M0" => Dtype::F8_E8M0,
+            b"F8_E4M3FNUZ" => Dtype::F8_E4M3FNUZ,
+            b"F8_E5M2FNUZ" => Dtype::F8_E5M2FNUZ,
+            b"F6_E2M3" => Dtype::F6_E2M3,
+            b"F6_E3M2" => Dtype::F6_E3M2,
+            b"F4" => Dtype::F4,
+            _ => return None,
+        })
     }
 
     /// Size of one element in bits (4, 6, 8, 16, 32 or 64).

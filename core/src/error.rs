@@ -529,6 +529,8 @@ pub enum TensorRef {
     Index(u32),
 }
 
+const NO_OFFSET: u32 = u32::MAX;
+
 /// An error: a [`kind`](Error::kind), the header byte
 /// [`offset`](Error::offset) where it was found, and the
 /// [`tensor`](Error::tensor) it concerns.
@@ -554,7 +556,9 @@ pub enum TensorRef {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Error {
     kind: ErrorKind,
-    offset: Option<u64>,
+    /// Header byte offset, or [`NO_OFFSET`]: headers are at most
+    /// 100,000,000 bytes, so `u32` holds every offset and keeps `Error` small.
+    offset: u32,
     tensor: Option<TensorRef>,
 }
 
@@ -568,15 +572,18 @@ impl Error {
     pub const fn new(kind: ErrorKind) -> Error {
         Error {
             kind,
-            offset: None,
+            offset: NO_OFFSET,
             tensor: None,
         }
     }
 
-    pub(crate) const fn at(kind: ErrorKind, offset: usize) -> Error {
+    pub(crate) fn at(kind: ErrorKind, offset: usize) -> Error {
         Error {
             kind,
-            offset: Some(offset as u64),
+            offset: match u32::try_from(offset) {
+                Ok(o) if o != NO_OFFSET => o,
+                _ => NO_OFFSET,
+            },
             tensor: None,
         }
     }
@@ -604,7 +611,11 @@ impl Error {
     /// assert_eq!(Error::new(ErrorKind::Sink).offset(), None);
     /// ```
     pub const fn offset(&self) -> Option<u64> {
-        self.offset
+        if self.offset == NO_OFFSET {
+            None
+        } else {
+            Some(self.offset as u64)
+        }
     }
 
     /// The tensor this error concerns, when there is one.
@@ -640,7 +651,7 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.kind, f)?;
-        if let Some(offset) = self.offset {
+        if let Some(offset) = self.offset() {
             write!(f, " at header byte {offset}")?;
         }
         match self.tensor {

@@ -237,7 +237,8 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         let slots = storage.as_mut();
         let capacity = table::capacity(slots);
         let regions = table::regions_mut(slots);
-        let parsed = header::parse(json, regions.entries)?;
+        // The offset column holds name hashes until the layout check sorts it.
+        let parsed = header::parse(json, regions.entries, regions.by_offset)?;
         let pairs = match parsed.metadata {
             MetadataState::Present(n) => n,
             _ => 0,
@@ -252,9 +253,10 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         let t = parsed.tensors;
         let meta_start = capacity.saturating_sub(pairs);
         let (tensor_entries, rest) = regions.entries.split_at_mut(t);
-        let meta_entries = rest.get(meta_start.saturating_sub(t)..).unwrap_or_default();
+        let meta_skip = meta_start.saturating_sub(t);
+        let meta_entries = rest.get(meta_skip..).unwrap_or_default();
         let (names, meta_names) = regions.by_name.split_at_mut(t);
-        let (offsets, meta_scratch) = regions.by_offset.split_at_mut(t);
+        let (offsets, meta_hashes) = regions.by_offset.split_at_mut(t);
         index::build(
             json,
             tensor_entries,
@@ -262,12 +264,11 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
             offsets,
             ErrorKind::DuplicateTensorName,
         )?;
-        let meta_skip = meta_start.saturating_sub(t);
         index::build(
             json,
             meta_entries,
             meta_names.get_mut(meta_skip..).unwrap_or_default(),
-            meta_scratch.get_mut(meta_skip..).unwrap_or_default(),
+            meta_hashes.get(meta_skip..).unwrap_or_default(),
             ErrorKind::DuplicateMetadataKey,
         )?;
         let data_len = validate::tile(json, tensor_entries, offsets)?;

@@ -3,6 +3,7 @@
 
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, Expected, Field, TensorRef};
+use crate::index;
 use crate::json::{Lexer, RawString};
 use crate::name::Name;
 use crate::table::{Entry, Verdict};
@@ -28,6 +29,8 @@ pub(crate) struct Parsed {
 /// the back; past capacity, entries are only counted.
 struct Sink<'t> {
     entries: &'t mut [Entry],
+    /// Hash of each entry's decoded name, same positions as `entries`.
+    hashes: &'t mut [u32],
     tensors: usize,
     metadata: usize,
 }
@@ -37,16 +40,19 @@ impl Sink<'_> {
         self.tensors.saturating_add(self.metadata)
     }
 
-    fn push_tensor(&mut self, entry: Entry) {
+    fn push_tensor(&mut self, entry: Entry, hash: u32) {
         if self.used() < self.entries.len() {
             if let Some(slot) = self.entries.get_mut(self.tensors) {
                 *slot = entry;
+            }
+            if let Some(slot) = self.hashes.get_mut(self.tensors) {
+                *slot = hash;
             }
         }
         self.tensors = self.tensors.saturating_add(1);
     }
 
-    fn push_metadata(&mut self, entry: Entry) {
+    fn push_metadata(&mut self, entry: Entry, hash: u32) {
         if self.used() < self.entries.len() {
             let at = self
                 .entries
@@ -55,6 +61,9 @@ impl Sink<'_> {
                 .saturating_sub(1);
             if let Some(slot) = self.entries.get_mut(at) {
                 *slot = entry;
+            }
+            if let Some(slot) = self.hashes.get_mut(at) {
+                *slot = hash;
             }
         }
         self.metadata = self.metadata.saturating_add(1);
@@ -81,6 +90,12 @@ pub(crate) fn tensor_ref(json: &[u8], name_start: usize) -> TensorRef {
 /// Length of a validated string's raw content starting at `start`.
 pub(crate) fn raw_string_len(json: &[u8], start: usize) -> usize {
     let rest = json.get(start..).unwrap_or_default();
+    // Most names have no escape: the first quote ends them.
+    if let Some(end) = rest.iter().position(|&b| b == b'"') {
+        if !rest.get(..end).unwrap_or_default().contains(&b'\\') {
+            return end;
+        }
+    }
     let mut i = 0usize;
     while let Some(&b) = rest.get(i) {
         match b {
@@ -101,10 +116,25 @@ pub(crate) fn raw_string_at(json: &[u8], start: usize) -> &[u8] {
 
 /// Parses the whole header into `entries`. Counts past capacity so that the
 /// caller can report how many slots are needed.
-pub(crate) fn parse(json: &[u8], entries: &mut [Entry]) -> Result<Parsed, Error> {
+/// Hash of a string's decoded text (see [`index::hash_name`]), from its raw span.
+fn hash_of(json: &[u8], s: RawString) -> u32 {
+    let raw = json.get(s.start..s.end).unwrap_or_default();
+    if s.escaped {
+        index::hash_name(Name::from_raw(raw))
+    } else {
+        index::hash_bytes(raw)
+    }
+}
+
+pub(crate) fn parse(
+    json: &[u8],
+    entries: &mut [Entry],
+    hashes: &mut [u32],
+) -> Result<Parsed, Error> {
     let mut lexer = Lexer::new(json);
     let mut sink = Sink {
         entries,
+        hashes,
         tensors: 0,
         metadata: 0,
     };
@@ -124,7 +154,7 @@ pub(crate) fn parse(json: &[u8], entries: &mut [Entry]) -> Result<Parsed, Error>
                 metadata = parse_metadata(&mut lexer, &mut sink)?;
             } else {
                 let entry = parse_tensor(&mut lexer, json, key)?;
-                sink.push_tensor(entry);
+                sink.push_tensor(entry, hash_of(json, key));
             }
             lexer.skip_ws();
             if lexer.eat(b',') {
@@ -171,7 +201,10 @@ fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Result<Metadata
             });
         }
         let value = lexer.string()?;
-        sink.push_metadata(Entry::metadata(key.start, value.start));
+        sink.push_metadata(
+            Entry::metadata(key.start, value.start),
+            hash_of(lexer.bytes(), key),
+        );
         pairs = pairs.saturating_add(1);
         if lexer.eat(b',') {
             continue;
@@ -214,8 +247,8 @@ impl ElementCount {
 }
 
 fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<Entry, Error> {
-    let tensor = tensor_ref(json, name.start);
-    let on_tensor = |e: Error| e.with_tensor(tensor);
+    // The name's span is only measured when an error needs it.
+    let on_tensor = |e: Error| e.with_tensor(tensor_ref(json, name.start));
     if !lexer.eat(b'{') {
         return Err(on_tensor(match lexer.peek() {
             Some(_) => lexer.err(ErrorKind::TensorNotObject),
@@ -227,16 +260,7 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
     let mut offsets: Option<(u64, u64)> = None;
     if !lexer.eat(b'}') {
         loop {
-            let key = lexer.string().map_err(on_tensor)?;
-            let field = if key_is(json, key, "dtype") {
-                Some(Field::Dtype)
-            } else if key_is(json, key, "shape") {
-                Some(Field::Shape)
-            } else if key_is(json, key, "data_offsets") {
-                Some(Field::DataOffsets)
-            } else {
-                None
-            };
+            let (field, key_at) = field_key(lexer, json).map_err(on_tensor)?;
             let seen = match field {
                 Some(Field::Dtype) => dtype.is_some(),
                 Some(Field::Shape) => shape.is_some(),
@@ -246,7 +270,7 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
             if let (true, Some(field)) = (seen, field) {
                 return Err(on_tensor(Error::at(
                     ErrorKind::DuplicateField { field },
-                    key.start.saturating_sub(1),
+                    key_at,
                 )));
             }
             lexer.expect(b':', Expected::Colon).map_err(on_tensor)?;
@@ -292,6 +316,28 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
         (begin, end),
         verdict,
     ))
+}
+
+/// Reads a tensor entry's key: one of the three fields, or another key.
+/// Returns the field and the offset of the key's opening quote. The plain
+/// spellings are matched without scanning; escaped ones go the long way.
+fn field_key(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<(Option<Field>, usize), Error> {
+    lexer.skip_ws();
+    let at = lexer.pos();
+    if lexer.eat_literal(b"\"dtype\"") {
+        return Ok((Some(Field::Dtype), at));
+    }
+    if lexer.eat_literal(b"\"shape\"") {
+        return Ok((Some(Field::Shape), at));
+    }
+    if lexer.eat_literal(b"\"data_offsets\"") {
+        return Ok((Some(Field::DataOffsets), at));
+    }
+    let key = lexer.string()?;
+    let field = [Field::Dtype, Field::Shape, Field::DataOffsets]
+        .into_iter()
+        .find(|f| key_is(json, key, f.key()));
+    Ok((field, at))
 }
 
 fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<Dtype, Error> {

@@ -7,33 +7,80 @@ use core::cmp::Ordering;
 use crate::error::{Error, ErrorKind};
 use crate::header::{raw_string_at, tensor_ref};
 use crate::name::Name;
+use crate::sort::sort_by;
 use crate::table::Entry;
 
-/// FNV-1a over the decoded UTF-8 bytes of a name.
-fn hash_bytes(mut h: u32, bytes: &[u8]) -> u32 {
-    for &b in bytes {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    h
+/// A fast hash of the decoded UTF-8 bytes of a name, eight bytes at a time.
+/// Feeding the same bytes in any split gives the same hash.
+struct NameHasher {
+    hash: u64,
+    pending: u64,
+    fill: u32,
 }
 
-const SEED: u32 = 0x811c_9dc5;
+impl NameHasher {
+    const fn new() -> Self {
+        NameHasher {
+            hash: 0x243f_6a88_85a3_08d3,
+            pending: 0,
+            fill: 0,
+        }
+    }
+
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    #[inline]
+    fn write(&mut self, mut bytes: &[u8]) {
+        if self.fill == 0 {
+            while let Some((word, rest)) = bytes.split_first_chunk::<8>() {
+                self.mix(u64::from_le_bytes(*word));
+                bytes = rest;
+            }
+        }
+        for &b in bytes {
+            self.pending |= u64::from(b) << (self.fill.wrapping_mul(8) & 63);
+            self.fill = self.fill.wrapping_add(1);
+            if self.fill == 8 {
+                let word = self.pending;
+                self.mix(word);
+                self.pending = 0;
+                self.fill = 0;
+            }
+        }
+    }
+
+    fn finish(mut self) -> u32 {
+        let last = self.pending ^ (u64::from(self.fill) << 59);
+        self.mix(last);
+        (self.hash >> 32) as u32
+    }
+}
 
 pub(crate) fn hash_name(name: Name<'_>) -> u32 {
+    let mut hasher = NameHasher::new();
     if name.has_escapes() {
-        let mut h = SEED;
         let mut buf = [0u8; 4];
         for c in name.chars() {
-            h = hash_bytes(h, c.encode_utf8(&mut buf).as_bytes());
+            hasher.write(c.encode_utf8(&mut buf).as_bytes());
         }
-        h
     } else {
-        hash_bytes(SEED, name.raw())
+        hasher.write(name.raw());
     }
+    hasher.finish()
 }
 
 pub(crate) fn hash_str(s: &str) -> u32 {
-    hash_bytes(SEED, s.as_bytes())
+    hash_bytes(s.as_bytes())
+}
+
+/// Hash of text that needs no decoding.
+pub(crate) fn hash_bytes(bytes: &[u8]) -> u32 {
+    let mut hasher = NameHasher::new();
+    hasher.write(bytes);
+    hasher.finish()
 }
 
 fn name_of<'h>(json: &'h [u8], entries: &[Entry], i: u32) -> Name<'h> {
@@ -41,23 +88,22 @@ fn name_of<'h>(json: &'h [u8], entries: &[Entry], i: u32) -> Name<'h> {
     Name::from_raw(raw_string_at(json, start))
 }
 
-/// Sorts `index` (entry numbers) by (hash, name), using `scratch` (same
-/// length) to hold each entry's hash, and fails on the first duplicate name.
+/// Sorts `index` (entry numbers) by (hash, name), given each entry's name
+/// hash in `hashes` (filled by the parser), and fails on the first duplicate
+/// name.
 /// The duplicate reported is the one later in the header.
 pub(crate) fn build(
     json: &[u8],
     entries: &[Entry],
     index: &mut [u32],
-    scratch: &mut [u32],
+    hashes: &[u32],
     duplicate: ErrorKind,
 ) -> Result<(), Error> {
-    for (i, (slot, hash)) in index.iter_mut().zip(scratch.iter_mut()).enumerate() {
-        let i = u32::try_from(i).unwrap_or(u32::MAX);
-        *slot = i;
-        *hash = hash_name(name_of(json, entries, i));
+    for (i, slot) in index.iter_mut().enumerate() {
+        *slot = u32::try_from(i).unwrap_or(u32::MAX);
     }
-    let hash_of = |i: u32| scratch.get(i as usize).copied().unwrap_or(0);
-    index.sort_unstable_by_key(|&i| hash_of(i));
+    let hash_of = |i: u32| hashes.get(i as usize).copied().unwrap_or(0);
+    sort_by(index, |&a, &b| hash_of(a) < hash_of(b));
     // Within runs of equal hashes (rare), order by name and look for twins.
     let mut run_start = 0usize;
     while run_start < index.len() {
@@ -72,10 +118,11 @@ pub(crate) fn build(
         let run_end = run_start.saturating_add(run_len);
         if let Some(run) = index.get_mut(run_start..run_end) {
             if run.len() > 1 {
-                run.sort_unstable_by(|&a, &b| {
+                sort_by(run, |&a, &b| {
                     name_of(json, entries, a)
                         .cmp_name(&name_of(json, entries, b))
                         .then(a.cmp(&b))
+                        .is_lt()
                 });
                 for pair in run.windows(2) {
                     if let [a, b] = *pair {
@@ -108,4 +155,28 @@ pub(crate) fn find(json: &[u8], entries: &[Entry], index: &[u32], name: &str) ->
         })
         .ok()
         .and_then(|at| index.get(at).copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_split_invariant_and_decodes() {
+        let text = "model.layers.17.mlp.gate_proj.weight-é😀";
+        let whole = hash_str(text);
+        for cut in 0..text.len() {
+            let mut h = NameHasher::new();
+            h.write(&text.as_bytes()[..cut]);
+            h.write(&text.as_bytes()[cut..]);
+            assert_eq!(h.finish(), whole, "{cut}");
+        }
+        assert_eq!(
+            hash_name(Name::from_raw(
+                br"model.layers.17.mlp.gate_proj.weight-\u00e9\ud83d\ude00"
+            )),
+            whole
+        );
+        assert_ne!(hash_str("a"), hash_str("a\0"));
+    }
 }

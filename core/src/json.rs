@@ -160,23 +160,42 @@ impl<'h> Lexer<'h> {
     /// a time where possible.
     #[inline]
     fn skip_plain_string_bytes(&mut self) {
-        let rest = self.bytes.get(self.pos..).unwrap_or_default();
-        let mut skipped = 0usize;
-        let mut chunks = rest.chunks_exact(8);
-        for chunk in chunks.by_ref() {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            if word_needs_care(u64::from_le_bytes(word)) {
+        let mut rest = self.bytes.get(self.pos..).unwrap_or_default();
+        while let Some((word, next)) = rest.split_first_chunk::<8>() {
+            if word_needs_care(u64::from_le_bytes(*word)) {
                 break;
             }
-            skipped = skipped.saturating_add(8);
+            rest = next;
         }
-        let tail = rest.get(skipped..).unwrap_or_default();
-        let plain = tail
+        let plain = rest
             .iter()
             .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-            .unwrap_or(tail.len());
+            .unwrap_or(rest.len());
+        let skipped = self
+            .bytes
+            .len()
+            .saturating_sub(self.pos)
+            .saturating_sub(rest.len());
         self.pos = self.pos.saturating_add(skipped).saturating_add(plain);
+    }
+
+    /// If the next bytes (after whitespace) are exactly `lit` — a quoted key
+    /// without escapes, e.g. `"dtype"` — consumes them and returns true.
+    #[inline]
+    pub(crate) fn eat_literal<const L: usize>(&mut self, lit: &[u8; L]) -> bool {
+        self.skip_ws();
+        let rest = self.bytes.get(self.pos..).unwrap_or_default();
+        if rest.first_chunk::<L>() == Some(lit) {
+            self.pos = self.pos.saturating_add(L);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The bytes being lexed.
+    pub(crate) fn bytes(&self) -> &'h [u8] {
+        self.bytes
     }
 
     /// At a backslash: validates one escape (a surrogate pair counts as one).
@@ -233,25 +252,54 @@ impl<'h> Lexer<'h> {
 
     /// Skips whitespace and reads a non-negative integer written the strict
     /// way: digits only, no sign, fraction or exponent, no leading zero.
+    #[inline]
     pub(crate) fn uint(&mut self) -> Result<u64, Error> {
         self.skip_ws();
         let start = self.pos;
+        let mut rest = self.bytes.get(start..).unwrap_or_default();
         let mut value: u64 = 0;
-        let mut overflow = false;
-        while let Some(b) = self.peek() {
-            if !b.is_ascii_digit() {
+        let mut digits = 0usize;
+        // Eight digits at a time while they last (19 digits fit a u64).
+        while digits < 16 {
+            let Some((word, next)) = rest.split_first_chunk::<8>() else {
+                break;
+            };
+            let Some(eight) = eight_digits(u64::from_le_bytes(*word)) else {
+                break;
+            };
+            value = value.wrapping_mul(100_000_000).wrapping_add(eight);
+            digits = digits.wrapping_add(8);
+            rest = next;
+        }
+        for &b in rest {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
                 break;
             }
-            match value
-                .checked_mul(10)
-                .and_then(|v| v.checked_add(u64::from(b.wrapping_sub(b'0'))))
-            {
-                Some(v) => value = v,
-                None => overflow = true,
-            }
-            self.bump();
+            value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+            digits = digits.wrapping_add(1);
         }
-        let digits = self.pos.saturating_sub(start);
+        // Up to 19 digits always fit; past that, redo it with checks.
+        let mut overflow = false;
+        if digits > 19 {
+            value = 0;
+            for &b in self
+                .bytes
+                .get(start..)
+                .unwrap_or_default()
+                .iter()
+                .take(digits)
+            {
+                match value
+                    .checked_mul(10)
+                    .and_then(|v| v.checked_add(u64::from(b.wrapping_sub(b'0'))))
+                {
+                    Some(v) => value = v,
+                    None => overflow = true,
+                }
+            }
+        }
+        self.pos = start.saturating_add(digits);
         if digits == 0 {
             return Err(self.unexpected(Expected::Integer));
         }
@@ -311,16 +359,10 @@ impl<'h> Lexer<'h> {
         }
         // serde_json keeps integers that fit 64 bits exact and parses the rest
         // as f64, failing when that overflows to infinity.
-        let text = self.bytes.get(start..self.pos).unwrap_or_default();
         let fits_integer = !is_float && int_digits <= 18;
-        if !fits_integer {
-            let finite = core::str::from_utf8(text)
-                .ok()
-                .and_then(|s| s.parse::<f64>().ok())
-                .is_some_and(f64::is_finite);
-            if !finite {
-                return Err(Error::at(ErrorKind::InvalidNumber, start));
-            }
+        let text = self.bytes.get(start..self.pos).unwrap_or_default();
+        if !fits_integer && !number_is_finite(text) {
+            return Err(Error::at(ErrorKind::InvalidNumber, start));
         }
         Ok(())
     }
@@ -420,6 +462,87 @@ impl<'h> Lexer<'h> {
                     (_, false) => return Err(self.unexpected(Expected::CommaOrArrayEnd)),
                 }
             }
+        }
+    }
+}
+
+/// The value of eight ASCII digits (first digit in the lowest byte), or
+/// `None` if any byte is not a digit.
+#[inline]
+const fn eight_digits(word: u64) -> Option<u64> {
+    let v = word.wrapping_sub(0x3030_3030_3030_3030);
+    // Every byte 0..=9: no byte over 9 (adding 0x76 sets the top bit) and no borrow.
+    if (v | v.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080 != 0 {
+        return None;
+    }
+    let v = (v.wrapping_mul(10).wrapping_add(v >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let v = (v.wrapping_mul(100).wrapping_add(v >> 16)) & 0x0000_ffff_0000_ffff;
+    Some(v.wrapping_mul(10_000).wrapping_add(v >> 32) & 0xffff_ffff)
+}
+
+/// Significant digits of 2^1024 − 2^970, the smallest magnitude that rounds
+/// to infinity as an f64 (a tie, which rounds to even: away from f64::MAX).
+const F64_OVERFLOW_DIGITS: &[u8] = b"179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
+
+/// Whether a number already checked against the JSON grammar is finite as an
+/// f64, decided exactly from its decimal digits (no float parsing: that would
+/// cost kilobytes of code and stack on a microcontroller).
+fn number_is_finite(text: &[u8]) -> bool {
+    let text = text.strip_prefix(b"-").unwrap_or(text);
+    let (mantissa, exponent) = match text.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(at) => text.split_at(at),
+        None => (text, &b""[..]),
+    };
+    let (int, frac) = match mantissa.iter().position(|&b| b == b'.') {
+        Some(at) => (
+            mantissa.get(..at).unwrap_or_default(),
+            mantissa.get(at.saturating_add(1)..).unwrap_or_default(),
+        ),
+        None => (mantissa, &b""[..]),
+    };
+    let exponent = exponent.get(1..).unwrap_or_default();
+    let (negative_exp, exp_digits) = match exponent.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, exponent),
+    };
+    let exp = exp_digits.iter().fold(0i64, |e, &d| {
+        e.saturating_mul(10)
+            .saturating_add(i64::from(d.wrapping_sub(b'0')))
+    });
+    let exp = if negative_exp {
+        exp.saturating_neg()
+    } else {
+        exp
+    };
+    // value = 0.D × 10^point, D the significant digits.
+    let digits = int.iter().chain(frac.iter());
+    let leading_zeros = digits.clone().take_while(|&&d| d == b'0').count();
+    let total = int.len().saturating_add(frac.len());
+    if leading_zeros == total {
+        return true; // zero
+    }
+    let int_len = i64::try_from(int.len()).unwrap_or(i64::MAX);
+    let point = int_len
+        .saturating_sub(i64::try_from(leading_zeros).unwrap_or(i64::MAX))
+        .saturating_add(exp);
+    match point.cmp(&309) {
+        core::cmp::Ordering::Less => true,
+        core::cmp::Ordering::Greater => false,
+        core::cmp::Ordering::Equal => {
+            let significant = digits.skip(leading_zeros);
+            // Compare 0.D with 0.T digit by digit; D ≥ T overflows.
+            // T has no trailing zeros, so D running out first means D < T.
+            let mut threshold = F64_OVERFLOW_DIGITS.iter();
+            for &d in significant {
+                match threshold.next() {
+                    Some(&t) if d < t => return true,
+                    Some(&t) if d > t => return false,
+                    Some(_) => {}
+                    None => return false,
+                }
+            }
+            threshold.next().is_some()
         }
     }
 }
@@ -540,6 +663,80 @@ mod tests {
             int("-0").unwrap_err().kind(),
             ErrorKind::UnexpectedByte { found: b'-', .. }
         ));
+    }
+
+    #[test]
+    fn float_overflow_is_decided_exactly() {
+        let finite = |t: &str| number_is_finite(t.as_bytes());
+        let max = "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368";
+        assert!(finite(max));
+        assert!(finite(&format!("-{max}")));
+        assert!(finite("1.7976931348623157e308"));
+        assert!(!finite("1.7976931348623159e308"));
+        let threshold = format!(
+            "0.{}e309",
+            core::str::from_utf8(F64_OVERFLOW_DIGITS).unwrap()
+        );
+        assert!(!finite(&threshold));
+        assert!(finite(&threshold.replace("97792e309", "97791999e309")));
+        assert!(!finite("1e309"));
+        assert!(finite("0e999999999999999999999"));
+        assert!(finite("0.000e400"));
+        assert!(finite("1e-999999999999999999999"));
+        assert!(!finite("1e999999999999999999999"));
+        assert!(finite("0.0001e312"));
+        assert!(!finite("0.001e312"));
+        assert!(finite(&"9".repeat(308)));
+        assert!(!finite(&"9".repeat(309)));
+        // Agrees with Rust's correctly rounded parser on a sweep near the edge.
+        for digits in [
+            "1797693134862315",
+            "17976931348623157",
+            "17976931348623158",
+            "1797693134862316",
+            "18",
+            "2",
+        ] {
+            for exp in 290..=330 {
+                let text = format!("{digits}e{exp}");
+                assert_eq!(
+                    finite(&text),
+                    text.parse::<f64>().unwrap().is_finite(),
+                    "{text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn eight_digits_at_a_time() {
+        for text in ["00000000", "12345678", "99999999", "10000001", "08070605"] {
+            let word = u64::from_le_bytes(text.as_bytes().try_into().unwrap());
+            assert_eq!(eight_digits(word), Some(text.parse().unwrap()), "{text}");
+        }
+        for text in [
+            "1234567a",
+            "/2345678",
+            ":2345678",
+            "1234 678",
+            "\0\0\0\0\0\0\0\0",
+        ] {
+            let word = u64::from_le_bytes(text.as_bytes().try_into().unwrap());
+            assert_eq!(eight_digits(word), None, "{text:?}");
+        }
+        let int = |s: &str| Lexer::new(s.as_bytes()).uint();
+        for n in [
+            0u64,
+            7,
+            12345678,
+            123456789,
+            1234567890123456,
+            12345678901234567,
+            u64::MAX,
+            10_000_000_000_000_000_000,
+        ] {
+            assert_eq!(int(&format!("{n},")).unwrap(), n);
+        }
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod metadata;
 mod name;
 mod shape;
 mod slice;
+mod sort;
 #[cfg(feature = "std")]
 mod std_io;
 mod table;

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::header::{element_count, tensor_ref, Dims};
+use crate::sort::sort_by;
 use crate::table::{Entry, Verdict};
 
 /// Sorts `by_offset` into (begin, end, header position) order and checks
@@ -17,7 +18,7 @@ pub(crate) fn tile(json: &[u8], entries: &[Entry], by_offset: &mut [u32]) -> Res
             .get(i as usize)
             .map_or((0, 0, i), |e| (e.begin(), e.end(), i))
     };
-    by_offset.sort_unstable_by_key(|&i| key(i));
+    sort_by(by_offset, |&a, &b| key(a) < key(b));
     let mut expected_begin = 0u64;
     for &i in by_offset.iter() {
         let Some(entry) = entries.get(i as usize) else {

@@ -53,13 +53,16 @@ function fail(kind, message, opts) {
 }
 
 // Reads the error left by a wasm call: numbers [-1, offset, kind_len,
-// message_len, tensor_len], text kind + message + tensor.
-function wasmError(nums, text) {
+// message_len, tensor_len, tensor_index], text kind + message + tensor name.
+// `names` resolves a tensor index (writer errors) to the caller's name.
+function wasmError(nums, text, names) {
   const kindEnd = nums[2];
   const msgEnd = kindEnd + nums[3];
+  let tensor = nums[4] < 0 ? null : text.slice(msgEnd, msgEnd + nums[4]);
+  if (tensor === null && names !== undefined && nums[5] >= 0) tensor = names(nums[5]);
   return new SafeTensorsError(text.slice(0, kindEnd), text.slice(kindEnd, msgEnd), {
     offset: nums[1] < 0 ? null : nums[1],
-    tensor: nums[4] < 0 ? null : text.slice(msgEnd, msgEnd + nums[4]),
+    tensor,
   });
 }
 
@@ -83,7 +86,7 @@ function u8(buf) {
 }
 
 // The parsed header: numbers `[0, N, count, pairs, (dtype, name_len, begin,
-// end, elements, rank, dims…)…, (key_len, value_len)…]` and the names text.
+// end, rank, dims…)…, (key_len, value_len)…]` and the names text.
 class Description {
   constructor(nums, text) {
     this.nums = nums;
@@ -98,7 +101,7 @@ class Description {
       const end = t + nums[p + 1];
       names[i] = text.slice(t, end);
       t = end;
-      p += 6 + nums[p + 5];
+      p += 5 + nums[p + 4];
     }
     this.names = names;
     this.at = at;
@@ -193,13 +196,14 @@ class UrlSource {
     this.bytesRead = 0;
     this.bytes = null; // set when the server sent the whole file
     this.validator = null;
+    this.total = null;
   }
 
+  // Only a Range header is added: it is CORS-safelisted, so cross-origin
+  // reads need no preflight. A changed file is detected from the answers.
   async get(start, end, signal) {
-    const headers = withRange(this.headers, start, end);
-    if (this.validator !== null) headers.set('If-Range', this.validator);
-    const res = await this.fetch(this.url, { headers, signal });
-    return res;
+    const fetchFn = this.fetch; // called without a receiver: window.fetch insists
+    return fetchFn(this.url, { headers: withRange(this.headers, start, end), signal });
   }
 
   // First request: a speculative prefix; learns the size, or the whole body.
@@ -211,6 +215,7 @@ class UrlSource {
         fail('Http', `unusable Content-Range ${JSON.stringify(res.headers.get('Content-Range'))} from ${this.url}`);
       }
       this.validator = res.headers.get('ETag') ?? res.headers.get('Last-Modified');
+      this.total = range.total;
       const bytes = await body(res, signal);
       this.bytesRead += bytes.byteLength;
       return { prefix: bytes, total: range.total };
@@ -241,6 +246,11 @@ class UrlSource {
       const range = parseContentRange(res.headers.get('Content-Range'));
       const bytes = await body(res, signal);
       this.bytesRead += bytes.byteLength;
+      const etag = res.headers.get('ETag') ?? res.headers.get('Last-Modified');
+      const resized = range !== null && range.total !== null && range.total !== this.total;
+      if (resized || (etag !== null && this.validator !== null && etag !== this.validator)) {
+        fail('ReadFailed', `${this.url} changed since it was opened`);
+      }
       if (range === null || range.start !== start || bytes.byteLength !== end - start) {
         fail('Http', `server sent bytes ${res.headers.get('Content-Range')} for ${start}-${end - 1} of ${this.url}`);
       }
@@ -319,8 +329,8 @@ export function decodeFloat32(dtype, bytes, out) {
   return out;
 }
 
-/** One tensor of an opened file (see index.d.ts). */
-export class Tensor {
+// One tensor of an opened file (the Tensor interface of index.d.ts).
+class Tensor {
   #file;
   constructor(file, name, dtype, shape, begin, end, elements) {
     this.#file = file;
@@ -329,8 +339,13 @@ export class Tensor {
     this.shape = shape;
     this.byteOffset = file.dataOffset + begin;
     this.byteLength = end - begin;
-    this.dataOffsets = [begin, end];
     this.elementCount = elements;
+  }
+
+  /** [begin, end] relative to the data buffer, as in the header. */
+  get dataOffsets() {
+    const begin = this.byteOffset - this.#file.dataOffset;
+    return [begin, begin + this.byteLength];
   }
 
   #inMemory() {
@@ -389,6 +404,12 @@ export class Tensor {
   }
 }
 
+// Elements of the tensor described at nums[p]: the core validated
+// (end − begin) × 8 = elements × bits.
+function elements(d, nums, p) {
+  return ((nums[p + 3] - nums[p + 2]) * 8) / BITS[d];
+}
+
 function emptyCount() {
   return { total: 0, byDtype: {} };
 }
@@ -410,7 +431,8 @@ export class SafeTensors {
     this._source = source;
     this.headerSize = desc.headerSize;
     this.dataOffset = desc.headerSize + 8;
-    this.fileSize = fileSize;
+    // ≤ 2^53: wasm rejected any tensor ending above (and R13 ties the size to the last end).
+    this.fileSize = Number(fileSize);
   }
 
   /** Bytes read from the source so far (the whole input for fromBytes). */
@@ -478,10 +500,11 @@ export class SafeTensors {
   #make(i) {
     const nums = this.#desc.nums;
     const p = this.#desc.at[i];
-    const rank = nums[p + 5];
+    const rank = nums[p + 4];
     const shape = new Array(rank);
-    for (let k = 0; k < rank; k++) shape[k] = nums[p + 6 + k];
-    return new Tensor(this, this.#desc.names[i], DTYPES[nums[p]], shape, nums[p + 2], nums[p + 3], nums[p + 4]);
+    for (let k = 0; k < rank; k++) shape[k] = nums[p + 5 + k];
+    const d = nums[p];
+    return new Tensor(this, this.#desc.names[i], DTYPES[d], shape, nums[p + 2], nums[p + 3], elements(d, nums, p));
   }
 
   /** The tensor with this name, or undefined. */
@@ -507,7 +530,7 @@ export class SafeTensors {
   parameterCount() {
     const count = emptyCount();
     const nums = this.#desc.nums;
-    for (const p of this.#desc.at) addCount(count, DTYPES[nums[p]], nums[p + 4]);
+    for (const p of this.#desc.at) addCount(count, DTYPES[nums[p]], elements(nums[p], nums, p));
     return count;
   }
 
@@ -524,6 +547,64 @@ class NoSource {
   async read() {
     fail('NoSource', 'opened from header bytes only: there is no data to read');
   }
+}
+
+// ---- writing ----
+
+function invalid(message, tensor = null) {
+  return fail('InvalidArgument', message, { tensor });
+}
+
+/**
+ * Writes a safetensors file through the core writer. Only the plan crosses
+ * into wasm (names, dtypes, shapes, byte lengths); the core returns the
+ * header bytes and each tensor's place, and the data is copied from the
+ * caller's buffers straight into the output.
+ */
+export function serialize(tensors, metadata) {
+  const entries = tensors instanceof Map ? [...tensors] : Object.entries(tensors ?? invalid('tensors: expected an object or a Map'));
+  const nums = [entries.length, 0, 0];
+  let text = '';
+  const datas = new Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const [name, t] = entries[i];
+    if (typeof name !== 'string') invalid('tensor names must be strings');
+    if (t === null || typeof t !== 'object') invalid('expected { dtype, shape, data }', name);
+    const d = DTYPE_INDEX.get(t.dtype);
+    if (d === undefined) fail('UnknownDtype', `unknown dtype ${JSON.stringify(t.dtype)}`, { tensor: name });
+    if (!Array.isArray(t.shape) || !t.shape.every((x) => Number.isSafeInteger(x) && x >= 0)) {
+      invalid('shape must be an array of non-negative integers', name);
+    }
+    let data;
+    try {
+      data = u8(t.data);
+    } catch {
+      invalid('data must be an ArrayBuffer or an ArrayBufferView', name);
+    }
+    datas[i] = data;
+    nums.push(d, name.length, data.byteLength, t.shape.length, ...t.shape);
+    text += name;
+  }
+  if (metadata !== undefined && metadata !== null) {
+    if (typeof metadata !== 'object') invalid('metadata must be an object of strings');
+    const pairs = Object.entries(metadata);
+    nums[1] = 1;
+    nums[2] = pairs.length;
+    for (const [k, v] of pairs) {
+      if (typeof v !== 'string') invalid(`metadata value of ${JSON.stringify(k)} is not a string`);
+      nums.push(k.length, v.length);
+      text += k + v;
+    }
+  }
+  const plan = wasm.plan(new Float64Array(nums), text);
+  // Writer errors name the tensor by its position in the caller's list.
+  if (plan[0] < 0) throw wasmError(plan, wasm.take_text(), (i) => entries[i][0]);
+  const header = wasm.take_bytes();
+  const out = new Uint8Array(plan[1]);
+  out.set(header, 0);
+  const start = header.byteLength;
+  for (let p = 2; p < plan.length; p += 2) out.set(datas[plan[p]], start + plan[p + 1]);
+  return out;
 }
 
 /** Bytes of wasm memory grown so far (a diagnostic: tensor data never enters it). */

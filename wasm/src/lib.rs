@@ -26,6 +26,7 @@
     )
 )]
 
+mod decode;
 mod describe;
 
 use std::cell::RefCell;
@@ -60,6 +61,43 @@ pub fn take_text() -> String {
     STATE.with(|s| core::mem::take(&mut s.borrow_mut().text))
 }
 
+/// Decodes `input` (whole elements of the dtype with this index, at most a
+/// bounded chunk) into `out[at..]` through the core's
+/// `decode::decode_f32_into`. Returns the element count, or `-1` after
+/// describing the error (read it with [`take_error`] and [`take_text`]).
+#[wasm_bindgen]
+pub fn decode(dtype: u8, input: &[u8], out: &js_sys::Float32Array, at: u32) -> f64 {
+    STATE.with(|s| {
+        let mut state = s.borrow_mut();
+        let Some(values) = state.decode(dtype, input) else {
+            return -1.0;
+        };
+        let n = values.len();
+        let end = u32::try_from(n).ok().and_then(|n| at.checked_add(n));
+        match end {
+            Some(end) if end <= out.length() => {
+                out.subarray(at, end).copy_from(values);
+                n as f64
+            }
+            _ => {
+                let (found, at) = (out.length(), u64::from(at));
+                let kind = safetensors_nano::ErrorKind::LengthMismatch {
+                    expected: at.saturating_add(n as u64),
+                    found: u64::from(found),
+                };
+                let e = safetensors_nano::Error::new(kind);
+                describe::fail_core(&mut state, e, &[]);
+                -1.0
+            }
+        }
+    })
+}
+
+/// The numbers half of the last error (after [`decode`] returned `-1`).
+#[wasm_bindgen]
+pub fn take_error() -> Vec<f64> {
+    STATE.with(|s| core::mem::take(&mut s.borrow_mut().numbers))
+}
 
 /// Bytes of wasm linear memory in use (grown so far): lets callers and tests
 /// check that opening and decoding never bring tensor data in.

@@ -3,10 +3,11 @@
 // in the format's enum order) then name, offsets from 0 without gaps,
 // compact JSON with __metadata__ first, padded with spaces to a multiple of 8.
 //
-// The four benchmark headers are the ones issue 2 names for the core
-// benchmark: a 104-tensor F32 encoder (MiniLM-like), a Llama-3-8B-like 291
-// BF16 tensors, a 3,216-tensor MoE shard with F8 weights and scales, and a
-// 10,000-tensor synthetic header (about 1.2 MB).
+// The four benchmark headers are the core benchmark's
+// (core/benches/headers/mod.rs), built from the same recipes: a 104-tensor
+// F32 encoder (MiniLM-like), a Llama-3-8B-like 291 BF16 tensors, a
+// 3,216-tensor MoE shard with F8 weights and scales, and a 10,000-tensor
+// synthetic header (about 1.2 MB).
 
 export const DTYPES = [
   'BOOL', 'F4', 'F6_E2M3', 'F6_E3M2', 'U8', 'I8', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0',
@@ -57,6 +58,8 @@ function compareBytes(a, b) {
   return a.length - b.length;
 }
 
+// The recipes of core/benches/headers/mod.rs (the core benchmark), tensor for tensor.
+
 export function minilm() {
   const h = 384;
   const t = [
@@ -66,104 +69,106 @@ export function minilm() {
     ['embeddings.LayerNorm.weight', 'F32', [h]],
     ['embeddings.LayerNorm.bias', 'F32', [h]],
     ['embeddings.position_ids', 'I64', [1, 512]],
-    ['pooler.dense.weight', 'F32', [h, h]],
-    ['pooler.dense.bias', 'F32', [h]],
   ];
-  for (let i = 0; i < 6; i++) {
-    const p = `encoder.layer.${i}.`;
-    for (const m of ['query', 'key', 'value']) {
-      t.push([`${p}attention.self.${m}.weight`, 'F32', [h, h]], [`${p}attention.self.${m}.bias`, 'F32', [h]]);
+  for (let l = 0; l < 6; l++) {
+    for (const [name, shape] of [
+      ['attention.self.query.weight', [h, h]],
+      ['attention.self.query.bias', [h]],
+      ['attention.self.key.weight', [h, h]],
+      ['attention.self.key.bias', [h]],
+      ['attention.self.value.weight', [h, h]],
+      ['attention.self.value.bias', [h]],
+      ['attention.output.dense.weight', [h, h]],
+      ['attention.output.dense.bias', [h]],
+      ['attention.output.LayerNorm.weight', [h]],
+      ['attention.output.LayerNorm.bias', [h]],
+      ['intermediate.dense.weight', [4 * h, h]],
+      ['intermediate.dense.bias', [4 * h]],
+      ['output.dense.weight', [h, 4 * h]],
+      ['output.dense.bias', [h]],
+      ['output.LayerNorm.weight', [h]],
+      ['output.LayerNorm.bias', [h]],
+    ]) {
+      t.push([`encoder.layer.${l}.${name}`, 'F32', shape]);
     }
-    t.push(
-      [`${p}attention.output.dense.weight`, 'F32', [h, h]],
-      [`${p}attention.output.dense.bias`, 'F32', [h]],
-      [`${p}attention.output.LayerNorm.weight`, 'F32', [h]],
-      [`${p}attention.output.LayerNorm.bias`, 'F32', [h]],
-      [`${p}intermediate.dense.weight`, 'F32', [4 * h, h]],
-      [`${p}intermediate.dense.bias`, 'F32', [4 * h]],
-      [`${p}output.dense.weight`, 'F32', [h, 4 * h]],
-      [`${p}output.dense.bias`, 'F32', [h]],
-      [`${p}output.LayerNorm.weight`, 'F32', [h]],
-      [`${p}output.LayerNorm.bias`, 'F32', [h]],
-    );
   }
+  t.push(['pooler.dense.weight', 'F32', [h, h]], ['pooler.dense.bias', 'F32', [h]]);
   return t;
 }
 
 export function llama8b() {
+  const [h, ff, kv, vocab] = [4096, 14336, 1024, 128256];
   const t = [
-    ['model.embed_tokens.weight', 'BF16', [128256, 4096]],
-    ['lm_head.weight', 'BF16', [128256, 4096]],
-    ['model.norm.weight', 'BF16', [4096]],
+    ['model.embed_tokens.weight', 'BF16', [vocab, h]],
+    ['model.norm.weight', 'BF16', [h]],
+    ['lm_head.weight', 'BF16', [vocab, h]],
   ];
-  for (let i = 0; i < 32; i++) {
-    const p = `model.layers.${i}.`;
-    t.push(
-      [`${p}self_attn.q_proj.weight`, 'BF16', [4096, 4096]],
-      [`${p}self_attn.k_proj.weight`, 'BF16', [1024, 4096]],
-      [`${p}self_attn.v_proj.weight`, 'BF16', [1024, 4096]],
-      [`${p}self_attn.o_proj.weight`, 'BF16', [4096, 4096]],
-      [`${p}mlp.gate_proj.weight`, 'BF16', [14336, 4096]],
-      [`${p}mlp.up_proj.weight`, 'BF16', [14336, 4096]],
-      [`${p}mlp.down_proj.weight`, 'BF16', [4096, 14336]],
-      [`${p}input_layernorm.weight`, 'BF16', [4096]],
-      [`${p}post_attention_layernorm.weight`, 'BF16', [4096]],
-    );
+  for (let l = 0; l < 32; l++) {
+    for (const [name, shape] of [
+      ['input_layernorm.weight', [h]],
+      ['self_attn.q_proj.weight', [h, h]],
+      ['self_attn.k_proj.weight', [kv, h]],
+      ['self_attn.v_proj.weight', [kv, h]],
+      ['self_attn.o_proj.weight', [h, h]],
+      ['post_attention_layernorm.weight', [h]],
+      ['mlp.gate_proj.weight', [ff, h]],
+      ['mlp.up_proj.weight', [ff, h]],
+      ['mlp.down_proj.weight', [h, ff]],
+    ]) {
+      t.push([`model.layers.${l}.${name}`, 'BF16', shape]);
+    }
   }
   return t;
 }
 
-/** A DeepSeek-V3-like shard: F8_E4M3 weights with F32 block scales. */
+/** A DeepSeek-V3-like MoE shard: F8_E4M3 expert weights with F32 block scales. */
 export function moeShard() {
+  const [h, ff] = [7168, 2048];
   const t = [];
-  const fp8 = (name, shape) => {
-    t.push([`${name}.weight`, 'F8_E4M3', shape]);
-    t.push([`${name}.weight_scale_inv`, 'F32', shape.map((d) => Math.ceil(d / 128))]);
-  };
-  const layer = (i, experts, full) => {
-    const p = `model.layers.${i}.`;
-    for (let e = 0; e < experts; e++) {
-      fp8(`${p}mlp.experts.${e}.gate_proj`, [2048, 7168]);
-      fp8(`${p}mlp.experts.${e}.up_proj`, [2048, 7168]);
-      fp8(`${p}mlp.experts.${e}.down_proj`, [7168, 2048]);
+  for (let l = 10; l < 12; l++) {
+    const p = `model.layers.${l}`;
+    for (let e = 0; e < 256; e++) {
+      for (const [proj, shape] of [
+        ['gate_proj', [ff, h]],
+        ['up_proj', [ff, h]],
+        ['down_proj', [h, ff]],
+      ]) {
+        t.push([`${p}.mlp.experts.${e}.${proj}.weight`, 'F8_E4M3', shape]);
+        t.push([`${p}.mlp.experts.${e}.${proj}.weight_scale_inv`, 'F32', shape.map((d) => Math.ceil(d / 128))]);
+      }
     }
-    t.push([`${p}input_layernorm.weight`, 'BF16', [7168]], [`${p}post_attention_layernorm.weight`, 'BF16', [7168]]);
-    t.push([`${p}self_attn.q_a_layernorm.weight`, 'BF16', [1536]], [`${p}self_attn.kv_a_layernorm.weight`, 'BF16', [512]]);
-    if (!full) return;
-    fp8(`${p}mlp.shared_experts.gate_proj`, [2048, 7168]);
-    fp8(`${p}mlp.shared_experts.up_proj`, [2048, 7168]);
-    fp8(`${p}mlp.shared_experts.down_proj`, [7168, 2048]);
-    fp8(`${p}self_attn.q_a_proj`, [1536, 7168]);
-    fp8(`${p}self_attn.q_b_proj`, [24576, 1536]);
-    fp8(`${p}self_attn.kv_a_proj_with_mqa`, [576, 7168]);
-    fp8(`${p}self_attn.kv_b_proj`, [32768, 512]);
-    fp8(`${p}self_attn.o_proj`, [7168, 16384]);
-    t.push([`${p}mlp.gate.weight`, 'BF16', [256, 7168]], [`${p}mlp.gate.e_score_correction_bias`, 'F32', [256]]);
-  };
-  layer(10, 256, true);
-  layer(11, 256, true);
-  layer(12, 16, false);
+    for (let i = 0; i < 72; i++) t.push([`${p}.self_attn.part_${i}.weight`, i % 3 === 0 ? 'BF16' : 'F8_E4M3', [512 + i, h]]);
+  }
   return t;
 }
 
-/** 10,000 tensors of mixed dtypes and ranks, about 1.2 MB of header. */
+/** 10,000 tensors of mixed dtypes and ranks (xorshift64 as the core bench), about 1.2 MB of header. */
 export function synthetic() {
-  const dtypes = ['F32', 'F16', 'BF16', 'I64', 'U8', 'F8_E4M3', 'I32', 'F64'];
+  const dtypes = ['F32', 'BF16', 'F16', 'I64', 'U8', 'F8_E5M2', 'I32', 'BOOL'];
+  const M = (1n << 64n) - 1n;
+  let state = 0x9e3779b97f4a7c15n;
+  const next = () => {
+    state ^= (state << 13n) & M;
+    state ^= state >> 7n;
+    state ^= (state << 17n) & M;
+    return state;
+  };
   const t = [];
   for (let i = 0; i < 10000; i++) {
-    const rank = 1 + (i % 3);
+    const rank = Number(next() % 4n);
     const shape = [];
-    for (let r = 0; r < rank; r++) shape.push(1 + ((i * 7919 + r * 104729) % 1024));
-    t.push([`blocks.${Math.floor(i / 40)}.sublayer.${i % 40}.projection_parameter_${i}`, dtypes[i % dtypes.length], shape]);
+    for (let r = 0; r < rank; r++) shape.push(1 + Number(next() % 64n));
+    const dtype = dtypes[Number(next() % BigInt(dtypes.length))];
+    t.push([`transformer.blocks.${Math.floor(i / 40)}.sublayer_${i % 40}.attn_out_proj.${i}.weight`, dtype, shape]);
   }
   return t;
 }
 
 export function benchHeaders() {
   return [
-    { name: 'MiniLM F32 (104)', ...referenceHeader(minilm(), { format: 'pt' }), tensors: 104 },
-    { name: 'Llama-3-8B BF16 (291)', ...referenceHeader(llama8b(), { format: 'pt' }), tensors: 291 },
-    { name: 'MoE F8 shard (3,216)', ...referenceHeader(moeShard(), { format: 'pt' }), tensors: 3216 },
-    { name: 'synthetic (10,000)', ...referenceHeader(synthetic(), { format: 'pt', note: 'synthetic' }), tensors: 10000 },
+    { name: 'minilm_104', ...referenceHeader(minilm(), { format: 'pt' }), tensors: 104 },
+    { name: 'llama3_8b_291', ...referenceHeader(llama8b(), { format: 'pt' }), tensors: 291 },
+    { name: 'moe_3216', ...referenceHeader(moeShard()), tensors: 3216 },
+    { name: 'synthetic_10000', ...referenceHeader(synthetic(), { format: 'synthetic' }), tensors: 10000 },
   ];
 }

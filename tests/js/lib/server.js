@@ -52,6 +52,14 @@ export async function startServer({ root, range = true, virtual = new Map(), req
       else if (typeof body.pipe === 'function') body.pipe(res);
       else res.end(body);
     };
+    if (req.method === 'OPTIONS') {
+      return send(204, {
+        'Access-Control-Allow-Origin': '*',
+        'Access-Control-Allow-Methods': 'GET, HEAD',
+        'Access-Control-Allow-Headers': req.headers['access-control-request-headers'] ?? '*',
+        'Access-Control-Max-Age': '600',
+      });
+    }
     if (path.startsWith('/auth/')) {
       for (const [k, v] of Object.entries(requireHeaders)) {
         if (req.headers[k.toLowerCase()] !== v) return send(401, { 'Content-Type': 'text/plain' }, 'unauthorized');
@@ -81,6 +89,7 @@ export async function startServer({ root, range = true, virtual = new Map(), req
       'Content-Type': TYPES[extname(rel)] ?? 'application/octet-stream',
       'Cache-Control': 'no-store',
       'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': 'Content-Range, Content-Length, ETag, Accept-Ranges',
     };
     if (range) {
       headers['Accept-Ranges'] = 'bytes';

@@ -4,7 +4,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openAsBlob, writeFileSync } from 'node:fs';
+import { closeSync, openAsBlob, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SafeTensors, SafeTensorsError } from 'safetensors-nano';
 import { rawFile, tensorFile } from '../lib/format.js';
@@ -23,8 +23,32 @@ const model = tensorFile(
   { metadata: { format: 'pt' } },
 );
 writeFileSync(join(dir, 'model.safetensors'), model);
-writeFileSync(join(dir, 'bad.safetensors'), rawFile('{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}', new Uint8Array(4)));
+const badHeader = '{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}'; // no closing brace
+writeFileSync(join(dir, 'bad.safetensors'), rawFile(badHeader, new Uint8Array(4)));
 const sparse = makeSparseFile(dir);
+
+// A file as a Blob-like object (size, slice().arrayBuffer()) read with
+// fs.readSync: Node 20's fs.openAsBlob reports the size of a file over 4 GiB
+// modulo 2^32, so the sparse file goes through this; fromBlob needs no more.
+function fileBlob(path, start = 0, end = statSync(path).size) {
+  return {
+    size: end - start,
+    slice(a = 0, b = end - start) {
+      return fileBlob(path, start + a, start + Math.min(b, end - start));
+    },
+    async arrayBuffer() {
+      const buf = new Uint8Array(end - start);
+      const fd = openSync(path, 'r');
+      try {
+        let done = 0;
+        while (done < buf.length) done += readSync(fd, buf, done, buf.length - done, start + done);
+      } finally {
+        closeSync(fd);
+      }
+      return buf.buffer;
+    },
+  };
+}
 
 // A Blob that counts the bytes sliced out of it.
 class CountingBlob extends Blob {
@@ -61,7 +85,7 @@ test('fromBlob reads 8 bytes, then the header, then tensors on demand', async ()
 
 test('fromBlob reports a malformed or truncated file like fromBytes', async () => {
   const bad = await openAsBlob(join(dir, 'bad.safetensors'));
-  await assert.rejects(SafeTensors.fromBlob(bad), (e) => e instanceof SafeTensorsError && e.kind === 'UnexpectedEnd' && e.offset === 55);
+  await assert.rejects(SafeTensors.fromBlob(bad), (e) => e instanceof SafeTensorsError && e.kind === 'UnexpectedEnd' && e.offset === badHeader.length);
   await assert.rejects(SafeTensors.fromBlob(new Blob([model.subarray(0, model.length - 1)])), (e) => e.kind === 'MetadataIncompleteBuffer');
   await assert.rejects(SafeTensors.fromBlob(new Blob([model.subarray(0, 5)])), (e) => e.kind === 'HeaderTooSmall');
   await assert.rejects(SafeTensors.fromBlob(new Blob([model.subarray(0, 40)])), (e) => e.kind === 'InvalidHeaderLength');
@@ -73,7 +97,7 @@ test('fromBlob reports a malformed or truncated file like fromBytes', async () =
 });
 
 test('a sparse file over 4 GiB opens from its header alone; tensors past 4 GiB read exactly', async () => {
-  const blob = await openAsBlob(sparse.path);
+  const blob = fileBlob(sparse.path);
   assert.equal(blob.size, sparse.size);
   assert.ok(sparse.size > 2 ** 32);
   const st = await SafeTensors.fromBlob(blob);
@@ -171,6 +195,14 @@ test('fromUrl passes headers, reports HTTP errors, honours abort, rejects offset
   await assert.rejects(SafeTensors.fromUrl(`${ranged.url}/bad.safetensors`), (e) => e.kind === 'UnexpectedEnd');
   await assert.rejects(SafeTensors.fromUrl(`${ranged.url}/model.safetensors`, { signal: AbortSignal.abort() }), (e) => e.name === 'AbortError');
   await assert.rejects(SafeTensors.fromUrl(`${ranged.url}/huge.safetensors`), (e) => e.kind === 'OffsetTooLarge' && e.tensor === 'far');
+});
+
+test('fromUrl notices a file that changed after it was opened', async () => {
+  const path = join(dir, 'changing.safetensors');
+  writeFileSync(path, model);
+  const st = await SafeTensors.fromUrl(`${ranged.url}/changing.safetensors`, { prefetch: 8 });
+  writeFileSync(path, tensorFile([['other', 'U8', [300], new Uint8Array(300)]]));
+  await assert.rejects(st.tensor('flag').read(), (e) => e instanceof SafeTensorsError && e.kind === 'ReadFailed');
 });
 
 test('readFloat32 in small chunks reports progress and equals toFloat32', async () => {

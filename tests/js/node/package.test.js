@@ -47,7 +47,7 @@ test('the declarations type-check a use of the whole API (tsc --strict)', () => 
   const tsc = createRequire(join(project, 'package.json')).resolve('typescript/bin/tsc');
   const r = spawnSync(
     process.execPath,
-    [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', '--types', '', join(project, 'types', 'usage.ts')],
+    [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', join(project, 'types', 'usage.ts')],
     { cwd: project, encoding: 'utf8' },
   );
   assert.equal(r.status, 0, r.stdout + r.stderr);

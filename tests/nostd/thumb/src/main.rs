@@ -1,11 +1,12 @@
-//! Parses a file from flash into a static-capacity table: links with no
-//! allocator on thumbv6m and thumbv7em.
+//! Parses a file from flash into a static-capacity table and writes one into
+//! a RAM buffer: links with no allocator on thumbv6m and thumbv7em.
 #![no_std]
 #![no_main]
 
 use cortex_m_rt::entry;
 use panic_halt as _;
-use safetensors_nano::{Parser, Table};
+use safetensors_nano::write::{serialize_to_slice, Tensor};
+use safetensors_nano::{Dtype, Parser, Table};
 
 static MODEL: &[u8] = include_bytes!("../../model.safetensors");
 
@@ -18,5 +19,14 @@ fn main() -> ! {
         Err(e) => e.offset().unwrap_or(0) as usize,
     };
     core::hint::black_box(sum);
+    let data = [0u8; 8];
+    let mut tensors = [
+        Tensor::new("weight", Dtype::F32, &[2], &data),
+        Tensor::new("bias", Dtype::U8, &[4], &data[..4]),
+    ];
+    let mut meta = [("format", "pt")];
+    let mut out = [0u8; 256];
+    let written = serialize_to_slice(&mut tensors, Some(&mut meta), &mut out).map_or(0, |f| f.len());
+    core::hint::black_box(written);
     loop {}
 }

@@ -1,0 +1,155 @@
+// make bench-wasm: the npm package against the common JS approach, in Node.
+//
+// 1. Header parsing, on the core benchmark's four headers
+//    (core/benches/headers/mod.rs, rebuilt byte for byte by lib/headers.js):
+//    - ours, open: SafeTensors.fromHeader(prefix, size): the JS↔wasm crossing,
+//      the core's parse and validation, the description, the names array;
+//    - ours, all objects: the same plus tensors() (a Tensor object with its
+//      shape array for every tensor) and metadata();
+//    - JS: DataView + TextDecoder + JSON.parse + a validation loop (lib/jsparse.js).
+// 2. toFloat32 throughput for BF16, F16 and F8_E4M3 (decodeFloat32 on a
+//    64 MiB-element buffer) against a plain JS loop.
+// 3. The .wasm size, raw and gzipped.
+//
+// Timing: process CPU time (user + system, so a shared machine's waiting
+// is not counted), batches of at least 50 ms, ours and JS interleaved,
+// median of the batches.
+
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { SafeTensors, decodeFloat32 } from 'safetensors-nano';
+import { benchHeaders } from './lib/headers.js';
+import { jsParseHeader } from './lib/jsparse.js';
+
+const quick = process.argv.includes('--quick');
+const BATCH_MS = quick ? 20 : 50;
+const ROUNDS = quick ? 5 : 15;
+
+/** CPU milliseconds of `n` calls. */
+function cpuMs(fn, n) {
+  const t0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) fn();
+  const d = process.cpuUsage(t0);
+  return (d.user + d.system) / 1000;
+}
+
+function batch(fn) {
+  let n = 1;
+  for (;;) {
+    const dt = cpuMs(fn, n);
+    if (dt >= BATCH_MS) return { n, dt };
+    n = dt < 1 ? n * 8 : Math.ceil((n * BATCH_MS * 1.2) / dt);
+  }
+}
+
+/** Median µs per call of each function, batches interleaved. */
+function race(fns) {
+  const sizes = fns.map((fn) => batch(fn).n); // warm-up and calibration
+  const samples = fns.map(() => []);
+  for (let r = 0; r < ROUNDS; r++) {
+    fns.forEach((fn, i) => samples[i].push((cpuMs(fn, sizes[i]) / sizes[i]) * 1000));
+  }
+  return samples.map((s) => s.sort((a, b) => a - b)[s.length >> 1]);
+}
+
+const pad = (s, n) => String(s).padStart(n);
+const fmt = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
+
+console.log(`safetensors-nano ${JSON.parse(readFileSync(new URL('./node_modules/safetensors-nano/package.json', import.meta.url))).version} — Node ${process.version}`);
+console.log('\n## Header parsing (the core benchmark\'s four headers)\n');
+console.log('| header | bytes | ours: open | ours: all objects | JS: JSON.parse + checks | JS ÷ open | JS ÷ all objects |');
+console.log('|---|---:|---:|---:|---:|---:|---:|');
+const parse = [];
+for (const h of benchHeaders()) {
+  const size = Number(h.fileSize);
+  // Both sides must agree before they are timed.
+  const ours = SafeTensors.fromHeader(h.header, size);
+  const js = jsParseHeader(h.header, size);
+  if (ours.length !== h.tensors || js.tensors.length !== h.tensors) throw new Error(`${h.name}: tensor counts differ`);
+  if (ours.names().join('\n') !== js.tensors.map((t) => t.name).join('\n')) throw new Error(`${h.name}: orders differ`);
+  const [open, all, base] = race([
+    () => SafeTensors.fromHeader(h.header, size),
+    () => {
+      const st = SafeTensors.fromHeader(h.header, size);
+      st.tensors();
+      st.metadata();
+    },
+    () => jsParseHeader(h.header, size),
+  ]);
+  parse.push({ name: h.name, open, all, base });
+  const mbs = (us) => `${fmt(us)} (${((h.header.length / us) | 0)} MB/s)`;
+  console.log(`| ${h.name} | ${h.header.length} | ${mbs(open)} | ${mbs(all)} | ${mbs(base)} | ${(base / open).toFixed(2)}× | ${(base / all).toFixed(2)}× |`);
+}
+
+// ---- toFloat32 ----
+
+function jsBf16(u16, out) {
+  const o = new Uint32Array(out.buffer, out.byteOffset, out.length);
+  for (let i = 0; i < u16.length; i++) o[i] = u16[i] << 16;
+}
+
+function jsF16(u16, out) {
+  const o = new Uint32Array(out.buffer, out.byteOffset, out.length);
+  for (let i = 0; i < u16.length; i++) {
+    const h = u16[i];
+    const sign = (h & 0x8000) << 16;
+    const exp = (h >> 10) & 0x1f;
+    const man = h & 0x3ff;
+    if (exp === 0x1f) o[i] = sign | 0x7f800000 | (man << 13) | (man ? 0x400000 : 0);
+    else if (exp !== 0) o[i] = sign | ((exp + 112) << 23) | (man << 13);
+    else if (man === 0) o[i] = sign;
+    else out[i] = (sign ? -man : man) * 2 ** -24;
+  }
+}
+
+const E4M3 = new Float32Array(256).map((_, c) => {
+  const s = c & 0x80 ? -1 : 1;
+  const e = (c >> 3) & 0xf;
+  const m = c & 7;
+  if (e === 15 && m === 7) return NaN;
+  return s * (e === 0 ? m * 2 ** -9 : (1 + m / 8) * 2 ** (e - 7));
+});
+function jsE4m3(u8, out) {
+  for (let i = 0; i < u8.length; i++) out[i] = E4M3[u8[i]];
+}
+
+const N = quick ? 1 << 22 : 1 << 24;
+const u16 = new Uint16Array(N);
+const u8 = new Uint8Array(N);
+let x = 12345;
+for (let i = 0; i < N; i++) {
+  x = (x * 1103515245 + 12345) >>> 0;
+  u16[i] = x >>> 16;
+  u8[i] = x >>> 24;
+}
+const outA = new Float32Array(N);
+const outB = new Float32Array(N);
+console.log(`\n## toFloat32 (${N / 2 ** 20} Mi elements, random codes)\n`);
+console.log('| dtype | ours: decodeFloat32 | plain JS loop | ours ÷ JS |');
+console.log('|---|---:|---:|---:|');
+const decode = [];
+for (const [dtype, bytes, js] of [
+  ['BF16', u16, jsBf16],
+  ['F16', u16, jsF16],
+  ['F8_E4M3', u8, jsE4m3],
+]) {
+  decodeFloat32(dtype, bytes, outA);
+  js(bytes, outB);
+  const a = new Uint32Array(outA.buffer);
+  const b = new Uint32Array(outB.buffer);
+  for (let i = 0; i < N; i++) {
+    if (a[i] !== b[i] && !(Number.isNaN(outA[i]) && Number.isNaN(outB[i]))) throw new Error(`${dtype}: JS loop and ours differ at ${i}: ${outA[i]} vs ${outB[i]}`);
+  }
+  const [ours, base] = race([() => decodeFloat32(dtype, bytes, outA), () => js(bytes, outB)]);
+  const rate = (us) => `${(N / us).toFixed(0)} M/s`;
+  decode.push({ dtype, ours, base });
+  console.log(`| ${dtype} | ${rate(ours)} (${fmt(ours)}) | ${rate(base)} (${fmt(base)}) | ${(base / ours).toFixed(2)}× |`);
+}
+
+const wasmPath = join(dirname(createRequire(import.meta.url).resolve('safetensors-nano/package.json')), 'safetensors_nano_wasm_bg.wasm');
+const wasm = readFileSync(wasmPath);
+console.log(`\n## Size\n\n.wasm: ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip -9 (goal ≤ 40 KB raw)`);
+const worst = Math.min(...parse.map((p) => p.base / p.open));
+console.log(`\nparse: JS approach ÷ ours (open) ≥ ${worst.toFixed(2)}× on all four headers (goal ≥ 4×)`);

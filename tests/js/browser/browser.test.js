@@ -1,0 +1,206 @@
+// The package in headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core), loaded through an import map from the installed
+// package's browser entry: fromBytes, fromBlob on a File from a file input
+// (including a sparse file over 4 GiB), fromUrl against a local server with
+// Range support and one without, and a malformed file's error.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { rawFile, tensorFile } from '../lib/format.js';
+import { makeSparseFile, SPARSE } from '../lib/sparse.js';
+import { startServer } from '../lib/server.js';
+import { scratch } from '../lib/env.js';
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const project = join(dirname(fileURLToPath(import.meta.url)), '..');
+const fixtures = join(project, 'tmp', 'fixtures');
+mkdirSync(fixtures, { recursive: true });
+const sparseDir = scratch('stn-browser-');
+
+const f16 = Uint16Array.of(0x3c00, 0xc000, 0x3800, 0x7c00); // 1, -2, 0.5, inf
+const model = tensorFile(
+  [
+    ['w', 'F32', [2, 2], new Float32Array([1, 2, 3, 4])],
+    ['h', 'F16', [4], f16],
+    ['q', 'F8_E4M3', [4], Uint8Array.of(0x38, 0xb8, 0x7e, 0x00)], // 1, -1, 448, 0
+  ],
+  { metadata: { format: 'pt' }, align: 8 },
+);
+const badHeader = '{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}}';
+const bad = rawFile(badHeader.replace('[2,6]', '[3,7]'), new Uint8Array(7));
+writeFileSync(join(fixtures, 'model.safetensors'), model);
+writeFileSync(join(fixtures, 'bad.safetensors'), bad);
+const sparse = makeSparseFile(sparseDir);
+
+let browser;
+let page;
+let ranged;
+let plain;
+let sparseServer;
+const errors = [];
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/setup.sh web`);
+  ranged = await startServer({ root: project, range: true });
+  plain = await startServer({ root: project, range: false });
+  sparseServer = await startServer({ root: sparseDir, range: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage();
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${ranged.url}/browser/page.html`);
+  await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
+});
+
+after(async () => {
+  await browser?.close();
+  await Promise.all([ranged?.close(), plain?.close(), sparseServer?.close()]);
+  assert.deepEqual(errors, []);
+});
+
+test('fromBytes in the browser: names, metadata, typed views (Float16Array), toFloat32', async () => {
+  const r = await page.evaluate(async () => {
+    const { SafeTensors } = window.stn;
+    const buf = await (await fetch('/tmp/fixtures/model.safetensors')).arrayBuffer();
+    const st = SafeTensors.fromBytes(buf);
+    const h = st.tensor('h').view();
+    return {
+      names: st.names(),
+      metadata: st.metadata(),
+      w: [...st.tensor('w').view()],
+      wBuffer: st.tensor('w').view().buffer === buf,
+      hasF16: typeof Float16Array === 'function',
+      hType: h.constructor.name,
+      h: [...st.tensor('h').toFloat32()],
+      q: [...st.tensor('q').toFloat32()],
+      count: st.parameterCount(),
+    };
+  });
+  assert.deepEqual(r.names, ['w', 'h', 'q']);
+  assert.deepEqual(r.metadata, { format: 'pt' });
+  assert.deepEqual(r.w, [1, 2, 3, 4]);
+  assert.ok(r.wBuffer, 'view() is over the fetched ArrayBuffer');
+  assert.equal(r.hType, r.hasF16 ? 'Float16Array' : 'Uint16Array');
+  assert.deepEqual(r.h, [1, -2, 0.5, Infinity]);
+  assert.deepEqual(r.q, [1, -1, 448, 0]);
+  assert.deepEqual(r.count, { total: 12, byDtype: { F32: 4, F16: 4, F8_E4M3: 4 } });
+});
+
+async function pick(path) {
+  await page.setInputFiles('#file', path);
+}
+
+test('fromBlob on a File from a file input reads only the header, then tensors on demand', async () => {
+  await pick(join(fixtures, 'model.safetensors'));
+  const r = await page.evaluate(async () => {
+    const { SafeTensors } = window.stn;
+    const file = document.querySelector('#file').files[0];
+    const st = await SafeTensors.fromBlob(file);
+    const afterOpen = st.bytesRead;
+    const q = await st.tensor('q').readFloat32();
+    return { name: file.name, size: file.size, names: st.names(), afterOpen, dataOffset: st.dataOffset, q: [...q], read: st.bytesRead };
+  });
+  assert.equal(r.name, 'model.safetensors');
+  assert.deepEqual(r.names, ['w', 'h', 'q']);
+  assert.equal(r.afterOpen, r.dataOffset);
+  assert.deepEqual(r.q, [1, -1, 448, 0]);
+  assert.equal(r.read, r.dataOffset + 4);
+});
+
+test('a sparse File over 4 GiB opens from a file input reading only its header', async () => {
+  await pick(sparse.path);
+  const r = await page.evaluate(async () => {
+    const { SafeTensors } = window.stn;
+    const file = document.querySelector('#file').files[0];
+    const t0 = performance.now();
+    const st = await SafeTensors.fromBlob(file);
+    const ms = performance.now() - t0;
+    const hi = st.tensor('hi');
+    return {
+      size: file.size,
+      fileSize: st.fileSize,
+      bytesRead: st.bytesRead,
+      hiOffset: hi.byteOffset,
+      hi: [...(await hi.readFloat32())],
+      tail: (await st.tensor('tail').read())[1023],
+      ms,
+    };
+  });
+  assert.equal(r.size, sparse.size);
+  assert.equal(r.fileSize, sparse.size);
+  assert.ok(r.bytesRead < 400, `read ${r.bytesRead}`);
+  assert.equal(r.hiOffset, sparse.hiOffset);
+  assert.ok(r.hiOffset > 2 ** 32);
+  assert.deepEqual(r.hi, [1, -2, 3]);
+  assert.equal(r.tail, 9);
+  assert.equal(SPARSE.tail, 1024);
+});
+
+test('fromUrl with Range requests, and against a server without Range support', async () => {
+  const r = await page.evaluate(
+    async ({ plainUrl, sparseUrl }) => {
+      const { SafeTensors } = window.stn;
+      const a = await SafeTensors.fromUrl('/tmp/fixtures/model.safetensors', { prefetch: 8 });
+      const aOpen = a.bytesRead;
+      const w = await a.tensor('w').readFloat32();
+      const b = await SafeTensors.fromUrl(`${plainUrl}/tmp/fixtures/model.safetensors`, { prefetch: 8 });
+      const c = await SafeTensors.fromUrl(`${sparseUrl}/sparse-4gib.safetensors`);
+      return {
+        aOpen,
+        aData: a.dataOffset,
+        w: [...w],
+        aRead: a.bytesRead,
+        bRead: b.bytesRead,
+        bSize: b.fileSize,
+        bView: [...b.tensor('w').view()],
+        cSize: c.fileSize,
+        cHi: [...(await c.tensor('hi').readFloat32())],
+      };
+    },
+    { plainUrl: plain.url, sparseUrl: sparseServer.url },
+  );
+  assert.equal(r.aOpen, r.aData);
+  assert.deepEqual(r.w, [1, 2, 3, 4]);
+  assert.equal(r.aRead, r.aData + 16);
+  assert.equal(r.bRead, model.length);
+  assert.equal(r.bSize, model.length);
+  assert.deepEqual(r.bView, [1, 2, 3, 4]);
+  assert.equal(r.cSize, sparse.size);
+  assert.deepEqual(r.cHi, [1, -2, 3]);
+  const sparseRanges = sparseServer.requests.map((q) => q.status);
+  assert.ok(sparseRanges.every((s) => s === 206), `statuses ${sparseRanges}`);
+  assert.ok(plain.requests.every((q) => q.status === 200), 'no preflight: Range is CORS-safelisted');
+});
+
+test('a malformed file gives a SafeTensorsError with kind, offset and tensor', async () => {
+  await pick(join(fixtures, 'bad.safetensors'));
+  const r = await page.evaluate(async () => {
+    const { SafeTensors, SafeTensorsError } = window.stn;
+    const out = [];
+    const buf = await (await fetch('/tmp/fixtures/bad.safetensors')).arrayBuffer();
+    for (const open of [() => SafeTensors.fromBytes(buf), () => SafeTensors.fromBlob(document.querySelector('#file').files[0]), () => SafeTensors.fromUrl('/tmp/fixtures/bad.safetensors')]) {
+      try {
+        await open();
+        out.push('opened');
+      } catch (e) {
+        out.push({ isError: e instanceof Error, isOurs: e instanceof SafeTensorsError, name: e.name, kind: e.kind, offset: e.offset, tensor: e.tensor, message: e.message });
+      }
+    }
+    return out;
+  });
+  for (const e of r) {
+    assert.equal(e.isError, true);
+    assert.equal(e.isOurs, true);
+    assert.equal(e.name, 'SafeTensorsError');
+    assert.equal(e.kind, 'InvalidOffset');
+    assert.equal(e.tensor, 'b');
+    assert.equal(typeof e.offset === 'number' || e.offset === null, true);
+    assert.match(e.message, /tensor "b"/);
+  }
+});
