@@ -180,7 +180,7 @@ window.addEventListener('unhandledrejection', (e) => toast(`Unexpected error: ${
 // ---------------------------------------------------------------- summary and side panels
 
 function card(label, value, sub, attrs = {}) {
-  return h('div', { class: 'card', ...attrs }, h('div', { class: 'card-label' }, label), h('div', { class: 'card-value' }, value), sub ? h('div', { class: 'card-sub' }, sub) : null);
+  return h('div', { class: 'card', ...attrs }, h('div', { class: 'card-label' }, label), h('div', { class: 'card-value', title: value }, value), sub ? h('div', { class: 'card-sub', title: sub }, sub) : null);
 }
 
 function renderSummary(m, s) {
@@ -191,7 +191,7 @@ function renderSummary(m, s) {
     card('Tensor bytes', fmtBytes(s.bytes), `${fmtInt(s.bytes)} B`, { 'data-testid': 'total-bytes', 'data-value': s.bytes }),
     card('Tensors', fmtInt(s.tensors), `${s.byDtype.length} dtype${s.byDtype.length === 1 ? '' : 's'}`, { 'data-testid': 'tensor-count', 'data-value': s.tensors }),
     card(m.sharded ? 'Files' : 'File', m.sharded ? `${m.shards.length}` : fmtBytes(m.fileBytes), m.sharded ? fmtBytes(m.fileBytes) : `${fmtInt(m.fileBytes)} B`, { 'data-testid': 'files', 'data-value': m.shards.length }),
-    card('Zero-copy', s.tensors ? formatPct(s.aligned / s.tensors) : '—', s.aligned === s.tensors ? 'all tensors' : `${fmtInt(s.aligned)} tensors`, { 'data-testid': 'aligned', 'data-value': s.aligned }),
+    card('Zero-copy', s.tensors ? formatPct(s.aligned / s.tensors) : '—', s.aligned === s.tensors ? 'all tensors' : `${fmtInt(s.aligned)} of ${fmtInt(s.tensors)}`, { 'data-testid': 'aligned', 'data-value': s.aligned }),
     card('Integrity', errors ? `${errors} error${errors === 1 ? '' : 's'}` : warns ? `${warns} warning${warns === 1 ? '' : 's'}` : 'OK',
       m.index ? 'index vs headers' : 'header and size', { class: `card ${errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': errors }),
   );
