@@ -60,7 +60,7 @@ demo-build:
 
 ## The viewer in headless Chromium (screenshots and numbers in test-output/demo/).
 test-demo: demo-build
-	node --test tests/browser/
+	node --test tests/browser/*.test.mjs
 
 ## A sample file written by the reference, shown by `inspect`.
 demo-inspect: setup $(INSPECT)

@@ -231,8 +231,8 @@ function renderSide(m, s) {
     h('thead', {}, h('tr', {}, h('th', {}, 'file'), h('th', { class: 'num' }, 'tensors'))),
     h('tbody', {}, m.shards.map((sh, i) => {
       const n = m.rows.filter((r) => r.shard === i).length;
-      const facts = [sh.size === null ? null : fmtBytes(sh.size), sh.st ? `header ${fmtBytes(sh.st.headerSize)}` : null, `read ${fmtBytes(sh.bytesRead)}`];
-      return h('tr', { class: sh.error ? 'bad' : '', title: `${sh.src.path}${sh.st ? `\n${fmtInt(sh.size)} bytes` : ''}` },
+      const facts = [sh.size === null ? null : fmtBytes(sh.size), sh.header ? `header ${fmtBytes(sh.header.headerSize)}` : null, `read ${fmtBytes(sh.bytesRead)}`];
+      return h('tr', { class: sh.error ? 'bad' : '', title: `${sh.src.path}${sh.header ? `\n${fmtInt(sh.size)} bytes` : ''}` },
         h('td', {}, h('div', { class: 'file-name mono' }, sh.name), h('div', { class: 'file-facts' }, facts.filter(Boolean).join(' · '))),
         h('td', { class: 'num' }, sh.error ? '✕' : fmtInt(n)));
     }))),

@@ -74,14 +74,14 @@ class Shard {
   constructor(src) {
     this.src = src;
     this.name = src.name;
-    this.st = null;
+    this.header = null;
     this.error = null;
   }
   get size() {
-    return this.st ? this.st.fileSize : this.src.size;
+    return this.header ? this.header.fileSize : this.src.size;
   }
   get bytesRead() {
-    return this.st ? this.st.bytesRead : 0;
+    return this.header ? this.header.bytesRead : 0;
   }
 }
 
@@ -101,7 +101,7 @@ export class Model {
     this.duplicates = [];
     const alignOf = new Map(DTYPES.map((d) => [d, viewAlignment(d)]));
     shards.forEach((shard, s) => {
-      const h = shard.st;
+      const h = shard.header;
       if (!h) return;
       // Straight from the header's columns: one object per tensor, nothing in between.
       const { names, dtypes, ranks, dims, begins, ends, dataOffset } = h;
@@ -185,7 +185,7 @@ export class Model {
     }
     const seen = new Map();
     for (const shard of this.shards) {
-      const md = shard.st?.metadata();
+      const md = shard.header?.metadata();
       if (!md) continue;
       for (const [k, v] of Object.entries(md)) {
         const key = `${k}\u0000${v}`;
@@ -197,7 +197,7 @@ export class Model {
         }
       }
     }
-    const all = this.shards.filter((s) => s.st).length;
+    const all = this.shards.filter((s) => s.header).length;
     return out.map(([k, v, w]) => [k, v, Array.isArray(w) ? (w.length === all && all > 1 ? 'all shards' : w.join(', ')) : w]);
   }
 
@@ -212,7 +212,7 @@ export class Model {
       out.push({ level: 'error', text: `tensor ${JSON.stringify(d.name)} is in both ${this.shards[d.shards[0]].name} and ${this.shards[d.shards[1]].name}` });
     }
     if (!this.index) {
-      const good = this.shards.filter((s) => s.st);
+      const good = this.shards.filter((s) => s.header);
       if (good.length) out.push({ level: 'ok', text: good.length === 1 ? 'header valid; offsets tile the data exactly to the end of the file' : `${good.length} file headers valid; offsets tile each file exactly` });
       return out;
     }
@@ -227,7 +227,7 @@ export class Model {
         missingShards.add(file);
         continue;
       }
-      if (!this.shards[s].st) continue;
+      if (!this.shards[s].header) continue;
       const row = this.byName.get(tensor);
       if (!row) {
         if (missingTensor++ < 5) out.push({ level: 'error', text: `index lists ${JSON.stringify(tensor)} in ${file}, but no shard header has it` });
@@ -263,11 +263,11 @@ export class Model {
   /** The header JSON of every file (read on demand), pretty-printed. */
   async headerJson() {
     const read = async (shard) => {
-      const bytes = await readSourceRange(shard.src, 8, shard.st.dataOffset);
+      const bytes = await readSourceRange(shard.src, 8, shard.header.dataOffset);
       this.extraBytesRead += bytes.length;
       return JSON.parse(new TextDecoder().decode(bytes));
     };
-    const good = this.shards.filter((s) => s.st);
+    const good = this.shards.filter((s) => s.header);
     if (!this.sharded) return JSON.stringify(await read(good[0]), null, 2);
     const out = {};
     if (this.index) out[this.index.name] = this.index.json;
@@ -301,7 +301,7 @@ async function openShards(sources) {
   await Promise.all(
     shards.map(async (shard) => {
       try {
-        shard.st = await openSource(shard.src);
+        shard.header = await openSource(shard.src);
       } catch (e) {
         shard.error = e;
       }
