@@ -1,17 +1,19 @@
 //! The in-place sort for the table's index columns.
 //!
 //! `core`'s `sort_unstable` is fast, but each use instantiates kilobytes of
-//! code, which matters on a microcontroller (the firmware measures it). On
-//! bare-metal targets (`target_os = "none"`) we use a heapsort instead: a few
-//! hundred bytes, no memory, O(n log n) on any input, after an O(n) check that
-//! skips input already in order (offsets in files the reference writes).
-//! Elsewhere, `sort_unstable` (the heapsort costs ~10% of a 10,000-tensor parse).
+//! code, which matters on a microcontroller (the firmware measures it) and in
+//! the npm package's .wasm (16 KB of its 107 KB). On bare-metal targets
+//! (`target_os = "none"`) and wasm32 we use a heapsort instead: a few hundred
+//! bytes, no memory, O(n log n) on any input, after an O(n) check that skips
+//! input already in order (offsets in files the reference writes).
+//! Elsewhere, `sort_unstable` (the heapsort costs ~10% of a 10,000-tensor
+//! parse natively; in wasm the difference was within the benchmark's noise).
 
 use core::cmp::Ordering;
 
 /// Sorts `items` so that `less(a, b)` holds for no later `a` before an earlier `b`.
 pub(crate) fn sort_by<T: Copy>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
-    if cfg!(target_os = "none") {
+    if cfg!(any(target_os = "none", target_arch = "wasm32")) {
         heapsort(items, less);
     } else {
         items.sort_unstable_by(|a, b| {

@@ -164,8 +164,11 @@ export function openSharded(
 /** Bytes of wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever enter it). */
 export function wasmMemoryBytes(): number;
 
-/** Decodes whole elements of a float dtype to f32, exactly as the core does. */
-export function decodeFloat32(dtype: FloatDtype, bytes: ArrayBuffer | ArrayBufferView, out?: Float32Array): Float32Array;
+/**
+ * Decodes whole elements of a float dtype (a {@link FloatDtype}; others throw
+ * DtypeMismatch) to f32, exactly as the core does.
+ */
+export function decodeFloat32(dtype: Dtype, bytes: ArrayBuffer | ArrayBufferView, out?: Float32Array): Float32Array;
 
 export interface TensorInput {
   dtype: Dtype;

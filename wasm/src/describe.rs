@@ -35,6 +35,8 @@ pub struct State {
     pub text: String,
     /// Names being gathered (UTF-8) before they become `text`.
     names: Vec<u8>,
+    /// Header bytes of the last write plan.
+    pub bytes: Vec<u8>,
 }
 
 /// What [`open_prefix`] found. The description (or the error's) is in the

@@ -28,6 +28,7 @@
 
 mod decode;
 mod describe;
+mod write;
 
 use std::cell::RefCell;
 
@@ -97,6 +98,20 @@ pub fn decode(dtype: u8, input: &[u8], out: &js_sys::Float32Array, at: u32) -> f
 #[wasm_bindgen]
 pub fn take_error() -> Vec<f64> {
     STATE.with(|s| core::mem::take(&mut s.borrow_mut().numbers))
+}
+
+/// Plans a file to write through the core writer (see `write.rs`): returns
+/// `[0, file_len, (caller_index, begin)…]` or an error; the header bytes
+/// are then taken with [`take_bytes`].
+#[wasm_bindgen]
+pub fn plan(numbers: &[f64], text: &str) -> Vec<f64> {
+    STATE.with(|s| s.borrow_mut().plan(numbers, text))
+}
+
+/// The header bytes (`8 + N`) of the last [`plan`], moved out.
+#[wasm_bindgen]
+pub fn take_bytes() -> Vec<u8> {
+    STATE.with(|s| core::mem::take(&mut s.borrow_mut().bytes))
 }
 
 /// Bytes of wasm linear memory in use (grown so far): lets callers and tests

@@ -30,7 +30,7 @@ impl AsSpec for Indexed<'_> {
 }
 
 /// Splits `text` into consecutive pieces of these UTF-16 lengths.
-fn split_utf16<'t>(text: &'t str, lens: impl Iterator<Item = usize>) -> Option<Vec<&'t str>> {
+fn split_utf16(text: &str, lens: impl Iterator<Item = usize>) -> Option<Vec<&str>> {
     let mut out = Vec::new();
     let mut rest = text;
     for len in lens {
@@ -50,12 +50,15 @@ fn split_utf16<'t>(text: &'t str, lens: impl Iterator<Item = usize>) -> Option<V
 }
 
 /// Reads `n` values from the number stream as non-negative integers.
+// The cast is exact: the value is checked to be a whole number in 0..=2^53.
+#[allow(clippy::cast_possible_truncation)]
 fn take(numbers: &mut core::slice::Iter<'_, f64>, n: usize) -> Option<Vec<u64>> {
     (0..n)
         .map(|_| {
             let v = *numbers.next()?;
             // JS checked these are safe integers; refuse anything else.
-            (v >= 0.0 && v <= crate::describe::MAX_SAFE as f64 && v.fract() == 0.0).then_some(v as u64)
+            (v >= 0.0 && v <= crate::describe::MAX_SAFE as f64 && v.fract() == 0.0)
+                .then_some(v as u64)
         })
         .collect()
 }
@@ -66,7 +69,13 @@ impl State {
         match self.try_plan(numbers, text) {
             Ok(out) => out,
             Err(None) => {
-                fail(self, "InvalidArgument", format_args!("malformed write plan"), None, None);
+                fail(
+                    self,
+                    "InvalidArgument",
+                    format_args!("malformed write plan"),
+                    None,
+                    None,
+                );
                 core::mem::take(&mut self.numbers)
             }
             Err(Some((e, index))) => {
@@ -80,28 +89,46 @@ impl State {
         }
     }
 
-    fn try_plan(&mut self, numbers: &[f64], text: &str) -> Result<Vec<f64>, Option<(Error, Option<u32>)>> {
+    fn try_plan(
+        &mut self,
+        numbers: &[f64],
+        text: &str,
+    ) -> Result<Vec<f64>, Option<(Error, Option<u32>)>> {
         let mut it = numbers.iter();
         let head = take(&mut it, 3).ok_or(None)?;
-        let [count, has_meta, pairs] = head[..] else { return Err(None) };
+        let [count, has_meta, pairs] = head[..] else {
+            return Err(None);
+        };
         let count = usize::try_from(count).map_err(|_| None)?;
         let pairs = usize::try_from(pairs).map_err(|_| None)?;
         let mut dims = Vec::new();
         let mut rows = Vec::with_capacity(count);
         for _ in 0..count {
             let row = take(&mut it, 4).ok_or(None)?;
-            let [dtype, name_len, byte_len, rank] = row[..] else { return Err(None) };
+            let [dtype, name_len, byte_len, rank] = row[..] else {
+                return Err(None);
+            };
             let at = dims.len();
             let rank = usize::try_from(rank).map_err(|_| None)?;
             dims.extend(take(&mut it, rank).ok_or(None)?);
-            let dtype = usize::try_from(dtype).ok().and_then(|d| Dtype::ALL.get(d)).ok_or(None)?;
-            rows.push((*dtype, usize::try_from(name_len).map_err(|_| None)?, byte_len, at, rank));
+            let dtype = usize::try_from(dtype)
+                .ok()
+                .and_then(|d| Dtype::ALL.get(d))
+                .ok_or(None)?;
+            rows.push((
+                *dtype,
+                usize::try_from(name_len).map_err(|_| None)?,
+                byte_len,
+                at,
+                rank,
+            ));
         }
         let meta_lens = take(&mut it, pairs.saturating_mul(2)).ok_or(None)?;
-        let lens = rows
-            .iter()
-            .map(|r| r.1)
-            .chain(meta_lens.iter().map(|&l| usize::try_from(l).unwrap_or(usize::MAX)));
+        let lens = rows.iter().map(|r| r.1).chain(
+            meta_lens
+                .iter()
+                .map(|&l| usize::try_from(l).unwrap_or(usize::MAX)),
+        );
         let pieces = split_utf16(text, lens).ok_or(None)?;
         let (names, meta) = pieces.split_at_checked(count).ok_or(None)?;
         let mut specs: Vec<Indexed<'_>> = Vec::with_capacity(count);
@@ -112,7 +139,10 @@ impl State {
                 index: u32::try_from(i).map_err(|_| None)?,
             });
         }
-        let mut metadata: Vec<(&str, &str)> = meta.chunks_exact(2).filter_map(|kv| Some((*kv.first()?, *kv.get(1)?))).collect();
+        let mut metadata: Vec<(&str, &str)> = meta
+            .chunks_exact(2)
+            .filter_map(|kv| Some((*kv.first()?, *kv.get(1)?)))
+            .collect();
         let planned = if has_meta != 0 {
             Plan::with_metadata(&mut specs, &mut metadata)
         } else {

@@ -92,6 +92,23 @@ test('fromBytes in the browser: names, metadata, typed views (Float16Array), toF
   assert.deepEqual(r.count, { total: 12, byDtype: { F32: 4, F16: 4, F8_E4M3: 4 } });
 });
 
+test('serialize in the browser: edit a tensor, save, reopen the saved Blob', async () => {
+  const r = await page.evaluate(async () => {
+    const { SafeTensors, serialize } = window.stn;
+    const st = SafeTensors.fromBytes(await (await fetch('/tmp/fixtures/model.safetensors')).arrayBuffer());
+    const edited = {};
+    for (const t of st.tensors()) edited[t.name] = { dtype: t.dtype, shape: t.shape, data: t.bytes() };
+    edited.w = { dtype: 'F32', shape: [4], data: st.tensor('w').toFloat32().map((v) => v * 10) };
+    const saved = serialize(edited, st.metadata());
+    const back = await SafeTensors.fromBlob(new Blob([saved]));
+    return { names: back.names(), w: [...(await back.tensor('w').readFloat32())], shape: back.tensor('w').shape, q: [...(await back.tensor('q').readFloat32())] };
+  });
+  assert.deepEqual(r.names, ['w', 'h', 'q']);
+  assert.deepEqual(r.w, [10, 20, 30, 40]);
+  assert.deepEqual(r.shape, [4]);
+  assert.deepEqual(r.q, [1, -1, 448, 0]);
+});
+
 async function pick(path) {
   await page.setInputFiles('#file', path);
 }

@@ -48,8 +48,8 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   }
   // @ts-expect-error: not a dtype name
   const bad: Dtype = 'F33';
-  // @ts-expect-error: I8 does not decode to f32
-  decodeFloat32('I8', new Uint8Array(1));
+  // @ts-expect-error: not a dtype name
+  decodeFloat32('F8', new Uint8Array(1));
   // @ts-expect-error: the constructor is not public
   new SafeTensors();
   const fd: FloatDtype = 'BF16';
