@@ -16,38 +16,7 @@ import { pathToFileURL } from 'node:url';
 
 const out = resolve(process.argv[2] ?? 'dist/demo/samples');
 const entry = resolve(process.argv[3] ?? new URL('../web-demo/vendor/safetensors-nano/node.js', import.meta.url).pathname);
-const pkg = await import(pathToFileURL(entry).href);
-
-/**
- * The package's serialize; until a package version has one, the format written directly:
- * tensors sorted by name, offsets from 0, header padded with spaces to a multiple of 8.
- */
-if (!pkg.serialize) console.error('[make-sample] this package has no serialize(): writing the files directly');
-const serialize =
-  pkg.serialize ??
-  ((tensors, metadata) => {
-    const header = metadata ? { __metadata__: metadata } : {};
-    const parts = [];
-    let pos = 0;
-    for (const name of Object.keys(tensors).sort()) {
-      const { dtype, shape, data } = tensors[name];
-      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-      header[name] = { dtype, shape, data_offsets: [pos, pos + bytes.length] };
-      parts.push(bytes);
-      pos += bytes.length;
-    }
-    const json = new TextEncoder().encode(JSON.stringify(header));
-    const n = Math.ceil(json.length / 8) * 8;
-    const out = new Uint8Array(8 + n + pos).fill(0x20, 8, 8 + n);
-    new DataView(out.buffer).setBigUint64(0, BigInt(n), true);
-    out.set(json, 8);
-    let at = 8 + n;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
-  });
+const { serialize } = await import(pathToFileURL(entry).href);
 
 // ------------------------------------------------------------ deterministic values
 
