@@ -193,7 +193,11 @@ function renderSummary(m, s) {
     card(m.sharded ? 'Files' : 'File', m.sharded ? `${m.shards.length}` : fmtBytes(m.fileBytes), m.sharded ? fmtBytes(m.fileBytes) : `${fmtInt(m.fileBytes)} B`, { 'data-testid': 'files', 'data-value': m.shards.length }),
     card('Zero-copy', s.tensors ? formatPct(s.aligned / s.tensors) : '—', s.aligned === s.tensors ? 'all tensors' : `${fmtInt(s.aligned)} of ${fmtInt(s.tensors)}`, { 'data-testid': 'aligned', 'data-value': s.aligned }),
     card('Integrity', errors ? `${errors} error${errors === 1 ? '' : 's'}` : warns ? `${warns} warning${warns === 1 ? '' : 's'}` : 'OK',
-      m.index ? 'index vs headers' : 'header and size', { class: `card ${errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': errors }),
+      m.index ? 'index vs headers' : 'header and size', {
+        class: `card link ${errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': errors,
+        role: 'link', tabindex: 0, title: 'Show the integrity report',
+        onclick: showIntegrity, onkeydown: (e) => e.key === 'Enter' && showIntegrity(),
+      }),
   );
   const total = s.bytes || 1;
   const bar = h('div', { class: 'dtype-bar', role: 'img', 'aria-label': 'Bytes by dtype' },
@@ -218,6 +222,13 @@ function dtypeTable(s) {
     h('tbody', {}, s.byDtype.map((d) => h('tr', { dataset: { dtype: d.dtype, params: d.params, bytes: d.bytes }, title: `${formatPct(d.bytes / total)} of the bytes` },
       h('td', {}, h('span', { class: `swatch d-${d.dtype}` }), d.dtype), h('td', { class: 'num' }, fmtInt(d.tensors)),
       h('td', { class: 'num' }, fmtInt(d.params)), h('td', { class: 'num' }, fmtBytes(d.bytes)))))));
+}
+
+function showIntegrity() {
+  const sec = $('sec-integrity');
+  sec.open = true;
+  sec.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  sec.querySelector('summary').focus();
 }
 
 function section(title, body, { open = true, id, count } = {}) {
@@ -253,14 +264,16 @@ function renderSide(m, s) {
     h('table', { class: 'align-table' }, h('tbody', {}, s.byDtype.map((d) => h('tr', {}, h('td', {}, d.dtype), h('td', { class: 'num' }, `${fmtInt(d.aligned)} / ${fmtInt(d.tensors)}`))))));
   const treeBox = h('div', { id: 'tree', class: 'tree-box' });
   const errors = m.integrity.filter((x) => x.level === 'error').length;
-  side.replaceChildren(
+  const integrity = section('Integrity', integ, { id: 'sec-integrity', count: errors || undefined });
+  side.replaceChildren(...[
+    errors ? integrity : null, // problems first
     section('Module tree', treeBox, { id: 'sec-tree' }),
     section('By dtype', dtypeTable(s), { id: 'sec-dtypes', count: s.byDtype.length, open: s.byDtype.length <= 8 }),
     section(m.sharded ? 'Files' : 'File', files, { id: 'sec-files', count: m.shards.length }),
     section('Metadata', meta, { id: 'sec-meta', count: md.length, open: md.length > 0 && md.length <= 12 }),
-    section('Integrity', integ, { id: 'sec-integrity', count: errors || undefined }),
+    errors ? null : integrity,
     section('Alignment', align, { id: 'sec-align', open: false }),
-  );
+  ].filter(Boolean));
   treeBox.append(h('p', { class: 'note' }, 'Building the tree…'));
   // The tree is built after the list is on screen: the list is what a person looks for first.
   return async () => {
