@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { decodeChunk, decodedByPackage } from '../../web-demo/decode.js';
 import { DTYPE_BITS, fmtBytes, fmtNum, naturalCompare } from '../../web-demo/format.js';
 import { DiffAccumulator, Histogram, StatsAccumulator, chunkPlan, elementsPerChunk, gridLayout, npyHeader } from '../../web-demo/stats.js';
+import { parseRange } from '../../scripts/serve.mjs';
 import { rng, stats } from './fixtures.mjs';
 
 test('chunks hold whole elements, start on byte boundaries and stay within the limit', () => {
@@ -156,4 +157,14 @@ test('formatting: numeric-aware names, bytes, numbers', () => {
   assert.equal(fmtNum(-Infinity), '−Inf');
   assert.equal(fmtNum(0.000123456), '1.235e-4');
   assert.equal(gridLayout([3], 3).cells.length, 3);
+});
+
+test('the demo server answers byte ranges as HTTP says', () => {
+  assert.equal(parseRange(undefined, 100), null);
+  assert.deepEqual(parseRange('bytes=0-7', 100), [0, 7]);
+  assert.deepEqual(parseRange('bytes=90-', 100), [90, 99]);
+  assert.deepEqual(parseRange('bytes=90-500', 100), [90, 99]);
+  assert.deepEqual(parseRange('bytes=-10', 100), [90, 99]);
+  assert.deepEqual(parseRange('bytes=-500', 100), [0, 99]);
+  for (const bad of ['bytes=100-', 'bytes=5-2', 'bytes=-0', 'bytes=-', 'items=0-1', 'bytes=0-1,4-5']) assert.equal(parseRange(bad, 100), 'bad', bad);
 });
