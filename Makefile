@@ -7,7 +7,7 @@ CARGO ?= cargo
 PY := tests/.venv/bin/python
 INSPECT := target/release/examples/inspect
 
-.PHONY: all setup test demo lint unit nostd interop firmware package test-js bench bench-wasm fuzz fuzz-smoke miri bounds verdicts-wasm hardening doc clean
+.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js bench bench-wasm fuzz fuzz-smoke miri bounds verdicts-wasm hardening doc clean
 
 all: test
 
@@ -15,7 +15,7 @@ setup:
 	bash scripts/setup.sh rust python web
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
-test: setup lint unit doc nostd interop firmware test-js hardening
+test: setup lint unit doc nostd interop firmware test-js test-demo hardening
 	@echo "make test: all parts passed"
 
 lint:
@@ -62,8 +62,21 @@ test-js: package
 	bash scripts/setup.sh python
 	node tests/js/run.mjs test
 
-## For now: a sample file written by the reference, shown by `inspect`.
-demo: setup $(INSPECT)
+## The web viewer at http://localhost:8080: the page, the npm package and generated samples.
+demo: demo-build
+	node scripts/serve.mjs --root dist/demo --port 8080
+
+## dist/demo/: web-demo/ + the built package (scripts/build-package.sh when stale) + samples.
+demo-build:
+	bash scripts/setup.sh web
+	bash scripts/build-demo.sh
+
+## The viewer in headless Chromium (screenshots and numbers in test-output/demo/).
+test-demo: demo-build
+	node --test tests/browser/*.test.mjs
+
+## A sample file written by the reference, shown by `inspect`.
+demo-inspect: setup $(INSPECT)
 	$(PY) -c "import numpy as np; from safetensors.numpy import save_file; \
 	  save_file({'embed.weight': np.arange(12, dtype=np.float32).reshape(3, 4), 'head.bias': np.ones(4, dtype=np.float16)}, \
 	  'target/sample.safetensors', metadata={'format': 'np'})"

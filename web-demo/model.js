@@ -1,0 +1,402 @@
+// Opening a model — one file, several files, a sharded model (index + shards, in any order) or a
+// URL — reading headers only, and everything the page shows about it that needs no tensor bytes:
+// the tensor rows, totals by dtype, the alignment report and the index/shard integrity report.
+
+import { DTYPES, naturalCompare, viewAlignment } from './format.js';
+import { Jobs } from './jobs.js';
+
+// Headers are parsed by the package in a worker of their own (started with the page, so its wasm
+// is ready before the first drop): a 100 MB header never freezes the page, and opening does not
+// wait behind a statistics job.
+let opener = null;
+export function startOpener() {
+  opener ??= new Jobs();
+  return opener;
+}
+
+/** A failure while opening, with the file it happened in. */
+export class OpenError extends Error {
+  constructor(file, cause, src = null) {
+    super(cause?.message ?? String(cause));
+    this.name = 'OpenError';
+    this.file = file;
+    this.cause = cause;
+    this.src = src;
+  }
+}
+
+const basename = (p) => p.split(/[\\/]/).pop();
+const isIndexName = (n) => /\.index\.json$/i.test(n);
+const isJsonName = (n) => /\.json$/i.test(n);
+const isTensorName = (n) => /\.safetensors$/i.test(n);
+
+/** A place bytes come from: a File/Blob or a URL served with HTTP Range. */
+export function blobSource(file, name = file.name, path = name) {
+  return { kind: 'blob', blob: file, name, path, size: file.size };
+}
+export function urlSource(url, name = basename(new URL(url).pathname) || url) {
+  return { kind: 'url', url, name, path: url, size: null };
+}
+
+/** A parsed header as the worker sends it (columns), with the accessors the model uses. */
+export class Header {
+  constructor(h) {
+    Object.assign(this, h);
+  }
+  metadata() {
+    return this.meta;
+  }
+}
+
+async function openSource(src) {
+  const { kind, blob, url } = src;
+  const h = await startOpener().run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url } }).promise;
+  const { metadata, names: joined, nameLengths, ...rest } = h;
+  const names = new Array(nameLengths.length);
+  let at = 0;
+  for (let i = 0; i < names.length; i++) names[i] = joined.slice(at, (at += nameLengths[i]));
+  return new Header({ ...rest, names, meta: metadata });
+}
+
+/** Lets the page paint before the next piece of work. */
+const yieldToPage = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** Bytes [start, end) of a source (used for the raw header and error context). */
+export async function readSourceRange(src, start, end) {
+  if (src.kind === 'blob') return new Uint8Array(await src.blob.slice(start, end).arrayBuffer());
+  const res = await fetch(src.url, { headers: { Range: `bytes=${start}-${end - 1}` } });
+  if (res.status !== 206) throw new Error(`${src.url}: HTTP ${res.status} to a Range request`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+/** One opened safetensors file (a shard of the model, or the only file). */
+class Shard {
+  constructor(src) {
+    this.src = src;
+    this.name = src.name;
+    this.header = null;
+    this.error = null;
+  }
+  get size() {
+    return this.header ? this.header.fileSize : this.src.size;
+  }
+  get bytesRead() {
+    return this.header ? this.header.bytesRead : 0;
+  }
+}
+
+/**
+ * Everything known about a model after reading its headers. `rows` are plain objects (cheap to
+ * sort and filter); `byName` finds a row by tensor name.
+ */
+export class Model {
+  constructor({ name, shards, index = null, notes = [] }) {
+    this.name = name;
+    this.shards = shards;
+    this.index = index;
+    this.notes = notes;
+    this.extraBytesRead = index ? index.size : 0;
+    this.rows = [];
+    this.byName = new Map();
+    this.duplicates = [];
+    const alignOf = new Map(DTYPES.map((d) => [d, viewAlignment(d)]));
+    shards.forEach((shard, s) => {
+      const h = shard.header;
+      if (!h) return;
+      // Straight from the header's columns: one object per tensor, nothing in between.
+      const { names, dtypes, ranks, dims, begins, ends, dataOffset } = h;
+      let d = 0;
+      for (let k = 0; k < names.length; k++) {
+        const rank = ranks[k];
+        const shape = new Array(rank);
+        let params = 1;
+        for (let j = 0; j < rank; j++) params *= shape[j] = dims[d++];
+        const dtype = dtypes[k];
+        const align = alignOf.get(dtype);
+        const offset = dataOffset + begins[k];
+        const row = {
+          i: this.rows.length,
+          name: names[k],
+          dtype,
+          shape,
+          rank,
+          params,
+          bytes: ends[k] - begins[k],
+          begin: begins[k],
+          end: ends[k],
+          offset,
+          shard: s,
+          aligned: align > 0 && offset % align === 0,
+          subByte: align === 0,
+        };
+        if (this.byName.has(row.name)) this.duplicates.push({ name: row.name, shards: [this.byName.get(row.name).shard, s] });
+        else this.byName.set(row.name, row);
+        this.rows.push(row);
+      }
+    });
+    this.integrity = this.#checkIntegrity();
+  }
+
+  get sharded() {
+    return this.shards.length > 1 || this.index !== null;
+  }
+
+  get bytesRead() {
+    return this.shards.reduce((a, s) => a + s.bytesRead, 0) + this.extraBytesRead;
+  }
+
+  get fileBytes() {
+    return this.shards.reduce((a, s) => a + (s.size ?? 0), 0);
+  }
+
+  /** Totals: tensors, parameters and bytes, overall and per dtype (enum order). */
+  summary() {
+    const by = new Map();
+    let params = 0;
+    let bytes = 0;
+    let aligned = 0;
+    let alignedBytes = 0;
+    let subByte = 0;
+    for (const r of this.rows) {
+      params += r.params;
+      bytes += r.bytes;
+      let d = by.get(r.dtype);
+      if (!d) by.set(r.dtype, (d = { dtype: r.dtype, tensors: 0, params: 0, bytes: 0, aligned: 0 }));
+      d.tensors++;
+      d.params += r.params;
+      d.bytes += r.bytes;
+      if (r.aligned) {
+        aligned++;
+        alignedBytes += r.bytes;
+        d.aligned++;
+      }
+      if (r.subByte) subByte++;
+    }
+    const byDtype = DTYPES.filter((t) => by.has(t)).map((t) => by.get(t));
+    byDtype.sort((a, b) => b.bytes - a.bytes);
+    return { tensors: this.rows.length, params, bytes, byDtype, aligned, alignedBytes, subByte, misaligned: this.rows.length - aligned - subByte };
+  }
+
+  /** `__metadata__` entries: the index's metadata and each shard's, as [key, value, where]. */
+  metadataRows() {
+    const out = [];
+    if (this.index?.metadata) {
+      for (const [k, v] of Object.entries(this.index.metadata)) out.push([k, typeof v === 'string' ? v : JSON.stringify(v), this.index.name]);
+    }
+    const seen = new Map();
+    for (const shard of this.shards) {
+      const md = shard.header?.metadata();
+      if (!md) continue;
+      for (const [k, v] of Object.entries(md)) {
+        const key = `${k}\u0000${v}`;
+        if (seen.has(key)) seen.get(key)[2].push(shard.name);
+        else {
+          const row = [k, v, [shard.name]];
+          seen.set(key, row);
+          out.push(row);
+        }
+      }
+    }
+    const all = this.shards.filter((s) => s.header).length;
+    return out.map(([k, v, w]) => [k, v, Array.isArray(w) ? (w.length === all && all > 1 ? 'all shards' : w.join(', ')) : w]);
+  }
+
+  /** Checks of the index against the shard headers: [{level: 'ok'|'warn'|'error', text}]. */
+  #checkIntegrity() {
+    const out = [];
+    for (const shard of this.shards) {
+      if (shard.error) out.push({ level: 'error', text: `${shard.name}: ${describeError(shard.error)}`, error: shard.error, shard: shard.name });
+    }
+    for (const n of this.notes) out.push(n);
+    for (const d of this.duplicates) {
+      out.push({ level: 'error', text: `tensor ${JSON.stringify(d.name)} is in both ${this.shards[d.shards[0]].name} and ${this.shards[d.shards[1]].name}` });
+    }
+    if (!this.index) {
+      const good = this.shards.filter((s) => s.header);
+      if (good.length) out.push({ level: 'ok', text: good.length === 1 ? 'header valid; offsets tile the data exactly to the end of the file' : `${good.length} file headers valid; offsets tile each file exactly` });
+      return out;
+    }
+    const map = this.index.weightMap;
+    const shardByName = new Map(this.shards.map((s, i) => [basename(s.name), i]));
+    let missingTensor = 0;
+    let wrongShard = 0;
+    const missingShards = new Set();
+    for (const [tensor, file] of Object.entries(map)) {
+      const s = shardByName.get(basename(file));
+      if (s === undefined) {
+        missingShards.add(file);
+        continue;
+      }
+      if (!this.shards[s].header) continue;
+      const row = this.byName.get(tensor);
+      if (!row) {
+        if (missingTensor++ < 5) out.push({ level: 'error', text: `index lists ${JSON.stringify(tensor)} in ${file}, but no shard header has it` });
+      } else if (row.shard !== s) {
+        if (wrongShard++ < 5) out.push({ level: 'error', text: `index puts ${JSON.stringify(tensor)} in ${file}, but it is in ${this.shards[row.shard].name}` });
+      }
+    }
+    if (missingTensor > 5) out.push({ level: 'error', text: `… ${missingTensor - 5} more tensors listed in the index are missing` });
+    if (wrongShard > 5) out.push({ level: 'error', text: `… ${wrongShard - 5} more tensors are in another shard than the index says` });
+    for (const f of missingShards) out.push({ level: 'error', text: `shard ${f} is named by the index but was not opened` });
+    let unlisted = 0;
+    for (const r of this.rows) {
+      if (!(r.name in map) && unlisted++ < 5) out.push({ level: 'error', text: `${this.shards[r.shard].name} has ${JSON.stringify(r.name)}, which the index does not list` });
+    }
+    if (unlisted > 5) out.push({ level: 'error', text: `… ${unlisted - 5} more tensors are missing from the index` });
+    const referenced = new Set(Object.values(map).map(basename));
+    for (const s of this.shards) {
+      if (!referenced.has(basename(s.name))) out.push({ level: 'warn', text: `${s.name} is not named by the index` });
+    }
+    const declared = Number(this.index.metadata?.total_size);
+    const bytes = this.rows.reduce((a, r) => a + r.bytes, 0);
+    if (this.index.metadata && 'total_size' in this.index.metadata) {
+      if (declared === bytes) out.push({ level: 'ok', text: `total_size ${declared} = sum of tensor bytes in the shard headers` });
+      else out.push({ level: 'warn', text: `index total_size ${this.index.metadata.total_size} ≠ ${bytes} bytes of tensors in the shard headers` });
+    }
+    const entries = Object.keys(map).length;
+    if (!out.some((x) => x.level === 'error')) {
+      out.push({ level: 'ok', text: `all ${entries} index entries match the headers of ${this.shards.length} shard${this.shards.length === 1 ? '' : 's'}` });
+    }
+    return out;
+  }
+
+  /** The header JSON of every file (read on demand), pretty-printed. */
+  async headerJson() {
+    const read = async (shard) => {
+      const bytes = await readSourceRange(shard.src, 8, shard.header.dataOffset);
+      this.extraBytesRead += bytes.length;
+      return JSON.parse(new TextDecoder().decode(bytes));
+    };
+    const good = this.shards.filter((s) => s.header);
+    if (!this.sharded) return JSON.stringify(await read(good[0]), null, 2);
+    const out = {};
+    if (this.index) out[this.index.name] = this.index.json;
+    for (const s of good) out[s.name] = await read(s);
+    return JSON.stringify(out, null, 2);
+  }
+}
+
+/** "Kind: message" for any error (the package's message already says where). */
+export function describeError(err) {
+  if (err?.kind) return `${err.kind}: ${err.message}`;
+  return err?.message ?? String(err);
+}
+
+function parseIndex(text, name, size) {
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new OpenError(name, new Error(`not valid JSON: ${e.message}`));
+  }
+  if (!json || typeof json.weight_map !== 'object' || json.weight_map === null) {
+    throw new OpenError(name, new Error('not a sharded-model index: it has no "weight_map" object'));
+  }
+  return { name, size, json, weightMap: json.weight_map, metadata: json.metadata ?? null };
+}
+
+/** Opens every shard in parallel; a shard that fails is kept with its error. */
+async function openShards(sources) {
+  const shards = sources.map((src) => new Shard(src));
+  await Promise.all(
+    shards.map(async (shard) => {
+      try {
+        shard.header = await openSource(shard.src);
+      } catch (e) {
+        shard.error = e;
+      }
+    }),
+  );
+  shards.sort((a, b) => naturalCompare(a.name, b.name));
+  await yieldToPage();
+  return shards;
+}
+
+/**
+ * Opens dropped or picked files: one or more .safetensors files, or a sharded model (its
+ * *.index.json and shards, any order, other files ignored). `files` are File objects, optionally
+ * with `relativePath` (folder drops).
+ */
+export async function openFiles(files, { folder = false } = {}) {
+  const list = [...files];
+  if (list.length === 0) throw new Error('no files');
+  const indexFiles = [];
+  const tensorFiles = [];
+  const ignored = [];
+  for (const f of list) {
+    const n = f.name;
+    if (isJsonName(n)) (folder && !isIndexName(n) ? ignored : indexFiles).push(f);
+    else (folder && !isTensorName(n) ? ignored : tensorFiles).push(f);
+  }
+  const notes = [];
+  let index = null;
+  if (indexFiles.length) {
+    const found = [];
+    for (const f of indexFiles) {
+      const text = await f.text();
+      try {
+        found.push(parseIndex(text, f.name, f.size));
+      } catch (e) {
+        if (isIndexName(f.name) || list.length === 1) throw e;
+        ignored.push(f);
+      }
+    }
+    if (found.length) {
+      index = found[0];
+      for (const other of found.slice(1)) notes.push({ level: 'warn', text: `ignored a second index, ${other.name}` });
+    }
+  }
+  if (!index && tensorFiles.length === 0) throw new OpenError(list[0].name, new Error('no .safetensors file among the dropped files'));
+  if (ignored.length) notes.push({ level: 'info', text: `ignored ${ignored.length} other file${ignored.length === 1 ? '' : 's'}: ${ignored.slice(0, 4).map((f) => f.name).join(', ')}${ignored.length > 4 ? ', …' : ''}` });
+  const shards = await openShards(tensorFiles.map((f) => blobSource(f, f.name, f.relativePath || f.webkitRelativePath || f.name)));
+  if (!index && shards.length === 1 && shards[0].error) throw new OpenError(shards[0].name, shards[0].error, shards[0].src);
+  const name = index ? index.name.replace(/\.index\.json$/i, '').replace(/\.json$/i, '') : shards.length === 1 ? shards[0].name : `${shards.length} files`;
+  const folderName = (list[0].relativePath || list[0].webkitRelativePath || '').split('/')[0];
+  return new Model({ name: folder && folderName ? folderName : name, shards, index, notes });
+}
+
+/** Opens a remote .safetensors file, or an index and its shards, by HTTP Range requests. */
+export async function openUrl(url) {
+  const abs = new URL(url, location.href).href;
+  if (isJsonName(new URL(abs).pathname)) {
+    const res = await fetch(abs);
+    if (!res.ok) throw new OpenError(url, new Error(`HTTP ${res.status} ${res.statusText}`));
+    const text = await res.text();
+    const name = basename(new URL(abs).pathname);
+    const index = parseIndex(text, name, new TextEncoder().encode(text).length);
+    const files = [...new Set(Object.values(index.weightMap))];
+    const shards = await openShards(files.map((f) => urlSource(new URL(f, abs).href, f)));
+    const dir = new URL(abs).pathname.split('/').slice(-2, -1)[0];
+    return new Model({ name: dir ? decodeURIComponent(dir) : name.replace(/\.index\.json$/i, ''), shards, index });
+  }
+  const shards = await openShards([urlSource(abs)]);
+  if (shards[0].error) throw new OpenError(shards[0].name, shards[0].error, shards[0].src);
+  return new Model({ name: shards[0].name, shards });
+}
+
+/** Files of a drop, walking dropped folders (each File gets `relativePath`). */
+export async function filesFromDataTransfer(dt) {
+  const entries = [];
+  for (const item of dt.items ?? []) {
+    const entry = item.kind === 'file' && item.webkitGetAsEntry?.();
+    if (entry) entries.push(entry);
+  }
+  if (!entries.some((e) => e.isDirectory)) return { files: [...dt.files], folder: false };
+  const files = [];
+  const walk = async (entry, path) => {
+    if (entry.isFile) {
+      const file = await new Promise((res, rej) => entry.file(res, rej));
+      file.relativePath = path + file.name;
+      files.push(file);
+    } else if (entry.isDirectory) {
+      const reader = entry.createReader();
+      for (;;) {
+        const batch = await new Promise((res, rej) => reader.readEntries(res, rej));
+        if (!batch.length) break;
+        for (const e of batch) await walk(e, `${path}${entry.name}/`);
+      }
+    }
+  };
+  for (const e of entries) await walk(e, '');
+  return { files, folder: true };
+}
