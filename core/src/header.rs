@@ -349,6 +349,15 @@ fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<Dtype, Error> {
             None => lexer.unexpected(Expected::String),
         });
     }
+    // Fast path: a plain dtype name and its closing quote within 13 bytes.
+    let rest = json.get(at.saturating_add(1)..).unwrap_or_default();
+    let short = rest.get(..rest.len().min(13)).unwrap_or_default();
+    if let Some(end) = short.iter().position(|&b| b == b'"') {
+        if let Some(dtype) = short.get(..end).and_then(Dtype::from_name) {
+            lexer.advance(end.saturating_add(2));
+            return Ok(dtype);
+        }
+    }
     let value = lexer.string()?;
     let raw = json.get(value.start..value.end).unwrap_or_default();
     let found = if value.escaped {

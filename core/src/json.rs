@@ -31,16 +31,18 @@ pub(crate) struct Lexer<'h> {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of `v` is a quote, a backslash, or below 0x20.
+/// The high bit of each byte of `v` (little-endian) that is a quote, a
+/// backslash or below 0x20. Bytes above the first such byte may be flagged
+/// falsely (a borrow carries upward), but the lowest flagged byte is exact.
 #[inline]
-const fn word_needs_care(v: u64) -> bool {
+const fn care_mask(v: u64) -> u64 {
     const fn has_zero(x: u64) -> u64 {
         x.wrapping_sub(ONES) & !x & HIGHS
     }
     let quote = has_zero(v ^ 0x2222_2222_2222_2222);
     let backslash = has_zero(v ^ 0x5c5c_5c5c_5c5c_5c5c);
     let control = v.wrapping_sub(0x2020_2020_2020_2020) & !v & HIGHS;
-    (quote | backslash | control) != 0
+    quote | backslash | control
 }
 
 #[inline]
@@ -162,8 +164,16 @@ impl<'h> Lexer<'h> {
     fn skip_plain_string_bytes(&mut self) {
         let mut rest = self.bytes.get(self.pos..).unwrap_or_default();
         while let Some((word, next)) = rest.split_first_chunk::<8>() {
-            if word_needs_care(u64::from_le_bytes(*word)) {
-                break;
+            let mask = care_mask(u64::from_le_bytes(*word));
+            if mask != 0 {
+                let within = (mask.trailing_zeros() / 8) as usize;
+                let skipped = self
+                    .bytes
+                    .len()
+                    .saturating_sub(self.pos)
+                    .saturating_sub(rest.len());
+                self.pos = self.pos.saturating_add(skipped).saturating_add(within);
+                return;
             }
             rest = next;
         }
@@ -191,6 +201,12 @@ impl<'h> Lexer<'h> {
         } else {
             false
         }
+    }
+
+    /// Moves past `n` bytes the caller has already checked.
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.pos = self.pos.saturating_add(n).min(self.bytes.len());
     }
 
     /// The bytes being lexed.
@@ -740,11 +756,34 @@ mod tests {
     }
 
     #[test]
+    fn care_mask_finds_the_first_special_byte() {
+        let specials = [b'"', b'\\', 0x00, 0x1f, 0x01];
+        for pos in 0..8 {
+            for &special in &specials {
+                for &later in &specials {
+                    let mut word = *b"abcdefgh";
+                    word[pos] = special;
+                    if pos < 7 {
+                        word[7] = later;
+                    }
+                    let mask = care_mask(u64::from_le_bytes(word));
+                    assert_eq!((mask.trailing_zeros() / 8) as usize, pos, "{word:?}");
+                }
+            }
+        }
+        for text in ["plain text, no quote", "é😀 unicode bytes ≥ 0x80"] {
+            let mut lexer = Lexer::new(text.as_bytes());
+            lexer.skip_plain_string_bytes();
+            assert_eq!(lexer.pos(), text.len());
+        }
+    }
+
+    #[test]
     fn swar_matches_bytewise_scan() {
         for b in 0..=255u8 {
             let word = u64::from_le_bytes([b'a', b'b', b, b'c', b'd', b'e', b'f', b'g']);
             assert_eq!(
-                word_needs_care(word),
+                care_mask(word) != 0,
                 b == b'"' || b == b'\\' || b < 0x20,
                 "{b}"
             );
