@@ -322,18 +322,18 @@ impl<'h> Lexer<'h> {
         if digits > 1 && self.bytes.get(start) == Some(&b'0') {
             return Err(Error::at(ErrorKind::InvalidNumber, start));
         }
-        if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+        if let Some(found @ (b'.' | b'e' | b'E')) = self.peek() {
             // A fraction or exponent: valid JSON (when well formed), but not an integer.
+            let at = self.pos;
             self.pos = start;
             self.number()?;
             return Err(Error::at(
                 ErrorKind::UnexpectedByte {
-                    found: b'.',
+                    found,
                     expected: Expected::Integer,
                 },
-                start,
-            )
-            .with_found_at(self.bytes, start, digits));
+                at,
+            ));
         }
         if overflow {
             return Err(Error::at(ErrorKind::IntegerTooLarge, start));
@@ -559,27 +559,6 @@ fn number_is_finite(text: &[u8]) -> bool {
                 }
             }
             threshold.next().is_some()
-        }
-    }
-}
-
-trait FoundAt {
-    fn with_found_at(self, bytes: &[u8], start: usize, digits: usize) -> Self;
-}
-
-impl FoundAt for Error {
-    /// Points a "not an integer" error at the byte after the integer digits.
-    fn with_found_at(self, bytes: &[u8], start: usize, digits: usize) -> Error {
-        let at = start.saturating_add(digits);
-        match bytes.get(at) {
-            Some(&found) => Error::at(
-                ErrorKind::UnexpectedByte {
-                    found,
-                    expected: Expected::Integer,
-                },
-                at,
-            ),
-            None => self,
         }
     }
 }
