@@ -20,6 +20,7 @@ test: setup lint unit doc nostd interop firmware test-js test-demo hardening
 
 lint:
 	$(CARGO) fmt --all -- --check
+	for d in firmware fuzz tests/nostd; do (cd $$d && $(CARGO) fmt --all -- --check); done
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 
 # (The wasm crate is a cdylib: linking it for the host with the core's defmt

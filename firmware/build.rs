@@ -13,8 +13,16 @@ fn main() {
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-changed=memory.x");
 
-    embed("FIRMWARE_MODEL", Some(manifest.join("model/model.safetensors")), &out);
-    embed("FIRMWARE_SAMPLES", Some(manifest.join("model/samples.safetensors")), &out);
+    embed(
+        "FIRMWARE_MODEL",
+        Some(manifest.join("model/model.safetensors")),
+        &out,
+    );
+    embed(
+        "FIRMWARE_SAMPLES",
+        Some(manifest.join("model/samples.safetensors")),
+        &out,
+    );
     embed("FIRMWARE_STRESS", None, &out);
 }
 

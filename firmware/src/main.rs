@@ -22,12 +22,14 @@ extern crate alloc;
 
 mod memflash;
 mod model;
+mod semihost;
 mod stack;
 
-use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use safetensors_nano::flash::FlashReader;
 use safetensors_nano::{Error, Parser, SafeTensors, Slot, Table};
+use semihost::exit;
 
 use memflash::MemFlash;
 use model::{evaluate, Failure, Mapped, MappedSamples, Outcome, Streamed, StreamedSamples};
@@ -36,8 +38,6 @@ const EXIT_PASS: u32 = 0;
 const EXIT_MISMATCH: u32 = 1;
 const EXIT_FORMAT: u32 = 2;
 const EXIT_MODEL: u32 = 3;
-const EXIT_PANIC: u32 = 101;
-const EXIT_FAULT: u32 = 102;
 
 /// Places the bytes it wraps at an 8-byte aligned address.
 #[repr(C, align(8))]
@@ -303,29 +303,4 @@ fn report_error(file: File, e: &Error) {
     );
     #[cfg(feature = "defmt")]
     defmt::error!("safetensors: {}", e);
-}
-
-/// Ends the QEMU run with `code` (semihosting SYS_EXIT_EXTENDED).
-fn exit(code: u32) -> ! {
-    const SYS_EXIT_EXTENDED: usize = 0x20;
-    const ADP_STOPPED_APPLICATION_EXIT: u32 = 0x2_0026;
-    let block = [ADP_STOPPED_APPLICATION_EXIT, code];
-    // SAFETY: a semihosting call with a valid two-word parameter block.
-    unsafe { cortex_m_semihosting::syscall(SYS_EXIT_EXTENDED, &block) };
-    // Without a host that handles it, stop here.
-    loop {
-        cortex_m::asm::bkpt();
-    }
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("panic {}", info);
-    exit(EXIT_PANIC)
-}
-
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("fault pc={:#010x}", frame.pc());
-    exit(EXIT_FAULT)
 }

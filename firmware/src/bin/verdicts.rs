@@ -17,18 +17,19 @@
 #[path = "../../../core/tests/verdicts/mod.rs"]
 mod verdicts;
 
+#[path = "../semihost.rs"]
+mod semihost;
 #[path = "../stack.rs"]
 mod stack;
 
-use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use safetensors_nano::Slot;
+use semihost::exit;
 
 const EXIT_PASS: u32 = 0;
 const EXIT_MISMATCH: u32 = 1;
 const EXIT_MALFORMED: u32 = 2;
-const EXIT_PANIC: u32 = 101;
-const EXIT_FAULT: u32 = 102;
 
 static CASES: &[u8] = include_bytes!("../../../tests/adversarial/cases.bin");
 static VERDICTS: &str = include_str!("../../../tests/adversarial/verdicts.txt");
@@ -87,29 +88,4 @@ fn main() -> ! {
         }
     };
     exit(code)
-}
-
-/// Ends the QEMU run with `code` (semihosting SYS_EXIT_EXTENDED).
-fn exit(code: u32) -> ! {
-    const SYS_EXIT_EXTENDED: usize = 0x20;
-    const ADP_STOPPED_APPLICATION_EXIT: u32 = 0x2_0026;
-    let block = [ADP_STOPPED_APPLICATION_EXIT, code];
-    // SAFETY: a semihosting call with a valid two-word parameter block.
-    unsafe { cortex_m_semihosting::syscall(SYS_EXIT_EXTENDED, &block) };
-    // Without a host that handles it, stop here.
-    loop {
-        cortex_m::asm::bkpt();
-    }
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("panic {}", info);
-    exit(EXIT_PANIC)
-}
-
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("fault pc={:#010x}", frame.pc());
-    exit(EXIT_FAULT)
 }

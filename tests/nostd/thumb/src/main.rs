@@ -26,7 +26,8 @@ fn main() -> ! {
     ];
     let mut meta = [("format", "pt")];
     let mut out = [0u8; 256];
-    let written = serialize_to_slice(&mut tensors, Some(&mut meta), &mut out).map_or(0, |f| f.len());
+    let written =
+        serialize_to_slice(&mut tensors, Some(&mut meta), &mut out).map_or(0, |f| f.len());
     core::hint::black_box(written);
     loop {}
 }
