@@ -236,9 +236,8 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         }
         let slots = storage.as_mut();
         let capacity = table::capacity(slots);
-        let regions = table::regions_mut(slots);
-        // The offset column holds name hashes until the layout check sorts it.
-        let parsed = header::parse(json, regions.entries, regions.by_offset)?;
+        let building = table::building(slots);
+        let parsed = header::parse(json, building)?;
         let pairs = match parsed.metadata {
             MetadataState::Present(n) => n,
             _ => 0,
@@ -252,25 +251,20 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         }
         let t = parsed.tensors;
         let meta_start = capacity.saturating_sub(pairs);
-        let (tensor_entries, rest) = regions.entries.split_at_mut(t);
-        let meta_skip = meta_start.saturating_sub(t);
-        let meta_entries = rest.get(meta_skip..).unwrap_or_default();
-        let (names, meta_names) = regions.by_name.split_at_mut(t);
-        let (offsets, meta_hashes) = regions.by_offset.split_at_mut(t);
-        index::build(
-            json,
-            tensor_entries,
-            names,
-            offsets,
-            ErrorKind::DuplicateTensorName,
-        )?;
-        index::build(
-            json,
-            meta_entries,
-            meta_names.get_mut(meta_skip..).unwrap_or_default(),
-            meta_hashes.get(meta_skip..).unwrap_or_default(),
-            ErrorKind::DuplicateMetadataKey,
-        )?;
+        // Name indexes: sort the links, then keep their entry numbers.
+        let building = table::building(slots);
+        let (tensor_links, rest) = building.links.split_at_mut(t);
+        let meta_links = rest
+            .get_mut(meta_start.saturating_sub(t)..)
+            .unwrap_or_default();
+        let entries = &*building.entries;
+        index::sort_links(json, entries, tensor_links, ErrorKind::DuplicateTensorName)?;
+        index::sort_links(json, entries, meta_links, ErrorKind::DuplicateMetadataKey)?;
+        table::links_to_name_index(slots, 0..t, 0);
+        table::links_to_name_index(slots, meta_start..capacity, meta_start);
+        let regions = table::regions_mut(slots);
+        let tensor_entries = regions.entries.get(..t).unwrap_or_default();
+        let offsets = regions.by_offset.get_mut(..t).unwrap_or_default();
         let data_len = validate::tile(json, tensor_entries, offsets)?;
         Ok(Header {
             json,

@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind};
 use crate::header::{raw_string_at, tensor_ref};
 use crate::name::Name;
 use crate::sort::sort_by;
-use crate::table::Entry;
+use crate::table::{link_entry, link_hash, Entry};
 
 /// A fast hash of the decoded UTF-8 bytes of a name, eight bytes at a time.
 /// Feeding the same bytes in any split gives the same hash.
@@ -88,51 +88,44 @@ fn name_of<'h>(json: &'h [u8], entries: &[Entry], i: u32) -> Name<'h> {
     Name::from_raw(raw_string_at(json, start))
 }
 
-/// Sorts `index` (entry numbers) by (hash, name), given each entry's name
-/// hash in `hashes` (filled by the parser), and fails on the first duplicate
-/// name.
-/// The duplicate reported is the one later in the header.
-pub(crate) fn build(
+/// Sorts `links` (see [`crate::table::link`]; entry numbers into `entries`)
+/// by (hash, name), and fails on the first duplicate name. The duplicate
+/// reported is the one later in the header.
+pub(crate) fn sort_links(
     json: &[u8],
     entries: &[Entry],
-    index: &mut [u32],
-    hashes: &[u32],
+    links: &mut [u64],
     duplicate: ErrorKind,
 ) -> Result<(), Error> {
-    for (i, slot) in index.iter_mut().enumerate() {
-        *slot = u32::try_from(i).unwrap_or(u32::MAX);
-    }
-    let hash_of = |i: u32| hashes.get(i as usize).copied().unwrap_or(0);
-    sort_by(index, |&a, &b| hash_of(a) < hash_of(b));
+    sort_by(links, |a, b| a < b);
     // Within runs of equal hashes (rare), order by name and look for twins.
     let mut run_start = 0usize;
-    while run_start < index.len() {
-        let h = index.get(run_start).map_or(0, |&i| hash_of(i));
-        let run_len = index
+    while let Some(&first) = links.get(run_start) {
+        let hash = link_hash(first);
+        let run_len = links
             .get(run_start..)
             .unwrap_or_default()
             .iter()
-            .take_while(|&&i| hash_of(i) == h)
+            .take_while(|&&l| link_hash(l) == hash)
             .count()
             .max(1);
         let run_end = run_start.saturating_add(run_len);
-        if let Some(run) = index.get_mut(run_start..run_end) {
-            if run.len() > 1 {
-                sort_by(run, |&a, &b| {
-                    name_of(json, entries, a)
-                        .cmp_name(&name_of(json, entries, b))
-                        .then(a.cmp(&b))
-                        .is_lt()
-                });
-                for pair in run.windows(2) {
-                    if let [a, b] = *pair {
-                        if name_of(json, entries, a) == name_of(json, entries, b) {
-                            let start_of =
-                                |i: u32| entries.get(i as usize).map_or(0, Entry::name_start);
-                            let start = start_of(a).max(start_of(b));
-                            return Err(Error::at(duplicate, start.saturating_sub(1))
-                                .with_tensor(tensor_ref(json, start)));
-                        }
+        if let Some(run @ [_, _, ..]) = links.get_mut(run_start..run_end) {
+            let name = |l: u64| name_of(json, entries, link_entry(l));
+            sort_by(run, |&a, &b| {
+                name(a).cmp_name(&name(b)).then(a.cmp(&b)).is_lt()
+            });
+            for pair in run.windows(2) {
+                if let [a, b] = *pair {
+                    if name(a) == name(b) {
+                        let start_of = |l: u64| {
+                            entries
+                                .get(link_entry(l) as usize)
+                                .map_or(0, Entry::name_start)
+                        };
+                        let start = start_of(a).max(start_of(b));
+                        return Err(Error::at(duplicate, start.saturating_sub(1))
+                            .with_tensor(tensor_ref(json, start)));
                     }
                 }
             }

@@ -272,29 +272,7 @@ impl<'h> Lexer<'h> {
     pub(crate) fn uint(&mut self) -> Result<u64, Error> {
         self.skip_ws();
         let start = self.pos;
-        let mut rest = self.bytes.get(start..).unwrap_or_default();
-        let mut value: u64 = 0;
-        let mut digits = 0usize;
-        // Eight digits at a time while they last (19 digits fit a u64).
-        while digits < 16 {
-            let Some((word, next)) = rest.split_first_chunk::<8>() else {
-                break;
-            };
-            let Some(eight) = eight_digits(u64::from_le_bytes(*word)) else {
-                break;
-            };
-            value = value.wrapping_mul(100_000_000).wrapping_add(eight);
-            digits = digits.wrapping_add(8);
-            rest = next;
-        }
-        for &b in rest {
-            let digit = b.wrapping_sub(b'0');
-            if digit > 9 {
-                break;
-            }
-            value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
-            digits = digits.wrapping_add(1);
-        }
+        let (mut value, digits) = leading_digits(self.bytes.get(start..).unwrap_or_default());
         // Up to 19 digits always fit; past that, redo it with checks.
         let mut overflow = false;
         if digits > 19 {
@@ -482,18 +460,78 @@ impl<'h> Lexer<'h> {
     }
 }
 
-/// The value of eight ASCII digits (first digit in the lowest byte), or
-/// `None` if any byte is not a digit.
+/// Eight bytes, each the value of one ASCII digit: `0x30` in every byte.
+const ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// The high bit of each byte of `v` (a word minus [`ZEROS`]) that was not an
+/// ASCII digit. Bytes above the first flagged one may be flagged falsely (a
+/// borrow carries upward), but the lowest flagged byte is exact.
 #[inline]
-const fn eight_digits(word: u64) -> Option<u64> {
-    let v = word.wrapping_sub(0x3030_3030_3030_3030);
-    // Every byte 0..=9: no byte over 9 (adding 0x76 sets the top bit) and no borrow.
-    if (v | v.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080 != 0 {
-        return None;
-    }
+const fn non_digit_mask(v: u64) -> u64 {
+    (v | v.wrapping_add(0x7676_7676_7676_7676)) & HIGHS
+}
+
+/// The number eight digit values make, the first in the lowest byte.
+#[inline]
+const fn digit_values(v: u64) -> u64 {
     let v = (v.wrapping_mul(10).wrapping_add(v >> 8)) & 0x00ff_00ff_00ff_00ff;
     let v = (v.wrapping_mul(100).wrapping_add(v >> 16)) & 0x0000_ffff_0000_ffff;
-    Some(v.wrapping_mul(10_000).wrapping_add(v >> 32) & 0xffff_ffff)
+    v.wrapping_mul(10_000).wrapping_add(v >> 32) & 0xffff_ffff
+}
+
+/// The value of eight ASCII digits (first digit in the lowest byte), or
+/// `None` if any byte is not a digit.
+#[cfg(test)]
+const fn eight_digits(word: u64) -> Option<u64> {
+    let v = word.wrapping_sub(ZEROS);
+    if non_digit_mask(v) != 0 {
+        return None;
+    }
+    Some(digit_values(v))
+}
+
+/// Powers of ten up to 10^7.
+const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+
+/// The run of ASCII digits that `bytes` starts with: its value (exact when
+/// the run is at most 19 digits long, which always fits a `u64`) and its
+/// length. Reads eight bytes at a time while eight are there.
+#[inline]
+pub(crate) fn leading_digits(bytes: &[u8]) -> (u64, usize) {
+    let mut value = 0u64;
+    let mut len = 0usize;
+    let mut rest = bytes;
+    while let Some((word, next)) = rest.split_first_chunk::<8>() {
+        let v = u64::from_le_bytes(*word).wrapping_sub(ZEROS);
+        let mask = non_digit_mask(v);
+        if mask == 0 {
+            value = value
+                .wrapping_mul(100_000_000)
+                .wrapping_add(digit_values(v));
+            len = len.wrapping_add(8);
+            rest = next;
+            continue;
+        }
+        // `n` digits (0..=7) before the first other byte: shift them to the
+        // top so the bytes below read as leading zeros.
+        let n = mask.trailing_zeros() / 8;
+        if n > 0 {
+            let scale = POW10.get(n as usize).copied().unwrap_or(1);
+            let low = digit_values(v << (64u32.wrapping_sub(n.wrapping_mul(8)) & 63));
+            value = value.wrapping_mul(scale).wrapping_add(low);
+            len = len.wrapping_add(n as usize);
+        }
+        return (value, len);
+    }
+    for &b in rest {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+        len = len.wrapping_add(1);
+    }
+    (value, len)
 }
 
 /// Significant digits of 2^1024 − 2^970, the smallest magnitude that rounds
@@ -731,6 +769,34 @@ mod tests {
             10_000_000_000_000_000_000,
         ] {
             assert_eq!(int(&format!("{n},")).unwrap(), n);
+        }
+    }
+
+    #[test]
+    fn leading_digits_matches_a_bytewise_reading() {
+        let naive = |b: &[u8]| {
+            let len = b.iter().take_while(|c| c.is_ascii_digit()).count();
+            let value = b[..len].iter().fold(0u64, |v, &d| {
+                v.wrapping_mul(10).wrapping_add(u64::from(d - b'0'))
+            });
+            (value, len)
+        };
+        let enders: [&[u8]; 6] = [b"", b",", b"]", b"/", b":", "é".as_bytes()];
+        for digits in 0..=24 {
+            for &end in &enders {
+                for pad in 0..9 {
+                    let mut text: std::vec::Vec<u8> =
+                        (0..digits).map(|i| b"9081726354"[i % 10]).collect();
+                    text.extend_from_slice(end);
+                    text.extend(core::iter::repeat_n(b'7', pad));
+                    let got = leading_digits(&text);
+                    let want = naive(&text);
+                    assert_eq!(got.1, want.1, "{text:?}");
+                    if want.1 <= 19 {
+                        assert_eq!(got.0, want.0, "{text:?}");
+                    }
+                }
+            }
         }
     }
 

@@ -23,7 +23,7 @@ use crate::dtype::Dtype;
 /// # let _ = &mut slots;
 /// ```
 #[derive(Clone, Copy, Pod, Zeroable)]
-#[repr(C)]
+#[repr(C, align(8))]
 pub struct Slot {
     words: [u32; 8],
 }
@@ -215,7 +215,6 @@ pub(crate) struct Regions<'t> {
 /// The three regions of a table, writable.
 pub(crate) struct RegionsMut<'t> {
     pub entries: &'t mut [Entry],
-    pub by_name: &'t mut [u32],
     pub by_offset: &'t mut [u32],
 }
 
@@ -242,11 +241,71 @@ pub(crate) fn regions_mut(slots: &mut [Slot]) -> RegionsMut<'_> {
     let slots = slots.get_mut(..n).unwrap_or_default();
     let words: &mut [u32] = bytemuck::cast_slice_mut(slots);
     let (entry_words, index) = words.split_at_mut(n.saturating_mul(6));
-    let (by_name, by_offset) = index.split_at_mut(n);
+    let by_offset = index.get_mut(n..).unwrap_or_default();
     RegionsMut {
         entries: bytemuck::cast_slice_mut(entry_words),
-        by_name,
         by_offset,
+    }
+}
+
+/// The table while the parser fills it: the entries, and where the two
+/// index columns will be, one `u64` link per slot (see [`link`]).
+pub(crate) struct Building<'t> {
+    pub entries: &'t mut [Entry],
+    pub links: &'t mut [u64],
+}
+
+/// A link: a name hash in the high half, an entry number in the low half.
+/// Sorting links as plain integers sorts entries by hash, then by number.
+pub(crate) const fn link(hash: u32, entry: usize) -> u64 {
+    ((hash as u64) << 32) | (entry as u64 & 0xffff_ffff)
+}
+
+/// The name hash of a link.
+pub(crate) fn link_hash(link: u64) -> u32 {
+    u32::try_from(link >> 32).unwrap_or(u32::MAX)
+}
+
+/// The entry number of a link.
+pub(crate) fn link_entry(link: u64) -> u32 {
+    u32::try_from(link & 0xffff_ffff).unwrap_or(u32::MAX)
+}
+
+pub(crate) fn building(slots: &mut [Slot]) -> Building<'_> {
+    let n = capacity(slots);
+    let slots = slots.get_mut(..n).unwrap_or_default();
+    // Slots are 8-aligned and 32 bytes: these casts cannot fail.
+    let words: &mut [u64] = bytemuck::try_cast_slice_mut(slots).unwrap_or_default();
+    let (entry_words, links) = words.split_at_mut(n.saturating_mul(3).min(words.len()));
+    Building {
+        entries: bytemuck::try_cast_slice_mut(entry_words).unwrap_or_default(),
+        links,
+    }
+}
+
+/// Turns the sorted links of `entries` (a range of slot numbers) into the
+/// name-index column: the entry numbers, less `base`, in link order, in
+/// the same slot numbers of the `by_name` column. Call it for ranges in
+/// ascending order: each link is read before the column overwrites it.
+pub(crate) fn links_to_name_index(
+    slots: &mut [Slot],
+    entries: core::ops::Range<usize>,
+    base: usize,
+) {
+    let n = capacity(slots);
+    let slots = slots.get_mut(..n).unwrap_or_default();
+    let words: &mut [u32] = bytemuck::cast_slice_mut(slots);
+    let index = words.get_mut(n.saturating_mul(6)..).unwrap_or_default();
+    for k in entries {
+        // Link k is words 2k and 2k + 1; column slot k is word k ≤ 2k.
+        let pair = match index.get(k.wrapping_mul(2)..k.wrapping_mul(2).wrapping_add(2)) {
+            Some(&[a, b]) => [a, b],
+            _ => continue,
+        };
+        let entry = link_entry(bytemuck::cast(pair));
+        if let Some(slot) = index.get_mut(k) {
+            *slot = entry.wrapping_sub(u32::try_from(base).unwrap_or(0));
+        }
     }
 }
 
@@ -258,7 +317,7 @@ mod tests {
     fn sizes() {
         assert_eq!(core::mem::size_of::<Slot>(), 32);
         assert_eq!(core::mem::size_of::<Entry>(), 24);
-        assert_eq!(core::mem::align_of::<Slot>(), 4);
+        assert_eq!(core::mem::align_of::<Slot>(), 8);
     }
 
     #[test]
@@ -281,9 +340,6 @@ mod tests {
     fn regions_split_the_slots() {
         let mut slots = [Slot::EMPTY; 5];
         let r = regions_mut(&mut slots);
-        assert_eq!(
-            (r.entries.len(), r.by_name.len(), r.by_offset.len()),
-            (5, 5, 5)
-        );
+        assert_eq!((r.entries.len(), r.by_offset.len()), (5, 5));
     }
 }
