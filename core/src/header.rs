@@ -3,7 +3,6 @@
 
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, Expected, Field, TensorRef};
-use crate::index;
 use crate::json::{Lexer, RawString};
 use crate::name::Name;
 use crate::table::{link, Building, Entry, Verdict};
@@ -116,16 +115,6 @@ pub(crate) fn raw_string_at(json: &[u8], start: usize) -> &[u8] {
 
 /// Parses the whole header into `entries`. Counts past capacity so that the
 /// caller can report how many slots are needed.
-/// Hash of a string's decoded text (see [`index::hash_name`]), from its raw span.
-fn hash_of(json: &[u8], s: RawString) -> u32 {
-    let raw = json.get(s.start..s.end).unwrap_or_default();
-    if s.escaped {
-        index::hash_name(Name::from_raw(raw))
-    } else {
-        index::hash_bytes(raw)
-    }
-}
-
 pub(crate) fn parse(json: &[u8], table: Building<'_>) -> Result<Parsed, Error> {
     let mut lexer = Lexer::new(json);
     let mut sink = Sink {
@@ -138,7 +127,7 @@ pub(crate) fn parse(json: &[u8], table: Building<'_>) -> Result<Parsed, Error> {
     lexer.expect(b'{', Expected::Object)?;
     if !lexer.eat(b'}') {
         loop {
-            let key = lexer.string()?;
+            let (key, hash) = lexer.key()?;
             lexer.expect(b':', Expected::Colon)?;
             if key_is(json, key, "__metadata__") {
                 if metadata != MetadataState::Absent {
@@ -150,7 +139,7 @@ pub(crate) fn parse(json: &[u8], table: Building<'_>) -> Result<Parsed, Error> {
                 metadata = parse_metadata(&mut lexer, &mut sink)?;
             } else {
                 let entry = parse_tensor(&mut lexer, json, key)?;
-                sink.push_tensor(entry, hash_of(json, key));
+                sink.push_tensor(entry, hash);
             }
             lexer.skip_ws();
             if lexer.eat(b',') {
@@ -187,7 +176,7 @@ fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Result<Metadata
         return Ok(MetadataState::Present(0));
     }
     loop {
-        let key = lexer.string()?;
+        let (key, hash) = lexer.key()?;
         lexer.expect(b':', Expected::Colon)?;
         lexer.skip_ws();
         if lexer.peek() != Some(b'"') {
@@ -197,10 +186,7 @@ fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Result<Metadata
             });
         }
         let value = lexer.string()?;
-        sink.push_metadata(
-            Entry::metadata(key.start, value.start),
-            hash_of(lexer.bytes(), key),
-        );
+        sink.push_metadata(Entry::metadata(key.start, value.start), hash);
         pairs = pairs.saturating_add(1);
         if lexer.eat(b',') {
             continue;

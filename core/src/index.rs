@@ -12,14 +12,14 @@ use crate::table::{link_entry, link_hash, Entry};
 
 /// A fast hash of the decoded UTF-8 bytes of a name, eight bytes at a time.
 /// Feeding the same bytes in any split gives the same hash.
-struct NameHasher {
+pub(crate) struct NameHasher {
     hash: u64,
     pending: u64,
     fill: u32,
 }
 
 impl NameHasher {
-    const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         NameHasher {
             hash: 0x243f_6a88_85a3_08d3,
             pending: 0,
@@ -27,8 +27,10 @@ impl NameHasher {
         }
     }
 
+    /// Feeds eight bytes (the first in the lowest byte); only while no
+    /// partial word is pending.
     #[inline]
-    fn mix(&mut self, word: u64) {
+    pub(crate) fn mix(&mut self, word: u64) {
         self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 
@@ -50,6 +52,15 @@ impl NameHasher {
                 self.fill = 0;
             }
         }
+    }
+
+    /// Feeds the last `len` (0..8) bytes, in the low bytes of `tail` (the
+    /// rest zero), and finishes: the same hash as writing them.
+    #[inline]
+    pub(crate) fn finish_with(mut self, tail: u64, len: u32) -> u32 {
+        self.pending = tail;
+        self.fill = len;
+        self.finish()
     }
 
     fn finish(mut self) -> u32 {

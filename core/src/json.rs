@@ -6,6 +6,8 @@
 //! stack of container kinds, so stack use is constant for any input.
 
 use crate::error::{Error, ErrorKind, Expected};
+use crate::index::{self, NameHasher};
+use crate::name::Name;
 
 /// Most arrays and objects open at once, counting the header object itself
 /// (the reference's serde_json recursion limit of 128, which fails when the
@@ -158,6 +160,53 @@ impl<'h> Lexer<'h> {
         }
     }
 
+    /// Skips whitespace and reads a string that is a key, with the hash of
+    /// its decoded text ([`NameHasher`]). Plain keys are hashed while they
+    /// are scanned; others are read by [`Lexer::string`] and hashed after.
+    #[inline]
+    pub(crate) fn key(&mut self) -> Result<(RawString, u32), Error> {
+        self.skip_ws();
+        let start = self.pos.saturating_add(1);
+        if self.peek() == Some(b'"') {
+            let mut hasher = NameHasher::new();
+            let mut rest = self.bytes.get(start..).unwrap_or_default();
+            while let Some((word, next)) = rest.split_first_chunk::<8>() {
+                let word = u64::from_le_bytes(*word);
+                let mask = care_mask(word);
+                if mask == 0 {
+                    hasher.mix(word);
+                    rest = next;
+                    continue;
+                }
+                let within = mask.trailing_zeros() / 8;
+                let end = self
+                    .bytes
+                    .len()
+                    .saturating_sub(rest.len())
+                    .saturating_add(within as usize);
+                if self.bytes.get(end) != Some(&b'"') {
+                    break;
+                }
+                let tail = word & (1u64 << (within.wrapping_mul(8) & 63)).wrapping_sub(1);
+                self.pos = end.saturating_add(1);
+                let key = RawString {
+                    start,
+                    end,
+                    escaped: false,
+                };
+                return Ok((key, hasher.finish_with(tail, within)));
+            }
+        }
+        let key = self.string()?;
+        let raw = self.bytes.get(key.start..key.end).unwrap_or_default();
+        let hash = if key.escaped {
+            index::hash_name(Name::from_raw(raw))
+        } else {
+            index::hash_bytes(raw)
+        };
+        Ok((key, hash))
+    }
+
     /// Advances over bytes that need no attention inside a string, eight at
     /// a time where possible.
     #[inline]
@@ -207,11 +256,6 @@ impl<'h> Lexer<'h> {
     #[inline]
     pub(crate) fn advance(&mut self, n: usize) {
         self.pos = self.pos.saturating_add(n).min(self.bytes.len());
-    }
-
-    /// The bytes being lexed.
-    pub(crate) fn bytes(&self) -> &'h [u8] {
-        self.bytes
     }
 
     /// At a backslash: validates one escape (a surrogate pair counts as one).
@@ -769,6 +813,38 @@ mod tests {
             10_000_000_000_000_000_000,
         ] {
             assert_eq!(int(&format!("{n},")).unwrap(), n);
+        }
+    }
+
+    #[test]
+    fn keys_hash_like_their_decoded_text() {
+        let names = [
+            "",
+            "a",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "model.layers.17.mlp.gate_proj.weight",
+            "0123456789abcdef",
+            "é😀 unicode",
+            "exactly_sixteen!",
+        ];
+        for name in names {
+            for padding in ["", " ", ":{}", "        :        "] {
+                let text = format!(" \"{name}\"{padding}");
+                let mut lexer = Lexer::new(text.as_bytes());
+                let (key, hash) = lexer.key().unwrap();
+                assert_eq!(hash, index::hash_str(name), "{text:?}");
+                assert_eq!(&text[key.start..key.end], name);
+                assert_eq!(lexer.pos(), name.len() + 3);
+            }
+        }
+        let mut lexer = Lexer::new(br#""a\u00e9\ud83d\ude00 b\"c" "#);
+        let (key, hash) = lexer.key().unwrap();
+        assert!(key.escaped);
+        assert_eq!(hash, index::hash_str("aé😀 b\"c"));
+        for bad in [&b"\"abc"[..], b"\"abcdefghij", b"\"a\x01b\"", b"abc"] {
+            assert!(Lexer::new(bad).key().is_err(), "{bad:?}");
         }
     }
 
