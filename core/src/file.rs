@@ -224,20 +224,24 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
     }
 
     fn from_json(json: &'a [u8], mut storage: S) -> Result<Self, Error> {
-        if let Err(e) = core::str::from_utf8(json) {
-            return Err(Error::at(ErrorKind::InvalidUtf8, e.valid_up_to()));
-        }
+        // Like the reference, a header that is not UTF-8 fails as that,
+        // whatever else is wrong with it. The lexer checks every byte it
+        // passes; the whole header is checked only when something failed.
+        let utf8_first = |e: Error| match core::str::from_utf8(json) {
+            Err(bad) => Error::at(ErrorKind::InvalidUtf8, bad.valid_up_to()),
+            Ok(_) => e,
+        };
         if json.len() > OFFSET_MASK as usize {
             // Only reachable with a limit above HEADER_LIMIT, which Parser clamps.
-            return Err(Error::new(ErrorKind::HeaderTooLarge {
+            return Err(utf8_first(Error::new(ErrorKind::HeaderTooLarge {
                 header_len: json.len() as u64,
                 limit: HEADER_LIMIT,
-            }));
+            })));
         }
         let slots = storage.as_mut();
         let capacity = table::capacity(slots);
         let building = table::building(slots);
-        let parsed = header::parse(json, building)?;
+        let parsed = header::parse(json, building).map_err(utf8_first)?;
         let pairs = match parsed.metadata {
             MetadataState::Present(n) => n,
             _ => 0,

@@ -34,8 +34,10 @@ const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// The high bit of each byte of `v` (little-endian) that is a quote, a
-/// backslash or below 0x20. Bytes above the first such byte may be flagged
-/// falsely (a borrow carries upward), but the lowest flagged byte is exact.
+/// backslash, below 0x20 or above 0x7f (the start or middle of a non-ASCII
+/// character, which the lexer checks is valid UTF-8). Bytes above the first
+/// such byte may be flagged falsely (a borrow carries upward), but the
+/// lowest flagged byte is exact.
 #[inline]
 const fn care_mask(v: u64) -> u64 {
     const fn has_zero(x: u64) -> u64 {
@@ -43,8 +45,14 @@ const fn care_mask(v: u64) -> u64 {
     }
     let quote = has_zero(v ^ 0x2222_2222_2222_2222);
     let backslash = has_zero(v ^ 0x5c5c_5c5c_5c5c_5c5c);
-    let control = v.wrapping_sub(0x2020_2020_2020_2020) & !v & HIGHS;
-    quote | backslash | control
+    let control_or_high = (v.wrapping_sub(0x2020_2020_2020_2020) | v) & HIGHS;
+    quote | backslash | control_or_high
+}
+
+/// Whether a byte inside a string needs a look: see [`care_mask`].
+#[inline]
+const fn needs_care(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20 || b > 0x7f
 }
 
 #[inline]
@@ -150,6 +158,7 @@ impl<'h> Lexer<'h> {
                     escaped = true;
                     self.escape()?;
                 }
+                Some(0x80..=0xff) => self.non_ascii()?,
                 Some(_) => return Err(self.err(ErrorKind::ControlCharacterInString)),
                 None => {
                     return Err(self.err(ErrorKind::UnexpectedEnd {
@@ -207,6 +216,24 @@ impl<'h> Lexer<'h> {
         Ok((key, hash))
     }
 
+    /// At a byte above 0x7f inside a string: checks the run of non-ASCII
+    /// bytes from here is valid UTF-8 and moves past it. (Nothing else in a
+    /// header may be non-ASCII, so a header that parses is valid UTF-8.)
+    fn non_ascii(&mut self) -> Result<(), Error> {
+        let rest = self.bytes.get(self.pos..).unwrap_or_default();
+        let run = rest.iter().position(u8::is_ascii).unwrap_or(rest.len());
+        match core::str::from_utf8(rest.get(..run).unwrap_or_default()) {
+            Ok(_) => {
+                self.pos = self.pos.saturating_add(run);
+                Ok(())
+            }
+            Err(e) => Err(Error::at(
+                ErrorKind::InvalidUtf8,
+                self.pos.saturating_add(e.valid_up_to()),
+            )),
+        }
+    }
+
     /// Advances over bytes that need no attention inside a string, eight at
     /// a time where possible.
     #[inline]
@@ -228,7 +255,7 @@ impl<'h> Lexer<'h> {
         }
         let plain = rest
             .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .position(|&b| needs_care(b))
             .unwrap_or(rest.len());
         let skipped = self
             .bytes
@@ -878,7 +905,7 @@ mod tests {
 
     #[test]
     fn care_mask_finds_the_first_special_byte() {
-        let specials = [b'"', b'\\', 0x00, 0x1f, 0x01];
+        let specials = [b'"', b'\\', 0x00, 0x1f, 0x01, 0x80, 0xc3, 0xff];
         for pos in 0..8 {
             for &special in &specials {
                 for &later in &specials {
@@ -892,10 +919,10 @@ mod tests {
                 }
             }
         }
-        for text in ["plain text, no quote", "é😀 unicode bytes ≥ 0x80"] {
+        for text in ["plain text, no quote", "plain text, then é😀"] {
             let mut lexer = Lexer::new(text.as_bytes());
             lexer.skip_plain_string_bytes();
-            assert_eq!(lexer.pos(), text.len());
+            assert_eq!(lexer.pos(), text.find('é').unwrap_or(text.len()));
         }
     }
 
@@ -903,10 +930,10 @@ mod tests {
     fn swar_matches_bytewise_scan() {
         for b in 0..=255u8 {
             let word = u64::from_le_bytes([b'a', b'b', b, b'c', b'd', b'e', b'f', b'g']);
+            assert_eq!(care_mask(word) != 0, needs_care(b), "{b}");
             assert_eq!(
-                care_mask(word) != 0,
-                b == b'"' || b == b'\\' || b < 0x20,
-                "{b}"
+                needs_care(b),
+                b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b)
             );
         }
     }

@@ -106,6 +106,42 @@ fn r4_utf8() {
         }
     ));
     same(&bom);
+    // Invalid UTF-8 anywhere wins over an earlier JSON error, as in the
+    // reference (which checks the whole header first); valid non-ASCII text
+    // is checked inside names and values of every length.
+    let raw = |header: &[u8]| {
+        let mut f = (header.len() as u64).to_le_bytes().to_vec();
+        f.extend_from_slice(header);
+        f
+    };
+    for (header, expected) in [
+        (&b"{\"x\":1, \xff}"[..], (ErrorKind::InvalidUtf8, Some(8))),
+        (b"[1] \xc3", (ErrorKind::InvalidUtf8, Some(4))),
+        (
+            b"{\"long name, then \xe2\x82\":{}}",
+            (ErrorKind::InvalidUtf8, Some(18)),
+        ),
+        (
+            b"{\"__metadata__\":{\"k\":\"\xf0\x9f\x98\x80\xc0\xaf\"}}",
+            (ErrorKind::InvalidUtf8, Some(26)),
+        ),
+    ] {
+        let err = ours(&raw(header)).unwrap_err();
+        assert_eq!((err.kind(), err.offset()), expected, "{header:?}");
+        same(&raw(header));
+    }
+    let valid = file(
+        "{\"__metadata__\":{\"clé\":\"значение 😀 long enough to span words\"}}",
+        0,
+    );
+    assert!(ours(&valid).is_ok());
+    same(&valid);
+    let outside = file("{} é", 0);
+    assert!(matches!(
+        kind(&outside),
+        ErrorKind::UnexpectedByte { found: 0xc3, .. }
+    ));
+    same(&outside);
 }
 
 #[test]
