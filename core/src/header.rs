@@ -1,6 +1,8 @@
 //! The header grammar: walks the JSON once and fills the table with
 //! entries. Rules R5–R8 of SPEC.md and the stricter checks we add.
 
+#[cfg(not(target_os = "none"))]
+use crate::canonical;
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, Expected, Field, TensorRef};
 use crate::json::{Lexer, RawString};
@@ -199,27 +201,27 @@ fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Result<Metadata
 }
 
 /// Element count with our zero rule: any zero dimension makes it 0.
-struct ElementCount {
+pub(crate) struct ElementCount {
     has_zero: bool,
     product: Option<u64>,
 }
 
 impl ElementCount {
-    const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         ElementCount {
             has_zero: false,
             product: Some(1),
         }
     }
 
-    fn push(&mut self, dim: u64) {
+    pub(crate) fn push(&mut self, dim: u64) {
         if dim == 0 {
             self.has_zero = true;
         }
         self.product = self.product.and_then(|p| p.checked_mul(dim));
     }
 
-    fn get(&self) -> Option<u64> {
+    pub(crate) fn get(&self) -> Option<u64> {
         if self.has_zero {
             Some(0)
         } else {
@@ -233,7 +235,7 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
     {
         lexer.skip_ws();
         let rest = json.get(lexer.pos()..).unwrap_or_default();
-        if let Some((entry, len)) = canonical_tensor(rest, lexer.pos(), name.start) {
+        if let Some((entry, len)) = canonical::tensor(rest, lexer.pos(), name.start) {
             lexer.advance(len);
             return Ok(entry);
         }
@@ -302,7 +304,7 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
 
 /// What the layout check will say of a tensor's size: `elements` is `None`
 /// when the element count overflowed.
-fn verdict(dtype: Dtype, elements: Option<u64>, begin: u64, end: u64) -> Verdict {
+pub(crate) fn verdict(dtype: Dtype, elements: Option<u64>, begin: u64, end: u64) -> Verdict {
     match elements {
         None => Verdict::Overflow,
         Some(n) => match n.checked_mul(u64::from(dtype.bits())) {
@@ -312,67 +314,6 @@ fn verdict(dtype: Dtype, elements: Option<u64>, begin: u64, end: u64) -> Verdict
             Some(_) => Verdict::Ok,
         },
     }
-}
-
-/// Reads a tensor entry written byte for byte the way the reference writer
-/// writes it — `{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}`, no
-/// whitespace, no escapes, fields in that order, integers without leading
-/// zeros — from the start of `rest`, which is at header offset `at`.
-/// Returns the entry and its length, or `None` for anything else (including
-/// every error), which the general grammar then reads from the same place.
-/// A fast path for the files nearly everyone has; bare-metal builds leave it
-/// out to save code.
-#[cfg(not(target_os = "none"))]
-#[inline]
-fn canonical_tensor(rest: &[u8], at: usize, name_start: usize) -> Option<(Entry, usize)> {
-    let after_open = rest.strip_prefix(b"{\"dtype\":\"")?;
-    let short = after_open.get(..after_open.len().min(12))?;
-    let dtype_len = short.iter().position(|&b| b == b'"')?;
-    let dtype = Dtype::from_name(short.get(..dtype_len)?)?;
-    let after_dtype = after_open.get(dtype_len..)?;
-    let mut dims = after_dtype.strip_prefix(b"\",\"shape\":[")?;
-    let shape_start = rest.len().checked_sub(dims.len())?.checked_sub(1)?;
-    let mut count = ElementCount::new();
-    if let Some(after) = dims.strip_prefix(b"]") {
-        dims = after;
-    } else {
-        loop {
-            let (dim, len) = canonical_uint(dims)?;
-            count.push(dim);
-            let (&next, after) = dims.get(len..)?.split_first()?;
-            dims = after;
-            match next {
-                b',' => continue,
-                b']' => break,
-                _ => return None,
-            }
-        }
-    }
-    let offsets = dims.strip_prefix(b",\"data_offsets\":[")?;
-    let (begin, len) = canonical_uint(offsets)?;
-    let offsets = offsets.get(len..)?.strip_prefix(b",")?;
-    let (end, len) = canonical_uint(offsets)?;
-    let tail = offsets.get(len..)?.strip_prefix(b"]}")?;
-    let consumed = rest.len().checked_sub(tail.len())?;
-    let elements = count.get();
-    let entry = Entry::tensor(
-        name_start,
-        dtype,
-        at.checked_add(shape_start)?,
-        (begin, end),
-        verdict(dtype, elements, begin, end),
-    );
-    Some((entry, consumed))
-}
-
-/// An integer of one to 19 digits without a leading zero (a `u64` holds
-/// every such value) and its length, or `None`.
-#[cfg(not(target_os = "none"))]
-#[inline]
-fn canonical_uint(bytes: &[u8]) -> Option<(u64, usize)> {
-    let (value, len) = crate::json::leading_digits(bytes);
-    let plain = matches!(len, 1..=19) && (len == 1 || bytes.first() != Some(&b'0'));
-    plain.then_some((value, len))
 }
 
 /// Reads a tensor entry's key: one of the three fields, or another key.

@@ -21,6 +21,8 @@ extern crate std;
 
 #[cfg(feature = "alloc")]
 mod alloc_support;
+#[cfg(not(target_os = "none"))]
+mod canonical;
 pub mod decode;
 mod dtype;
 mod error;
