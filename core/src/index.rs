@@ -7,7 +7,7 @@ use core::cmp::Ordering;
 use crate::error::{Error, ErrorKind};
 use crate::header::{raw_string_at, tensor_ref};
 use crate::name::Name;
-use crate::sort::sort_by;
+use crate::sort::{sort_by, sort_spread};
 use crate::table::{link_entry, link_hash, Entry};
 
 /// A fast hash of the decoded UTF-8 bytes of a name, eight bytes at a time.
@@ -108,7 +108,11 @@ pub(crate) fn sort_links(
     links: &mut [u64],
     duplicate: ErrorKind,
 ) -> Result<(), Error> {
-    sort_by(links, |a, b| a < b);
+    sort_spread(links);
+    let same_hash = |pair: &[u64]| matches!(pair, [a, b] if link_hash(*a) == link_hash(*b));
+    if !links.windows(2).any(same_hash) {
+        return Ok(());
+    }
     // Within runs of equal hashes (rare), order by name and look for twins.
     let mut run_start = 0usize;
     while let Some(&first) = links.get(run_start) {

@@ -28,6 +28,104 @@ pub(crate) fn sort_by<T: Copy>(items: &mut [T], mut less: impl FnMut(&T, &T) -> 
     }
 }
 
+/// Sorts integers whose top bits are spread evenly, such as the name links
+/// (a hash in the high half): one in-place radix pass on the top bits
+/// ("American flag sort", with up to 2,048 buckets: two count arrays of up
+/// to 8 KB each on the stack), then insertion sorts of the buckets, a few
+/// keys each. Linear
+/// time on such keys; a bucket that is not small after all (keys that share
+/// their top bits) goes to [`sort_by`]. On bare metal, where that stack
+/// matters more than time, it is [`sort_by`].
+pub(crate) fn sort_spread(items: &mut [u64]) {
+    let n = items.len();
+    if cfg!(target_os = "none") || n > u32::MAX as usize {
+        sort_by(items, |a, b| a < b);
+    } else if n < 256 {
+        sort_by(items, |a, b| a < b);
+    } else {
+        // About four keys a bucket.
+        let bits = usize::BITS
+            .saturating_sub(n.leading_zeros())
+            .saturating_sub(3)
+            .min(11);
+        if bits <= 8 {
+            bucket_pass::<256>(items, bits);
+        } else {
+            bucket_pass::<2048>(items, bits);
+        }
+    }
+}
+
+/// Buckets this small are finished by insertion sort.
+const SMALL: usize = 48;
+
+/// One radix pass on the top `bits` bits (`2^bits` ≤ `B` buckets), then
+/// each bucket sorted on its own.
+fn bucket_pass<const B: usize>(items: &mut [u64], bits: u32) {
+    let shift = 64u32.wrapping_sub(bits) & 63;
+    let bucket_of = |key: u64| usize::try_from(key >> shift).unwrap_or(0);
+    let mut next = [0u32; B];
+    let mut ends = [0u32; B];
+    let buckets = (1usize << bits).min(B);
+    for &key in items.iter() {
+        if let Some(count) = next.get_mut(bucket_of(key)) {
+            *count = count.wrapping_add(1);
+        }
+    }
+    // Turn counts into bucket ends, and `next` into bucket starts.
+    let mut total = 0u32;
+    for (count, end) in next.iter_mut().zip(ends.iter_mut()).take(buckets) {
+        let start = total;
+        total = total.wrapping_add(*count);
+        *end = total;
+        *count = start;
+    }
+    // Move every key to its bucket, swapping through the buckets' free spots.
+    for bucket in 0..buckets {
+        while let (Some(&at), Some(&end)) = (next.get(bucket), ends.get(bucket)) {
+            if at >= end {
+                break;
+            }
+            let Some(&key) = items.get(at as usize) else {
+                break;
+            };
+            let home = bucket_of(key);
+            let Some(slot) = next.get_mut(home) else {
+                break;
+            };
+            if home != bucket {
+                items.swap(at as usize, *slot as usize);
+            }
+            *slot = slot.wrapping_add(1);
+        }
+    }
+    let mut start = 0usize;
+    for &end in ends.iter().take(buckets) {
+        let end = end as usize;
+        if let Some(bucket) = items.get_mut(start..end) {
+            if bucket.len() <= SMALL {
+                insertion_sort(bucket);
+            } else {
+                sort_by(bucket, |a, b| a < b);
+            }
+        }
+        start = end;
+    }
+}
+
+fn insertion_sort(items: &mut [u64]) {
+    for i in 1..items.len() {
+        let mut j = i;
+        while j > 0 {
+            match (items.get(j.wrapping_sub(1)), items.get(j)) {
+                (Some(a), Some(b)) if a > b => items.swap(j.wrapping_sub(1), j),
+                _ => break,
+            }
+            j = j.wrapping_sub(1);
+        }
+    }
+}
+
 fn heapsort<T: Copy>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
     if items.windows(2).all(|w| matches!(w, [a, b] if !less(b, a))) {
         return;
@@ -89,6 +187,24 @@ mod tests {
             heapsort(&mut heap, |a, b| a < b);
             prop_assert_eq!(&v, &expected);
             prop_assert_eq!(heap, expected);
+        }
+
+        #[test]
+        fn radix_sorts_like_the_standard_library(
+            mut v in proptest::collection::vec(any::<u64>(), 0..5000),
+            shared_top in 0u32..3,
+        ) {
+            // Some keys share their top bytes, as equal hashes would.
+            let mask = u64::MAX >> (shared_top * 8);
+            for (i, x) in v.iter_mut().enumerate() {
+                if i % 3 == 0 {
+                    *x &= mask;
+                }
+            }
+            let mut expected = v.clone();
+            expected.sort_unstable();
+            sort_spread(&mut v);
+            prop_assert_eq!(v, expected);
         }
 
         #[test]
