@@ -58,6 +58,21 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     core::arch::wasm32::unreachable()
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// The caller's output of [`decode`].
+    pub type Float32Array;
+
+    /// Its length.
+    #[wasm_bindgen(method, getter)]
+    fn length(this: &Float32Array) -> u32;
+
+    /// Copies `values` to `at..` (wasm-bindgen passes a view of wasm
+    /// memory: one copy).
+    #[wasm_bindgen(method)]
+    fn set(this: &Float32Array, values: &[f32], at: u32);
+}
+
 /// Buffers reused from call to call.
 struct State {
     /// The slot table of the last header.
@@ -93,7 +108,7 @@ pub fn open(prefix: &[u8], file_len: u64) -> Vec<f64> {
 /// `decode::decode_f32_into`. Returns the element count, or `-1` after
 /// keeping the error for [`take_error`].
 #[wasm_bindgen]
-pub fn decode(dtype: u8, input: &[u8], out: &js_sys::Float32Array, at: u32) -> f64 {
+pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
     let mut guard = STATE.lock();
     let state = &mut *guard;
     let failure = match decode::decode(dtype, input, &mut state.floats) {
@@ -102,7 +117,7 @@ pub fn decode(dtype: u8, input: &[u8], out: &js_sys::Float32Array, at: u32) -> f
             let end = u32::try_from(n).ok().and_then(|n| at.checked_add(n));
             match end {
                 Some(end) if end <= out.length() => {
-                    out.subarray(at, end).copy_from(values);
+                    out.set(values, at);
                     return n as f64;
                 }
                 _ => Failure::from(Error::new(ErrorKind::LengthMismatch {
