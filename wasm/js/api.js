@@ -655,6 +655,18 @@ class NoSource {
 
 // ---- writing ----
 
+const utf8Encoder = new TextEncoder();
+
+function concatAll(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
 function invalid(message, tensor = null) {
   return fail('InvalidArgument', message, { tensor });
 }
@@ -668,7 +680,7 @@ function invalid(message, tensor = null) {
 export function serialize(tensors, metadata) {
   const entries = tensors instanceof Map ? [...tensors] : Object.entries(tensors ?? invalid('tensors: expected an object or a Map'));
   const nums = [entries.length, 0, 0];
-  let text = '';
+  const text = []; // UTF-8 of the names, keys and values
   const datas = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
     const [name, t] = entries[i];
@@ -686,8 +698,9 @@ export function serialize(tensors, metadata) {
       invalid('data must be an ArrayBuffer or an ArrayBufferView', name);
     }
     datas[i] = data;
-    nums.push(d, name.length, data.byteLength, t.shape.length, ...t.shape);
-    text += name;
+    const nameBytes = utf8Encoder.encode(name);
+    text.push(nameBytes);
+    nums.push(d, nameBytes.byteLength, data.byteLength, t.shape.length, ...t.shape);
   }
   if (metadata !== undefined && metadata !== null) {
     if (typeof metadata !== 'object') invalid('metadata must be an object of strings');
@@ -696,11 +709,12 @@ export function serialize(tensors, metadata) {
     nums[2] = pairs.length;
     for (const [k, v] of pairs) {
       if (typeof v !== 'string') invalid(`metadata value of ${JSON.stringify(k)} is not a string`);
-      nums.push(k.length, v.length);
-      text += k + v;
+      const kv = [utf8Encoder.encode(k), utf8Encoder.encode(v)];
+      text.push(...kv);
+      nums.push(kv[0].byteLength, kv[1].byteLength);
     }
   }
-  const plan = wasm.plan(new Float64Array(nums), text);
+  const plan = wasm.plan(new Float64Array(nums), concatAll(text));
   // Writer errors name the tensor by its position in the caller's list.
   if (plan[0] < 0) throw wasmError(plan, undefined, (i) => entries[i][0]);
   const header = wasm.take_bytes();

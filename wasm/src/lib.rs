@@ -138,11 +138,12 @@ pub fn take_error() -> Vec<f64> {
     core::mem::take(&mut STATE.lock().error)
 }
 
-/// Plans a file to write through the core writer (see `write.rs`): returns
+/// Plans a file to write through the core writer (see `write.rs`; `text`
+/// is the UTF-8 of the names, keys and values): returns
 /// `[0, file_len, (caller_index, begin)…]` or an error; the header bytes
 /// are then taken with [`take_bytes`].
 #[wasm_bindgen]
-pub fn plan(numbers: &[f64], text: &str) -> Vec<f64> {
+pub fn plan(numbers: &[f64], text: &[u8]) -> Vec<f64> {
     write::plan(numbers, text, &mut STATE.lock().bytes)
 }
 
