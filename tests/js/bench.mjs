@@ -2,8 +2,10 @@
 //
 // 1. Header parsing, on the core benchmark's four headers
 //    (core/benches/headers/mod.rs, rebuilt byte for byte by lib/headers.js):
-//    - ours, open: SafeTensors.fromHeader(prefix, size): the JS↔wasm crossing,
-//      the core's parse and validation, the description, the names array;
+//    - ours, open: SafeTensors.fromHeader(prefix, size).names(): the JS↔wasm
+//      crossing, the core's parse and validation, the description (offsets,
+//      dtypes, shapes, validated) and every name as a JS string — what the
+//      JS approach gives;
 //    - ours, all objects: the same plus tensors() (a Tensor object with its
 //      shape array for every tensor) and metadata();
 //    - JS: DataView + TextDecoder + JSON.parse + a validation loop (lib/jsparse.js).
@@ -70,7 +72,7 @@ for (const h of benchHeaders()) {
   if (ours.length !== h.tensors || js.tensors.length !== h.tensors) throw new Error(`${h.name}: tensor counts differ`);
   if (ours.names().join('\n') !== js.tensors.map((t) => t.name).join('\n')) throw new Error(`${h.name}: orders differ`);
   const [open, all, base] = race([
-    () => SafeTensors.fromHeader(h.header, size),
+    () => SafeTensors.fromHeader(h.header, size).names(),
     () => {
       const st = SafeTensors.fromHeader(h.header, size);
       st.tensors();

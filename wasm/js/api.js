@@ -1,10 +1,12 @@
 // The API of the npm package safetensors-nano, over the wasm core.
 //
 // The wasm side parses and validates headers (only header bytes enter wasm
-// memory) and hands back one compact description: a Float64Array of numbers
-// and one string of names. This module does the I/O (Blob slices, HTTP
-// ranges, shards) and builds the JS objects from that description. Tensor
-// data is never copied into wasm memory except in bounded decode chunks.
+// memory) and answers in numbers alone: a Float64Array describing the
+// header, names as spans of the header bytes this module already holds,
+// errors as a kind and its numbers. This module decodes the names, writes
+// the error messages, does the I/O (Blob slices, HTTP ranges, shards) and
+// builds the JS objects. Tensor data is never copied into wasm memory
+// except in bounded decode chunks.
 
 import * as wasm from './safetensors_nano_wasm.js';
 
@@ -52,18 +54,89 @@ function fail(kind, message, opts) {
   throw new SafeTensorsError(kind, message, opts);
 }
 
-// Reads the error left by a wasm call: numbers [-1, offset, kind_len,
-// message_len, tensor_len, tensor_index], text kind + message + tensor name.
-// `names` resolves a tensor index (writer errors) to the caller's name.
-function wasmError(nums, text, names) {
-  const kindEnd = nums[2];
-  const msgEnd = kindEnd + nums[3];
-  let tensor = nums[4] < 0 ? null : text.slice(msgEnd, msgEnd + nums[4]);
-  if (tensor === null && names !== undefined && nums[5] >= 0) tensor = names(nums[5]);
-  return new SafeTensorsError(text.slice(0, kindEnd), text.slice(kindEnd, msgEnd), {
-    offset: nums[1] < 0 ? null : nums[1],
-    tensor,
-  });
+// ---- errors from wasm: a kind and its numbers (wasm/src/error.rs) ----
+
+// The core's `Expected` and `Field`, in declaration order.
+const EXPECTED = [
+  'a JSON value', 'an object', 'an array', 'a string', "':'", "',' or '}'", "',' or ']'",
+  'a digit', 'a non-negative integer', 'the end of the header',
+];
+const FIELD = ['dtype', 'shape', 'data_offsets'];
+
+// The message of each kind, from its numbers (the core's `Display` wording).
+const MESSAGES = {
+  HeaderTooSmall: ([len]) => `file of ${len} bytes is shorter than the 8-byte length prefix`,
+  HeaderTooLarge: ([n, limit]) => `header length ${n} is over the limit of ${limit} bytes`,
+  InvalidHeaderLength: ([n, len]) => `header length ${n} does not fit in a file of ${len} bytes`,
+  InvalidUtf8: () => 'header is not valid UTF-8',
+  UnexpectedEnd: ([e]) => `header ends where ${EXPECTED[e]} was expected`,
+  UnexpectedByte: ([b, e]) => `unexpected byte 0x${b.toString(16).padStart(2, '0')} where ${EXPECTED[e]} was expected`,
+  InvalidEscape: () => 'invalid escape in string',
+  LoneSurrogate: () => '\\u escape of a lone surrogate',
+  ControlCharacterInString: () => 'raw control character in string',
+  InvalidNumber: () => 'invalid or out-of-range number',
+  NestingTooDeep: () => 'arrays and objects nested too deep (limit 128)',
+  MetadataNotObject: () => '__metadata__ is not an object or null',
+  MetadataValueNotString: () => '__metadata__ value is not a string',
+  DuplicateMetadata: () => '__metadata__ appears twice',
+  DuplicateMetadataKey: () => 'metadata key appears twice',
+  TensorNotObject: () => 'tensor entry is not an object',
+  DtypeNotString: () => 'dtype is not a string',
+  UnknownDtype: () => 'unknown dtype',
+  MissingField: ([f]) => `missing field "${FIELD[f]}"`,
+  DuplicateField: ([f]) => `field "${FIELD[f]}" appears twice`,
+  DataOffsetsNotPair: ([n]) => `data_offsets holds ${n}${n >= 3 ? ' or more' : ''} integers, not 2`,
+  IntegerTooLarge: () => 'integer larger than 2^64-1',
+  DuplicateTensorName: () => 'tensor name appears twice',
+  CapacityExceeded: ([cap, need]) => `table of ${cap} slots is too small: this header needs ${need}`,
+  InvalidOffset: ([at, begin, end]) => `data_offsets [${begin}, ${end}] do not continue at ${at}`,
+  ValidationOverflow: () => 'element or bit count overflows 64 bits',
+  MisalignedSlice: ([n]) => `${n} sub-byte elements are not a whole number of bytes`,
+  TensorInvalidInfo: ([want, found]) => `data_offsets span ${found} bytes but shape and dtype need ${want}`,
+  MetadataIncompleteBuffer: ([want, found]) => `byte buffer is ${found} bytes but the header describes ${want}`,
+  DtypeMismatch: ([d]) => `tensor has dtype ${DTYPES[d]}, not the one asked for`,
+  LengthMismatch: ([want, found]) => `buffer of ${found} elements where ${want} are needed`,
+  BufferTooSmall: ([need, have]) => `output buffer of ${have} bytes is too small: ${need} needed`,
+  ReservedName: () => 'a tensor may not be named __metadata__',
+  DataLengthMismatch: ([want, found]) => `tensor data is ${found} bytes but shape and dtype need ${want}`,
+  // This layer's (wasm/src):
+  OffsetTooLarge: ([end]) => `tensor ends at file byte ${end}, above 2^53 where JS numbers stop being exact`,
+  DimensionTooLarge: ([d]) => `dimension ${d} is above 2^53, where JS numbers stop being exact`,
+  InvalidArgument: () => 'malformed write plan',
+};
+
+const utf8 = new TextDecoder();
+
+// A name from its raw span of the header (validated by the core).
+function rawName(json, start, len, escaped) {
+  const s = utf8.decode(json.subarray(start, start + len));
+  return escaped ? JSON.parse(`"${s}"`) : s;
+}
+
+// Reads the error numbers of a wasm call: [-1, offset, tensor_start,
+// tensor_len, tensor_index, (hi, lo) × 3, kind name bytes…]. `json` holds
+// the header the spans point into; `names` resolves a tensor index (writer
+// errors) to the caller's name.
+function wasmError(nums, json, names) {
+  const kind = String.fromCharCode(...nums.subarray(11));
+  const fields = [];
+  for (let i = 5; i < 11; i += 2) {
+    const [hi, lo] = [nums[i], nums[i + 1]];
+    fields.push(hi < 2 ** 21 ? hi * 2 ** 32 + lo : (BigInt(hi) << 32n) | BigInt(lo));
+  }
+  let tensor = null;
+  if (nums[2] >= 0 && json !== undefined) {
+    const raw = utf8.decode(json.subarray(nums[2], nums[2] + nums[3]));
+    try {
+      tensor = raw.includes('\\') ? JSON.parse(`"${raw}"`) : raw;
+    } catch {
+      tensor = raw;
+    }
+  } else if (nums[4] >= 0 && names !== undefined) {
+    tensor = names(nums[4]);
+  }
+  const message = MESSAGES[kind]?.(fields) ?? kind;
+  return new SafeTensorsError(kind, message, { offset: nums[1] < 0 ? null : nums[1], tensor });
 }
 
 // One wasm `open` call: a parsed header, or the bytes still needed.
@@ -71,9 +144,8 @@ function openPrefix(prefix, fileSize) {
   const nums = wasm.open(prefix, BigInt(fileSize));
   const status = nums[0];
   if (status > 0) return status;
-  const text = wasm.take_text();
-  if (status < 0) throw wasmError(nums, text);
-  return new Description(nums, text);
+  if (status < 0) throw wasmError(nums, prefix.subarray(8));
+  return new Description(nums, prefix.subarray(8, 8 + nums[1]));
 }
 
 function u8(buf) {
@@ -85,23 +157,56 @@ function u8(buf) {
   throw new TypeError('expected an ArrayBuffer or a typed array');
 }
 
-// The parsed header: numbers `[0, N, count, pairs, (dtype, name_len, begin,
-// end, rank, dims…)…, (key_len, value_len)…]` and the names text.
+// Names are decoded from the header bytes a block at a time: one
+// TextDecoder call per NAME_BLOCK bytes, each name a slice of its block's
+// string (blocks stay small: large strings are slow to make and collect).
+const NAME_BLOCK = 32768;
+
+class NameDecoder {
+  constructor(json) {
+    this.json = json;
+    this.blocks = [];
+  }
+
+  // The name whose raw span is [start, start + (len2 >> 1)); len2 & 1: it has escapes.
+  name(start, len2) {
+    const len = len2 >>> 1;
+    const k = Math.floor(start / NAME_BLOCK);
+    const end = start + len;
+    let s;
+    if (end <= (k + 1) * NAME_BLOCK) {
+      let block = this.blocks[k];
+      if (block === undefined) {
+        const bytes = this.json.subarray(k * NAME_BLOCK, (k + 1) * NAME_BLOCK);
+        block = utf8.decode(bytes);
+        // Only an ASCII block has string indices equal to byte offsets.
+        if (block.length !== bytes.length) block = null;
+        this.blocks[k] = block;
+      }
+      if (block !== null) s = block.slice(start - k * NAME_BLOCK, end - k * NAME_BLOCK);
+    }
+    if (s === undefined) s = utf8.decode(this.json.subarray(start, end));
+    return len2 & 1 ? JSON.parse(`"${s}"`) : s;
+  }
+}
+
+// The parsed header: numbers `[0, N, count, pairs, (dtype, name_start,
+// name_len2, begin, end, rank, dims…)…, (key span, value span)…]`
+// (wasm/src/describe.rs) and the header bytes the name spans point into.
+// The names are decoded at once: the header bytes may be the caller's.
 class Description {
-  constructor(nums, text) {
+  constructor(nums, json) {
     this.nums = nums;
     this.headerSize = nums[1];
     const count = nums[2];
+    const decoder = new NameDecoder(json);
     const names = new Array(count);
     const at = new Uint32Array(count);
     let p = 4;
-    let t = 0;
     for (let i = 0; i < count; i++) {
       at[i] = p;
-      const end = t + nums[p + 1];
-      names[i] = text.slice(t, end);
-      t = end;
-      p += 5 + nums[p + 4];
+      names[i] = decoder.name(nums[p + 1], nums[p + 2]);
+      p += 6 + nums[p + 5];
     }
     this.names = names;
     this.at = at;
@@ -111,9 +216,8 @@ class Description {
       this.metadata = null;
     } else {
       const entries = new Array(pairs);
-      for (let i = 0; i < pairs; i++, p += 2) {
-        const k = text.slice(t, (t += nums[p]));
-        entries[i] = [k, text.slice(t, (t += nums[p + 1]))];
+      for (let i = 0; i < pairs; i++, p += 4) {
+        entries[i] = [decoder.name(nums[p], nums[p + 1]), decoder.name(nums[p + 2], nums[p + 3])];
       }
       this.metadata = entries;
     }
@@ -302,7 +406,7 @@ function decodeInto(d, src, out, at) {
   let pos = 0;
   do {
     const n = wasm.decode(d, src.subarray(pos, pos + DECODE_CHUNK), out, at);
-    if (n < 0) throw wasmError(wasm.take_error(), wasm.take_text());
+    if (n < 0) throw wasmError(wasm.take_error());
     at += n;
     pos += DECODE_CHUNK;
   } while (pos < src.byteLength);
@@ -407,7 +511,7 @@ class Tensor {
 // Elements of the tensor described at nums[p]: the core validated
 // (end − begin) × 8 = elements × bits.
 function elements(d, nums, p) {
-  return ((nums[p + 3] - nums[p + 2]) * 8) / BITS[d];
+  return ((nums[p + 4] - nums[p + 3]) * 8) / BITS[d];
 }
 
 function emptyCount() {
@@ -500,11 +604,11 @@ export class SafeTensors {
   #make(i) {
     const nums = this.#desc.nums;
     const p = this.#desc.at[i];
-    const rank = nums[p + 4];
+    const rank = nums[p + 5];
     const shape = new Array(rank);
-    for (let k = 0; k < rank; k++) shape[k] = nums[p + 5 + k];
+    for (let k = 0; k < rank; k++) shape[k] = nums[p + 6 + k];
     const d = nums[p];
-    return new Tensor(this, this.#desc.names[i], DTYPES[d], shape, nums[p + 2], nums[p + 3], elements(d, nums, p));
+    return new Tensor(this, this.#desc.names[i], DTYPES[d], shape, nums[p + 3], nums[p + 4], elements(d, nums, p));
   }
 
   /** The tensor with this name, or undefined. */
@@ -551,6 +655,18 @@ class NoSource {
 
 // ---- writing ----
 
+const utf8Encoder = new TextEncoder();
+
+function concatAll(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
 function invalid(message, tensor = null) {
   return fail('InvalidArgument', message, { tensor });
 }
@@ -564,7 +680,7 @@ function invalid(message, tensor = null) {
 export function serialize(tensors, metadata) {
   const entries = tensors instanceof Map ? [...tensors] : Object.entries(tensors ?? invalid('tensors: expected an object or a Map'));
   const nums = [entries.length, 0, 0];
-  let text = '';
+  const text = []; // UTF-8 of the names, keys and values
   const datas = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
     const [name, t] = entries[i];
@@ -582,8 +698,9 @@ export function serialize(tensors, metadata) {
       invalid('data must be an ArrayBuffer or an ArrayBufferView', name);
     }
     datas[i] = data;
-    nums.push(d, name.length, data.byteLength, t.shape.length, ...t.shape);
-    text += name;
+    const nameBytes = utf8Encoder.encode(name);
+    text.push(nameBytes);
+    nums.push(d, nameBytes.byteLength, data.byteLength, t.shape.length, ...t.shape);
   }
   if (metadata !== undefined && metadata !== null) {
     if (typeof metadata !== 'object') invalid('metadata must be an object of strings');
@@ -592,13 +709,14 @@ export function serialize(tensors, metadata) {
     nums[2] = pairs.length;
     for (const [k, v] of pairs) {
       if (typeof v !== 'string') invalid(`metadata value of ${JSON.stringify(k)} is not a string`);
-      nums.push(k.length, v.length);
-      text += k + v;
+      const kv = [utf8Encoder.encode(k), utf8Encoder.encode(v)];
+      text.push(...kv);
+      nums.push(kv[0].byteLength, kv[1].byteLength);
     }
   }
-  const plan = wasm.plan(new Float64Array(nums), text);
+  const plan = wasm.plan(new Float64Array(nums), concatAll(text));
   // Writer errors name the tensor by its position in the caller's list.
-  if (plan[0] < 0) throw wasmError(plan, wasm.take_text(), (i) => entries[i][0]);
+  if (plan[0] < 0) throw wasmError(plan, undefined, (i) => entries[i][0]);
   const header = wasm.take_bytes();
   const out = new Uint8Array(plan[1]);
   out.set(header, 0);

@@ -4,14 +4,19 @@
 //! This crate is only the JS boundary: the parser, the decoders and the
 //! writer are the core crate's. The ES module layer in `wasm/js/` does the
 //! I/O (Blob slices, HTTP ranges, shards) and builds the JS objects; it calls
-//! the few functions here, which exchange compact descriptions (one
-//! `Float64Array` of numbers plus one string of names) so that building the
-//! JS side costs little. Only header bytes and bounded decode chunks ever
-//! enter wasm memory; tensor data stays in the caller's buffers.
+//! the few functions here, which answer in numbers alone (a `Float64Array`):
+//! names stay in the header bytes JS already holds, as spans, and errors
+//! cross as a kind and its numbers, their message written in JS. Only header
+//! bytes and bounded decode chunks ever enter wasm memory; tensor data stays
+//! in the caller's buffers.
 //!
 //! Numbers cross as `f64`; any offset or dimension above 2^53 (where a JS
 //! number stops being exact) is an error rather than a rounded value.
+//!
+//! For wasm32 the crate is `no_std`, with `lol_alloc`'s allocator and a
+//! panic handler that traps: no formatting machinery reaches the `.wasm`.
 
+#![cfg_attr(target_arch = "wasm32", no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(
@@ -26,92 +31,126 @@
     )
 )]
 
+extern crate alloc;
+
 mod decode;
 mod describe;
+mod error;
 mod write;
 
-use std::cell::RefCell;
+use alloc::vec::Vec;
 
+use safetensors_nano::{Error, ErrorKind, Slot};
+use spin::Mutex;
 use wasm_bindgen::prelude::*;
 
-use describe::open_prefix;
+use error::Failure;
 
-thread_local! {
-    static STATE: RefCell<describe::State> = RefCell::new(describe::State::default());
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: lol_alloc::LockedAllocator<lol_alloc::FreeListAllocator> =
+    lol_alloc::LockedAllocator::new(lol_alloc::FreeListAllocator::new());
+
+/// A panic is a bug (the code is panic-free by its lints): trap at once.
+#[cfg(target_arch = "wasm32")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
 }
+
+#[wasm_bindgen]
+extern "C" {
+    /// The caller's output of [`decode`].
+    pub type Float32Array;
+
+    /// Its length.
+    #[wasm_bindgen(method, getter)]
+    fn length(this: &Float32Array) -> u32;
+
+    /// Copies `values` to `at..` (wasm-bindgen passes a view of wasm
+    /// memory: one copy).
+    #[wasm_bindgen(method)]
+    fn set(this: &Float32Array, values: &[f32], at: u32);
+}
+
+/// Buffers reused from call to call.
+struct State {
+    /// The slot table of the last header.
+    slots: Vec<Slot>,
+    /// Decoded values of the last chunk.
+    floats: Vec<f32>,
+    /// The numbers of the last decode error.
+    error: Vec<f64>,
+    /// Header bytes of the last write plan.
+    bytes: Vec<u8>,
+}
+
+/// One module instance runs one call at a time; the lock is never contended.
+static STATE: Mutex<State> = Mutex::new(State {
+    slots: Vec::new(),
+    floats: Vec::new(),
+    error: Vec::new(),
+    bytes: Vec::new(),
+});
 
 /// Parses a header from the first bytes of a file of `file_len` bytes.
 ///
-/// Returns the numbers of the description (see `wasm/js/api.js`,
-/// `readDescription`): element 0 is the status — `0` parsed, `-1` error,
-/// otherwise the count of bytes from the file start still needed. Call
-/// [`take_text`] next for the names (or the error's strings).
+/// Returns its description (`describe.rs`; element 0 is the status: `0`
+/// parsed, `-1` error, otherwise the count of bytes from the file start
+/// still needed).
 #[wasm_bindgen]
 pub fn open(prefix: &[u8], file_len: u64) -> Vec<f64> {
-    STATE.with(|s| {
-        let mut state = s.borrow_mut();
-        let opened = open_prefix(prefix, file_len, &mut state);
-        state.finish(opened)
-    })
-}
-
-/// The string half of the last [`open`] result (names, metadata, or error
-/// kind/message/tensor), moved out.
-#[wasm_bindgen]
-pub fn take_text() -> String {
-    STATE.with(|s| core::mem::take(&mut s.borrow_mut().text))
+    describe::open_prefix(prefix, file_len, &mut STATE.lock().slots)
 }
 
 /// Decodes `input` (whole elements of the dtype with this index, at most a
 /// bounded chunk) into `out[at..]` through the core's
 /// `decode::decode_f32_into`. Returns the element count, or `-1` after
-/// describing the error (read it with [`take_error`] and [`take_text`]).
+/// keeping the error for [`take_error`].
 #[wasm_bindgen]
-pub fn decode(dtype: u8, input: &[u8], out: &js_sys::Float32Array, at: u32) -> f64 {
-    STATE.with(|s| {
-        let mut state = s.borrow_mut();
-        let Some(values) = state.decode(dtype, input) else {
-            return -1.0;
-        };
-        let n = values.len();
-        let end = u32::try_from(n).ok().and_then(|n| at.checked_add(n));
-        match end {
-            Some(end) if end <= out.length() => {
-                out.subarray(at, end).copy_from(values);
-                n as f64
-            }
-            _ => {
-                let (found, at) = (out.length(), u64::from(at));
-                let kind = safetensors_nano::ErrorKind::LengthMismatch {
-                    expected: at.saturating_add(n as u64),
-                    found: u64::from(found),
-                };
-                let e = safetensors_nano::Error::new(kind);
-                describe::fail_core(&mut state, e, &[]);
-                -1.0
+pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
+    let mut guard = STATE.lock();
+    let state = &mut *guard;
+    let failure = match decode::decode(dtype, input, &mut state.floats) {
+        Ok(values) => {
+            let n = values.len();
+            let end = u32::try_from(n).ok().and_then(|n| at.checked_add(n));
+            match end {
+                Some(end) if end <= out.length() => {
+                    out.set(values, at);
+                    return n as f64;
+                }
+                _ => Failure::from(Error::new(ErrorKind::LengthMismatch {
+                    expected: u64::from(at).saturating_add(n as u64),
+                    found: u64::from(out.length()),
+                })),
             }
         }
-    })
+        Err(f) => f,
+    };
+    state.error = failure.encode();
+    -1.0
 }
 
-/// The numbers half of the last error (after [`decode`] returned `-1`).
+/// The numbers of the last error of [`decode`] (`error.rs`), moved out.
 #[wasm_bindgen]
 pub fn take_error() -> Vec<f64> {
-    STATE.with(|s| core::mem::take(&mut s.borrow_mut().numbers))
+    core::mem::take(&mut STATE.lock().error)
 }
 
-/// Plans a file to write through the core writer (see `write.rs`): returns
+/// Plans a file to write through the core writer (see `write.rs`; `text`
+/// is the UTF-8 of the names, keys and values): returns
 /// `[0, file_len, (caller_index, begin)…]` or an error; the header bytes
 /// are then taken with [`take_bytes`].
 #[wasm_bindgen]
-pub fn plan(numbers: &[f64], text: &str) -> Vec<f64> {
-    STATE.with(|s| s.borrow_mut().plan(numbers, text))
+pub fn plan(numbers: &[f64], text: &[u8]) -> Vec<f64> {
+    write::plan(numbers, text, &mut STATE.lock().bytes)
 }
 
 /// The header bytes (`8 + N`) of the last [`plan`], moved out.
 #[wasm_bindgen]
 pub fn take_bytes() -> Vec<u8> {
-    STATE.with(|s| core::mem::take(&mut s.borrow_mut().bytes))
+    core::mem::take(&mut STATE.lock().bytes)
 }
 
 /// Bytes of wasm linear memory in use (grown so far): lets callers and tests

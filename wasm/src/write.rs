@@ -4,18 +4,20 @@
 //!
 //! In, numbers: `[count, has_metadata (0/1), pairs]`, then per tensor (in
 //! the caller's order) `[dtype, name_len, byte_len, rank, dims…]`, then per
-//! metadata pair `[key_len, value_len]`; text: names, then keys and values,
-//! concatenated (lengths in UTF-16 code units, as JS counts them).
+//! metadata pair `[key_len, value_len]`; text: the UTF-8 of the names, then
+//! of the keys and values, concatenated (lengths in bytes).
 //!
 //! Out, numbers: `[0, file_len]`, then per tensor in written order
 //! `[caller_index, begin]` (data offsets relative to the end of the header,
-//! whose `8 + N` bytes are left in the state); or an error as in
-//! `describe.rs`, its tensor as a caller index.
+//! whose `8 + N` bytes are left in `header`); or an error as in
+//! `error.rs`, its tensor as a caller index.
+
+use alloc::vec::Vec;
 
 use safetensors_nano::write::{AsSpec, Plan, SliceSink, TensorSpec};
 use safetensors_nano::{Dtype, Error, TensorRef};
 
-use crate::describe::{fail, State};
+use crate::error::Failure;
 
 /// A spec that remembers its place in the caller's list (the plan sorts).
 struct Indexed<'a> {
@@ -29,149 +31,171 @@ impl AsSpec for Indexed<'_> {
     }
 }
 
-/// Splits `text` into consecutive pieces of these UTF-16 lengths.
-fn split_utf16(text: &str, lens: impl Iterator<Item = usize>) -> Option<Vec<&str>> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    for len in lens {
-        let mut units = 0usize;
-        let mut bytes = 0usize;
-        let mut chars = rest.chars();
-        while units < len {
-            let c = chars.next()?;
-            units = units.saturating_add(c.len_utf16());
-            bytes = bytes.saturating_add(c.len_utf8());
-        }
-        let (piece, tail) = rest.split_at_checked(bytes)?;
-        out.push(piece);
-        rest = tail;
-    }
-    Some(out)
-}
+/// Reads the number stream: non-negative whole numbers up to 2^53 only
+/// (JS checked them; anything else makes the plan malformed).
+#[derive(Clone)]
+struct Numbers<'n>(core::slice::Iter<'n, f64>);
 
-/// Reads `n` values from the number stream as non-negative integers.
-// The cast is exact: the value is checked to be a whole number in 0..=2^53.
-#[allow(clippy::cast_possible_truncation)]
-fn take(numbers: &mut core::slice::Iter<'_, f64>, n: usize) -> Option<Vec<u64>> {
-    (0..n)
-        .map(|_| {
-            let v = *numbers.next()?;
-            // JS checked these are safe integers; refuse anything else.
-            (v >= 0.0 && v <= crate::describe::MAX_SAFE as f64 && v.fract() == 0.0)
-                .then_some(v as u64)
-        })
-        .collect()
-}
-
-impl State {
-    /// Plans the file described by `numbers` and `text` (see the module docs).
-    pub fn plan(&mut self, numbers: &[f64], text: &str) -> Vec<f64> {
-        match self.try_plan(numbers, text) {
-            Ok(out) => out,
-            Err(None) => {
-                fail(
-                    self,
-                    "InvalidArgument",
-                    format_args!("malformed write plan"),
-                    None,
-                    None,
-                );
-                core::mem::take(&mut self.numbers)
-            }
-            Err(Some((e, index))) => {
-                let kind = e.kind();
-                fail(self, kind.name(), format_args!("{kind}"), None, None);
-                if let (Some(slot), Some(i)) = (self.numbers.get_mut(5), index) {
-                    *slot = f64::from(i);
-                }
-                core::mem::take(&mut self.numbers)
-            }
-        }
+impl Numbers<'_> {
+    // The cast is exact: the value is checked to be a whole number in 0..=2^53.
+    #[allow(clippy::cast_possible_truncation)]
+    fn next(&mut self) -> Option<u64> {
+        let v = *self.0.next()?;
+        // (`as u64` saturates and drops the fraction: equal means whole.)
+        (v >= 0.0 && v <= crate::describe::MAX_SAFE as f64 && (v as u64) as f64 == v)
+            .then_some(v as u64)
     }
 
-    fn try_plan(
-        &mut self,
-        numbers: &[f64],
-        text: &str,
-    ) -> Result<Vec<f64>, Option<(Error, Option<u32>)>> {
-        let mut it = numbers.iter();
-        let head = take(&mut it, 3).ok_or(None)?;
-        let [count, has_meta, pairs] = head[..] else {
-            return Err(None);
-        };
-        let count = usize::try_from(count).map_err(|_| None)?;
-        let pairs = usize::try_from(pairs).map_err(|_| None)?;
-        let mut dims = Vec::new();
-        let mut rows = Vec::with_capacity(count);
-        for _ in 0..count {
-            let row = take(&mut it, 4).ok_or(None)?;
-            let [dtype, name_len, byte_len, rank] = row[..] else {
-                return Err(None);
+    fn next_usize(&mut self) -> Option<usize> {
+        usize::try_from(self.next()?).ok()
+    }
+}
+
+/// Takes the next `len` bytes of `text` as a string.
+fn piece<'t>(text: &mut &'t [u8], len: usize) -> Option<&'t str> {
+    let (head, tail) = text.split_at_checked(len)?;
+    *text = tail;
+    core::str::from_utf8(head).ok()
+}
+
+/// Plans the file described by `numbers` and `text` (see the module docs),
+/// leaving its header bytes in `header`.
+pub fn plan(numbers: &[f64], text: &[u8], header: &mut Vec<u8>) -> Vec<f64> {
+    match try_plan(numbers, text, header) {
+        Ok(out) => out,
+        Err(None) => Failure::new("InvalidArgument", [0; 3]).encode(),
+        Err(Some((e, index))) => {
+            let mut f = Failure::from(e);
+            f.index = index;
+            f.encode()
+        }
+    }
+}
+
+fn try_plan(
+    numbers: &[f64],
+    text: &[u8],
+    header: &mut Vec<u8>,
+) -> Result<Vec<f64>, Option<(Error, Option<u32>)>> {
+    let mut it = Numbers(numbers.iter());
+    let count = it.next_usize().ok_or(None)?;
+    let has_meta = it.next().ok_or(None)? != 0;
+    let pairs = it.next_usize().ok_or(None)?;
+    // Pass 1: every dim in one vector (the specs borrow their shapes from it).
+    let rows = it.clone();
+    let mut dims = Vec::new();
+    for _ in 0..count {
+        for _ in 0..3 {
+            it.next().ok_or(None)?;
+        }
+        let rank = it.next_usize().ok_or(None)?;
+        for _ in 0..rank {
+            dims.push(it.next().ok_or(None)?);
+        }
+    }
+    // Pass 2: the specs (`it` has moved on to the metadata lengths).
+    let mut rows = rows;
+    let mut text = text;
+    // (At most one row per 4 numbers: a bad count cannot reserve much.)
+    let mut specs: Vec<Indexed<'_>> = Vec::with_capacity(count.min(numbers.len()));
+    let mut at = 0usize;
+    for index in 0..count {
+        let dtype = rows
+            .next_usize()
+            .and_then(|d| Dtype::ALL.get(d))
+            .ok_or(None)?;
+        let name = rows
+            .next_usize()
+            .and_then(|n| piece(&mut text, n))
+            .ok_or(None)?;
+        let byte_len = rows.next().ok_or(None)?;
+        let rank = rows.next_usize().ok_or(None)?;
+        let end = at.checked_add(rank).ok_or(None)?;
+        let shape = dims.get(at..end).ok_or(None)?;
+        for _ in 0..rank {
+            rows.next();
+        }
+        at = end;
+        specs.push(Indexed {
+            spec: TensorSpec::new(name, *dtype, shape, byte_len),
+            index: u32::try_from(index).map_err(|_| None)?,
+        });
+    }
+    let mut metadata = Vec::with_capacity(pairs.min(numbers.len()));
+    for _ in 0..pairs {
+        let key = it
+            .next_usize()
+            .and_then(|n| piece(&mut text, n))
+            .ok_or(None)?;
+        let value = it
+            .next_usize()
+            .and_then(|n| piece(&mut text, n))
+            .ok_or(None)?;
+        metadata.push((key, value));
+    }
+    let planned = if has_meta {
+        Plan::with_metadata(&mut specs, &mut metadata)
+    } else {
+        Plan::new(&mut specs)
+    };
+    let plan = match planned {
+        Ok(plan) => plan,
+        Err(e) => {
+            // Writer errors give a position in `specs`; each knows its caller index.
+            let index = match e.tensor() {
+                Some(TensorRef::Index(p)) => specs.get(p as usize).map(|s| s.index),
+                _ => None,
             };
-            let at = dims.len();
-            let rank = usize::try_from(rank).map_err(|_| None)?;
-            dims.extend(take(&mut it, rank).ok_or(None)?);
-            let dtype = usize::try_from(dtype)
-                .ok()
-                .and_then(|d| Dtype::ALL.get(d))
-                .ok_or(None)?;
-            rows.push((
-                *dtype,
-                usize::try_from(name_len).map_err(|_| None)?,
-                byte_len,
-                at,
-                rank,
-            ));
+            return Err(Some((e, index)));
         }
-        let meta_lens = take(&mut it, pairs.saturating_mul(2)).ok_or(None)?;
-        let lens = rows.iter().map(|r| r.1).chain(
-            meta_lens
-                .iter()
-                .map(|&l| usize::try_from(l).unwrap_or(usize::MAX)),
+    };
+    let header_len = usize::try_from(plan.data_start()).map_err(|_| None)?;
+    header.clear();
+    header.resize(header_len, 0);
+    let mut sink = SliceSink::new(header.as_mut_slice());
+    plan.write_header(&mut sink).map_err(|e| Some((e, None)))?;
+    let mut out = Vec::with_capacity(count.saturating_mul(2).saturating_add(2));
+    out.extend_from_slice(&[0.0, plan.file_len() as f64]);
+    for placed in plan.iter() {
+        out.push(f64::from(placed.tensor().index));
+        out.push(placed.data_offsets().0 as f64);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_utf8_names_in_the_writers_order() {
+        // "b" U8 [2] (2 bytes), "é" F32 [1] (4 bytes), metadata {"k": "v"}.
+        let numbers = [
+            2.0, 1.0, 1.0, 4.0, 1.0, 2.0, 1.0, 2.0, 17.0, 2.0, 4.0, 1.0, 1.0, 1.0, 1.0,
+        ];
+        let mut header = Vec::new();
+        let out = plan(&numbers, "b\u{e9}kv".as_bytes(), &mut header);
+        let json = core::str::from_utf8(&header[8..]).unwrap().trim_end();
+        assert_eq!(
+            json,
+            r#"{"__metadata__":{"k":"v"},"é":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[2],"data_offsets":[4,6]}}"#
         );
-        let pieces = split_utf16(text, lens).ok_or(None)?;
-        let (names, meta) = pieces.split_at_checked(count).ok_or(None)?;
-        let mut specs: Vec<Indexed<'_>> = Vec::with_capacity(count);
-        for (i, ((dtype, _, byte_len, at, rank), name)) in rows.iter().zip(names).enumerate() {
-            let shape = dims.get(*at..at.saturating_add(*rank)).ok_or(None)?;
-            specs.push(Indexed {
-                spec: TensorSpec::new(name, *dtype, shape, *byte_len),
-                index: u32::try_from(i).map_err(|_| None)?,
-            });
+        assert_eq!(out, [0.0, (header.len() + 6) as f64, 1.0, 0.0, 0.0, 4.0]);
+    }
+
+    #[test]
+    fn a_malformed_plan_is_an_invalid_argument() {
+        let mut header = Vec::new();
+        for (numbers, text) in [
+            (&[1.0, 0.0, 0.0, 4.0, 2.0, 1.0][..], &b"ab"[..]), // row cut short
+            (&[1.0, 0.0, 0.0, 4.0, 3.0, 1.0, 0.0], b"ab"),     // name past the text
+            (&[1.0, 0.0, 0.0, 4.0, 1.5, 1.0, 0.0], b"ab"),     // not a whole number
+            (&[1.0, 0.0, 0.0, 4.0, 2.0, 1.0, 0.0], b"\xff\xfe"), // not UTF-8
+            (&[1e300, 0.0, 0.0], b""),                         // count beyond 2^53
+        ] {
+            let out = plan(numbers, text, &mut header);
+            let kind: String = out[11..].iter().map(|&c| char::from(c as u8)).collect();
+            assert_eq!(kind, "InvalidArgument", "{numbers:?}");
         }
-        let mut metadata: Vec<(&str, &str)> = meta
-            .chunks_exact(2)
-            .filter_map(|kv| Some((*kv.first()?, *kv.get(1)?)))
-            .collect();
-        let planned = if has_meta != 0 {
-            Plan::with_metadata(&mut specs, &mut metadata)
-        } else {
-            Plan::new(&mut specs)
-        };
-        let plan = match planned {
-            Ok(plan) => plan,
-            Err(e) => {
-                // Writer errors give a position in `specs`; each knows its caller index.
-                let index = match e.tensor() {
-                    Some(TensorRef::Index(p)) => specs.get(p as usize).map(|s| s.index),
-                    _ => None,
-                };
-                return Err(Some((e, index)));
-            }
-        };
-        let header_len = usize::try_from(plan.data_start()).map_err(|_| None)?;
-        let mut header = core::mem::take(&mut self.bytes);
-        header.clear();
-        header.resize(header_len, 0);
-        let mut sink = SliceSink::new(&mut header);
-        plan.write_header(&mut sink).map_err(|e| Some((e, None)))?;
-        let mut out = Vec::with_capacity(count.saturating_mul(2).saturating_add(2));
-        out.extend_from_slice(&[0.0, plan.file_len() as f64]);
-        for placed in plan.iter() {
-            out.push(f64::from(placed.tensor().index));
-            out.push(placed.data_offsets().0 as f64);
-        }
-        self.bytes = header;
-        Ok(out)
     }
 }
