@@ -12,7 +12,7 @@
 use core::cmp::Ordering;
 
 /// Sorts `items` so that `less(a, b)` holds for no later `a` before an earlier `b`.
-pub(crate) fn sort_by<T: Copy>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
+pub(crate) fn sort_by<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
     if cfg!(any(target_os = "none", target_arch = "wasm32")) {
         heapsort(items, less);
     } else {
@@ -126,7 +126,7 @@ fn insertion_sort(items: &mut [u64]) {
     }
 }
 
-fn heapsort<T: Copy>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
+fn heapsort<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
     if items.windows(2).all(|w| matches!(w, [a, b] if !less(b, a))) {
         return;
     }
@@ -141,7 +141,7 @@ fn heapsort<T: Copy>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
     }
 }
 
-fn sift_down<T: Copy>(
+fn sift_down<T>(
     items: &mut [T],
     mut node: usize,
     end: usize,

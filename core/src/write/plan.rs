@@ -10,6 +10,7 @@ use super::spec::{AsSpec, AsTensor, TensorSpec};
 use super::stream::Writer;
 use crate::error::{Error, ErrorKind};
 use crate::file::HEADER_LIMIT;
+use crate::sort::sort_by;
 
 /// The layout of a file to write: tensor order, data offsets, header length.
 ///
@@ -183,7 +184,7 @@ impl<'p, T: AsSpec> Plan<'p, T> {
         tensors: &'p mut [T],
         metadata: &'p mut [(&'k str, &'v str)],
     ) -> Result<Self, Error> {
-        metadata.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        sort_by(metadata, |a, b| a.0 < b.0);
         if metadata
             .windows(2)
             .any(|w| matches!(w, [a, b] if a.0 == b.0))
@@ -206,7 +207,7 @@ impl<'p, T: AsSpec> Plan<'p, T> {
                 .checked_add(spec.byte_len())
                 .ok_or_else(|| at_index(ErrorKind::ValidationOverflow, index))?;
         }
-        tensors.sort_unstable_by(by_dtype_then_name);
+        sort_by(tensors, |a, b| by_dtype_then_name(a, b).is_lt());
         if let Some(index) = find_duplicate(tensors) {
             return Err(at_index(ErrorKind::DuplicateTensorName, index));
         }
