@@ -90,22 +90,7 @@ pub(crate) fn tensor_ref(json: &[u8], name_start: usize) -> TensorRef {
 
 /// Length of a validated string's raw content starting at `start`.
 pub(crate) fn raw_string_len(json: &[u8], start: usize) -> usize {
-    let rest = json.get(start..).unwrap_or_default();
-    // Most names have no escape: the first quote ends them.
-    if let Some(end) = rest.iter().position(|&b| b == b'"') {
-        if !rest.get(..end).unwrap_or_default().contains(&b'\\') {
-            return end;
-        }
-    }
-    let mut i = 0usize;
-    while let Some(&b) = rest.get(i) {
-        match b {
-            b'"' => return i,
-            b'\\' => i = i.saturating_add(2),
-            _ => i = i.saturating_add(1),
-        }
-    }
-    rest.len()
+    crate::json::validated_string_len(json.get(start..).unwrap_or_default())
 }
 
 /// The raw content of the validated string starting at `start`.
@@ -200,6 +185,17 @@ fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Result<Metadata
     }
 }
 
+/// `a × b` unless it overflows. Factors under 2^32 cannot, and skip the
+/// check (a 128-bit multiply on 32-bit targets).
+#[inline]
+fn checked_mul(a: u64, b: u64) -> Option<u64> {
+    if (a | b) >> 32 == 0 {
+        Some(a.wrapping_mul(b))
+    } else {
+        a.checked_mul(b)
+    }
+}
+
 /// Element count with our zero rule: any zero dimension makes it 0.
 pub(crate) struct ElementCount {
     has_zero: bool,
@@ -218,7 +214,7 @@ impl ElementCount {
         if dim == 0 {
             self.has_zero = true;
         }
-        self.product = self.product.and_then(|p| p.checked_mul(dim));
+        self.product = self.product.and_then(|p| checked_mul(p, dim));
     }
 
     pub(crate) fn get(&self) -> Option<u64> {
@@ -307,7 +303,7 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
 pub(crate) fn verdict(dtype: Dtype, elements: Option<u64>, begin: u64, end: u64) -> Verdict {
     match elements {
         None => Verdict::Overflow,
-        Some(n) => match n.checked_mul(u64::from(dtype.bits())) {
+        Some(n) => match checked_mul(n, u64::from(dtype.bits())) {
             None => Verdict::Overflow,
             Some(bits) if bits % 8 != 0 => Verdict::Misaligned,
             Some(bits) if end.wrapping_sub(begin) != bits / 8 => Verdict::WrongSize,

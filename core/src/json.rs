@@ -40,13 +40,49 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 /// lowest flagged byte is exact.
 #[inline]
 const fn care_mask(v: u64) -> u64 {
-    const fn has_zero(x: u64) -> u64 {
-        x.wrapping_sub(ONES) & !x & HIGHS
-    }
-    let quote = has_zero(v ^ 0x2222_2222_2222_2222);
-    let backslash = has_zero(v ^ 0x5c5c_5c5c_5c5c_5c5c);
+    let quote = zero_bytes(v ^ 0x2222_2222_2222_2222);
+    let backslash = zero_bytes(v ^ 0x5c5c_5c5c_5c5c_5c5c);
     let control_or_high = (v.wrapping_sub(0x2020_2020_2020_2020) | v) & HIGHS;
     quote | backslash | control_or_high
+}
+
+/// The high bit of each byte of `v` that is zero; exact up to the first.
+#[inline]
+const fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// The length of the raw content of a string the lexer has already checked,
+/// given the bytes from its first content byte: the offset of its closing
+/// quote. Eight bytes at a time, stopping only at quotes and backslashes.
+pub(crate) fn validated_string_len(content: &[u8]) -> usize {
+    let mut at = 0usize;
+    loop {
+        let rest = content.get(at..).unwrap_or_default();
+        let Some((word, _)) = rest.split_first_chunk::<8>() else {
+            break;
+        };
+        let v = u64::from_le_bytes(*word);
+        let mask = zero_bytes(v ^ 0x2222_2222_2222_2222) | zero_bytes(v ^ 0x5c5c_5c5c_5c5c_5c5c);
+        if mask == 0 {
+            at = at.saturating_add(8);
+            continue;
+        }
+        at = at.saturating_add((mask.trailing_zeros() / 8) as usize);
+        if content.get(at) == Some(&b'"') {
+            return at;
+        }
+        // A backslash: the byte after it is never the end.
+        at = at.saturating_add(2);
+    }
+    while let Some(&b) = content.get(at) {
+        match b {
+            b'"' => return at,
+            b'\\' => at = at.saturating_add(2),
+            _ => at = at.saturating_add(1),
+        }
+    }
+    content.len()
 }
 
 /// Whether a byte inside a string needs a look: see [`care_mask`].
@@ -872,6 +908,31 @@ mod tests {
         assert_eq!(hash, index::hash_str("aé😀 b\"c"));
         for bad in [&b"\"abc"[..], b"\"abcdefghij", b"\"a\x01b\"", b"abc"] {
             assert!(Lexer::new(bad).key().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn validated_string_len_finds_the_closing_quote() {
+        for content in [
+            "",
+            "a",
+            "abcdefg",
+            "abcdefgh",
+            "model.layers.17.mlp.gate_proj.weight",
+            r#"\""#,
+            r#"abcdefg\"h\\"#,
+            r#"\\\\\\\\\\\\\\\\"#,
+            r#"1234567\u00e9\"\\x"#,
+            "é😀 unicode",
+        ] {
+            for after in ["\"", "\":{}", "\"        \"x\""] {
+                let text = format!("{content}{after}");
+                assert_eq!(
+                    validated_string_len(text.as_bytes()),
+                    content.len(),
+                    "{text:?}"
+                );
+            }
         }
     }
 

@@ -40,8 +40,8 @@ pub(crate) fn sort_spread(items: &mut [u64]) {
     let n = items.len();
     if cfg!(target_os = "none") || n > u32::MAX as usize {
         sort_by(items, |a, b| a < b);
-    } else if n < 256 {
-        sort_by(items, |a, b| a < b);
+    } else if n <= SMALL {
+        insertion_sort(items);
     } else {
         // About four keys a bucket.
         let bits = usize::BITS
