@@ -341,7 +341,11 @@ impl<'h> Lexer<'h> {
         Ok(value)
     }
 
-    /// Skips one number, checking the JSON grammar and that it is finite.
+    /// Skips one number, checking the JSON grammar and that it is finite
+    /// the way serde_json reads it: integers that fit 64 bits stay exact,
+    /// anything else is parsed as an f64 and fails when that overflows to
+    /// infinity. Decided exactly from the decimal digits (no float parsing:
+    /// that would cost kilobytes of code and stack on a microcontroller).
     fn number(&mut self) -> Result<(), Error> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
@@ -352,8 +356,9 @@ impl<'h> Lexer<'h> {
         if int_digits == 0 {
             return Err(self.unexpected(Expected::Digit));
         }
+        let invalid = Error::at(ErrorKind::InvalidNumber, start);
         if int_digits > 1 && self.bytes.get(int_start) == Some(&b'0') {
-            return Err(Error::at(ErrorKind::InvalidNumber, start));
+            return Err(invalid);
         }
         let mut is_float = false;
         if self.peek() == Some(b'.') {
@@ -363,24 +368,75 @@ impl<'h> Lexer<'h> {
                 return Err(self.unexpected(Expected::Digit));
             }
         }
+        let mantissa = self.bytes.get(int_start..self.pos).unwrap_or_default();
+        let mut exp = 0i32;
         if matches!(self.peek(), Some(b'e' | b'E')) {
             self.bump();
             is_float = true;
+            let negative = self.peek() == Some(b'-');
             if matches!(self.peek(), Some(b'+' | b'-')) {
                 self.bump();
             }
+            let exp_start = self.pos;
             if self.digits() == 0 {
                 return Err(self.unexpected(Expected::Digit));
             }
+            for &d in self.bytes.get(exp_start..self.pos).unwrap_or_default() {
+                exp = exp
+                    .saturating_mul(10)
+                    .saturating_add(i32::from(d.wrapping_sub(b'0')));
+            }
+            if negative {
+                exp = exp.saturating_neg();
+            }
         }
-        // serde_json keeps integers that fit 64 bits exact and parses the rest
-        // as f64, failing when that overflows to infinity.
-        let fits_integer = !is_float && int_digits <= 18;
-        let text = self.bytes.get(start..self.pos).unwrap_or_default();
-        if !fits_integer && !number_is_finite(text) {
-            return Err(Error::at(ErrorKind::InvalidNumber, start));
+        if !is_float && int_digits <= 18 {
+            return Ok(());
         }
-        Ok(())
+        // The value is 0.D × 10^point, D the digits from the first nonzero one.
+        let Some(first) = mantissa.iter().position(|&b| !matches!(b, b'0' | b'.')) else {
+            return Ok(()); // zero
+        };
+        // Leading zeros before `first`: all of them but a '.' (at `int_digits`).
+        let zeros = if first > int_digits {
+            first.saturating_sub(1)
+        } else {
+            first
+        };
+        let point = i32::try_from(int_digits)
+            .unwrap_or(i32::MAX)
+            .saturating_sub(i32::try_from(zeros).unwrap_or(i32::MAX))
+            .saturating_add(exp);
+        let finite = match point.cmp(&309) {
+            core::cmp::Ordering::Less => true,
+            core::cmp::Ordering::Greater => false,
+            core::cmp::Ordering::Equal => {
+                // Compare 0.D with 0.T digit by digit; D ≥ T overflows. T has
+                // no trailing zeros, so D running out first means D < T.
+                let significant = mantissa.get(first..).unwrap_or_default();
+                let mut threshold = F64_OVERFLOW_DIGITS.iter();
+                let mut verdict = None;
+                for &d in significant.iter().filter(|&&b| b != b'.') {
+                    match threshold.next() {
+                        Some(&t) if d == t => {}
+                        Some(&t) => {
+                            verdict = Some(d < t);
+                            break;
+                        }
+                        None => {
+                            verdict = Some(false);
+                            break;
+                        }
+                    }
+                }
+                verdict.unwrap_or(threshold.next().is_some())
+            }
+        };
+        if finite {
+            Ok(())
+        } else {
+            Err(invalid)
+        }
     }
 
     fn digits(&mut self) -> usize {
@@ -500,69 +556,6 @@ const fn eight_digits(word: u64) -> Option<u64> {
 /// to infinity as an f64 (a tie, which rounds to even: away from f64::MAX).
 const F64_OVERFLOW_DIGITS: &[u8] = b"179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
 
-/// Whether a number already checked against the JSON grammar is finite as an
-/// f64, decided exactly from its decimal digits (no float parsing: that would
-/// cost kilobytes of code and stack on a microcontroller).
-fn number_is_finite(text: &[u8]) -> bool {
-    let text = text.strip_prefix(b"-").unwrap_or(text);
-    let (mantissa, exponent) = match text.iter().position(|&b| b == b'e' || b == b'E') {
-        Some(at) => text.split_at(at),
-        None => (text, &b""[..]),
-    };
-    let (int, frac) = match mantissa.iter().position(|&b| b == b'.') {
-        Some(at) => (
-            mantissa.get(..at).unwrap_or_default(),
-            mantissa.get(at.saturating_add(1)..).unwrap_or_default(),
-        ),
-        None => (mantissa, &b""[..]),
-    };
-    let exponent = exponent.get(1..).unwrap_or_default();
-    let (negative_exp, exp_digits) = match exponent.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        Some((b'+', rest)) => (false, rest),
-        _ => (false, exponent),
-    };
-    let exp = exp_digits.iter().fold(0i64, |e, &d| {
-        e.saturating_mul(10)
-            .saturating_add(i64::from(d.wrapping_sub(b'0')))
-    });
-    let exp = if negative_exp {
-        exp.saturating_neg()
-    } else {
-        exp
-    };
-    // value = 0.D × 10^point, D the significant digits.
-    let digits = int.iter().chain(frac.iter());
-    let leading_zeros = digits.clone().take_while(|&&d| d == b'0').count();
-    let total = int.len().saturating_add(frac.len());
-    if leading_zeros == total {
-        return true; // zero
-    }
-    let int_len = i64::try_from(int.len()).unwrap_or(i64::MAX);
-    let point = int_len
-        .saturating_sub(i64::try_from(leading_zeros).unwrap_or(i64::MAX))
-        .saturating_add(exp);
-    match point.cmp(&309) {
-        core::cmp::Ordering::Less => true,
-        core::cmp::Ordering::Greater => false,
-        core::cmp::Ordering::Equal => {
-            let significant = digits.skip(leading_zeros);
-            // Compare 0.D with 0.T digit by digit; D ≥ T overflows.
-            // T has no trailing zeros, so D running out first means D < T.
-            let mut threshold = F64_OVERFLOW_DIGITS.iter();
-            for &d in significant {
-                match threshold.next() {
-                    Some(&t) if d < t => return true,
-                    Some(&t) if d > t => return false,
-                    Some(_) => {}
-                    None => return false,
-                }
-            }
-            threshold.next().is_some()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -662,7 +655,20 @@ mod tests {
 
     #[test]
     fn float_overflow_is_decided_exactly() {
-        let finite = |t: &str| number_is_finite(t.as_bytes());
+        let finite = |t: &str| {
+            let mut lexer = Lexer::new(t.as_bytes());
+            match lexer.number() {
+                Ok(()) => {
+                    assert!(lexer.at_end(), "{t}");
+                    true
+                }
+                Err(e) => {
+                    assert_eq!(e.kind(), ErrorKind::InvalidNumber, "{t}");
+                    assert_eq!(e.offset(), Some(0), "{t}");
+                    false
+                }
+            }
+        };
         let max = "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368";
         assert!(finite(max));
         assert!(finite(&format!("-{max}")));
@@ -699,6 +705,26 @@ mod tests {
                     text.parse::<f64>().unwrap().is_finite(),
                     "{text}"
                 );
+            }
+        }
+        // Fractions, leading zeros and signs move the decimal point.
+        for (int, frac) in [
+            ("1", "797693134862316"),
+            ("0", "0017976931348623158"),
+            ("17", "9769"),
+        ] {
+            for exp in 280..=340 {
+                for text in [
+                    format!("{int}.{frac}e{exp}"),
+                    format!("-{int}.{frac}E+{exp}"),
+                    format!("{int}.{frac}e-{exp}"),
+                ] {
+                    assert_eq!(
+                        finite(&text),
+                        text.parse::<f64>().unwrap().is_finite(),
+                        "{text}"
+                    );
+                }
             }
         }
     }
