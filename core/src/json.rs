@@ -474,7 +474,13 @@ impl<'h> Lexer<'h> {
     pub(crate) fn skip_value(&mut self, depth: u32) -> Result<(), Error> {
         let mut kinds: u128 = 0;
         let mut open: u32 = 0;
+        // Whether an object key and its ':' come before the next value.
+        let mut key = false;
         loop {
+            if key {
+                self.string()?;
+                self.expect(b':', Expected::Colon)?;
+            }
             // A value is expected here.
             self.skip_ws();
             match self.peek() {
@@ -483,27 +489,22 @@ impl<'h> Lexer<'h> {
                         return Err(self.err(ErrorKind::NestingTooDeep));
                     }
                     self.bump();
-                    let is_object = b == b'{';
-                    kinds = (kinds << 1) | u128::from(is_object);
-                    open = open.saturating_add(1);
-                    let close = if is_object { b'}' } else { b']' };
-                    if self.eat(close) {
-                        kinds >>= 1;
-                        open = open.saturating_sub(1);
-                    } else {
-                        if is_object {
-                            self.string()?;
-                            self.expect(b':', Expected::Colon)?;
-                        }
+                    key = b == b'{';
+                    // `]` and `}` are `[` and `{` plus 2.
+                    if !self.eat(b.wrapping_add(2)) {
+                        kinds = (kinds << 1) | u128::from(key);
+                        open = open.saturating_add(1);
                         continue;
                     }
                 }
                 Some(b'"') => {
                     self.string()?;
                 }
-                Some(b't') => self.literal(b"true")?,
-                Some(b'f') => self.literal(b"false")?,
-                Some(b'n') => self.literal(b"null")?,
+                Some(b @ (b't' | b'f' | b'n')) => self.literal(match b {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                })?,
                 Some(b'-' | b'0'..=b'9') => self.number()?,
                 _ => return Err(self.unexpected(Expected::Value)),
             }
@@ -512,16 +513,10 @@ impl<'h> Lexer<'h> {
                 if open == 0 {
                     return Ok(());
                 }
-                let in_object = kinds & 1 == 1;
+                key = kinds & 1 == 1;
                 self.skip_ws();
-                match (self.peek(), in_object) {
-                    (Some(b','), true) => {
-                        self.bump();
-                        self.string()?;
-                        self.expect(b':', Expected::Colon)?;
-                        break;
-                    }
-                    (Some(b','), false) => {
+                match (self.peek(), key) {
+                    (Some(b','), _) => {
                         self.bump();
                         break;
                     }
