@@ -414,22 +414,16 @@ impl<'h> Lexer<'h> {
                 // Compare 0.D with 0.T digit by digit; D ≥ T overflows. T has
                 // no trailing zeros, so D running out first means D < T.
                 let significant = mantissa.get(first..).unwrap_or_default();
-                let mut threshold = F64_OVERFLOW_DIGITS.iter();
-                let mut verdict = None;
-                for &d in significant.iter().filter(|&&b| b != b'.') {
-                    match threshold.next() {
-                        Some(&t) if d == t => {}
-                        Some(&t) => {
-                            verdict = Some(d < t);
-                            break;
-                        }
-                        None => {
-                            verdict = Some(false);
-                            break;
-                        }
+                let mut digits = significant.iter().filter(|&&b| b != b'.');
+                let mut at = 0usize;
+                loop {
+                    match (digits.next(), overflow_digit(at)) {
+                        (Some(&d), Some(t)) if d == t => at = at.saturating_add(1),
+                        (Some(&d), Some(t)) => break d < t,
+                        (Some(_), None) => break false,
+                        (None, t) => break t.is_some(),
                     }
                 }
-                verdict.unwrap_or(threshold.next().is_some())
             }
         };
         if finite {
@@ -550,6 +544,29 @@ const fn eight_digits(word: u64) -> Option<u64> {
 /// Significant digits of 2^1024 − 2^970, the smallest magnitude that rounds
 /// to infinity as an f64 (a tie, which rounds to even: away from f64::MAX).
 const F64_OVERFLOW_DIGITS: &[u8] = b"179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
+
+/// [`F64_OVERFLOW_DIGITS`] two to a byte (binary-coded decimal, first digit
+/// in the high nibble): half the bytes in flash. Built at compile time.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // evaluated at compile time
+const F64_OVERFLOW_BCD: [u8; F64_OVERFLOW_DIGITS.len().div_ceil(2)] = {
+    let mut packed = [0u8; F64_OVERFLOW_DIGITS.len().div_ceil(2)];
+    let mut i = 0;
+    while i < F64_OVERFLOW_DIGITS.len() {
+        packed[i / 2] |= (F64_OVERFLOW_DIGITS[i] - b'0') << (4 * (1 - i % 2));
+        i += 1;
+    }
+    packed
+};
+
+/// Digit `i` of [`F64_OVERFLOW_DIGITS`] (an ASCII digit), from the packed table.
+fn overflow_digit(i: usize) -> Option<u8> {
+    if i >= F64_OVERFLOW_DIGITS.len() {
+        return None;
+    }
+    let byte = F64_OVERFLOW_BCD.get(i / 2)?;
+    let digit = if i % 2 == 0 { byte >> 4 } else { byte & 0x0f };
+    Some(digit | b'0')
+}
 
 #[cfg(test)]
 mod tests {
@@ -722,6 +739,14 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn packed_threshold_digits_match() {
+        let unpacked: std::vec::Vec<u8> = (0..F64_OVERFLOW_DIGITS.len())
+            .filter_map(overflow_digit)
+            .collect();
+        assert_eq!(unpacked, F64_OVERFLOW_DIGITS);
     }
 
     #[test]
