@@ -1,5 +1,6 @@
 """Section and symbol sizes of a 32-bit little-endian ELF file (standard library only)."""
 
+import re
 import struct
 
 
@@ -101,4 +102,7 @@ def _v0_path(name):
             i = j + n
             continue
         i += 1
+    # Anything else (generic arguments, back-references) reads badly: keep it mangled.
+    if not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ident) for ident in idents):
+        return ""
     return "::".join(idents)
