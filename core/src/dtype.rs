@@ -138,31 +138,15 @@ impl Dtype {
     /// assert_eq!(Dtype::from_name(b"f32"), None);
     /// ```
     pub fn from_name(name: &[u8]) -> Option<Dtype> {
-        Some(match name {
-            b"F32" => Dtype::F32,
-            b"BF16" => Dtype::BF16,
-            b"F16" => Dtype::F16,
-            b"I64" => Dtype::I64,
-            b"F8_E4M3" => Dtype::F8_E4M3,
-            b"U8" => Dtype::U8,
-            b"I8" => Dtype::I8,
-            b"BOOL" => Dtype::BOOL,
-            b"I32" => Dtype::I32,
-            b"U32" => Dtype::U32,
-            b"F64" => Dtype::F64,
-            b"U64" => Dtype::U64,
-            b"I16" => Dtype::I16,
-            b"U16" => Dtype::U16,
-            b"C64" => Dtype::C64,
-            b"F8_E5M2" => Dtype::F8_E5M2,
-            b"F8_E8M0" => Dtype::F8_E8M0,
-            b"F8_E4M3FNUZ" => Dtype::F8_E4M3FNUZ,
-            b"F8_E5M2FNUZ" => Dtype::F8_E5M2FNUZ,
-            b"F6_E2M3" => Dtype::F6_E2M3,
-            b"F6_E3M2" => Dtype::F6_E3M2,
-            b"F4" => Dtype::F4,
-            _ => return None,
-        })
+        // One probe of a perfect hash, then one comparison: a few dozen
+        // bytes of code where a `match` on the names takes hundreds.
+        let (&first, _) = name.split_first()?;
+        let fifth = name.get(4).or(name.last()).copied().unwrap_or(first);
+        let index = *NAMES.by_hash.get(name_hash(first, fifth, name.len()))?;
+        let dtype = Dtype::from_index(u32::from(index))?;
+        let start = usize::from(*NAMES.starts.get(usize::from(index))?);
+        let end = usize::from(*NAMES.starts.get(usize::from(index).checked_add(1)?)?);
+        (NAMES.bytes.get(start..end)? == name).then_some(dtype)
     }
 
     /// Size of one element in bits (4, 6, 8, 16, 32 or 64).
@@ -253,6 +237,72 @@ impl Dtype {
     }
 }
 
+/// A perfect hash of the 22 dtype names: their first byte, their fifth byte
+/// (the last for shorter names) and their length tell them apart modulo 32.
+const fn name_hash(first: u8, fifth: u8, len: usize) -> usize {
+    (first as usize)
+        .wrapping_sub(fifth as usize)
+        .wrapping_add(len.wrapping_mul(5))
+        & 31
+}
+
+/// Bytes in all dtype names together.
+#[allow(clippy::indexing_slicing)] // evaluated at compile time
+const NAMES_LEN: usize = {
+    let mut total = 0;
+    let mut i = 0;
+    while i < Dtype::ALL.len() {
+        total += Dtype::ALL[i].name().len();
+        i += 1;
+    }
+    total
+};
+
+/// The lookup tables of [`Dtype::from_name`], packed small (a table of
+/// string slices would take twice the bytes).
+struct NameTables {
+    /// The names back to back, in [`Dtype::ALL`] order.
+    bytes: [u8; NAMES_LEN],
+    /// Where each name starts in `bytes`, then where the last one ends.
+    starts: [u8; 23],
+    /// The [`Dtype::ALL`] index of the name with each hash; `u8::MAX` for none.
+    by_hash: [u8; 32],
+}
+
+/// Built from [`Dtype::name`] at compile time; the build fails if two names
+/// share a hash (or a table index is out of range).
+#[allow(clippy::indexing_slicing, clippy::cast_possible_truncation)] // evaluated at compile time
+const NAMES: NameTables = {
+    let mut t = NameTables {
+        bytes: [0; NAMES_LEN],
+        starts: [0; 23],
+        by_hash: [u8::MAX; 32],
+    };
+    let mut at = 0;
+    let mut i = 0;
+    while i < Dtype::ALL.len() {
+        let name = Dtype::ALL[i].name().as_bytes();
+        let mut j = 0;
+        while j < name.len() {
+            t.bytes[at + j] = name[j];
+            j += 1;
+        }
+        t.starts[i] = at as u8;
+        at += name.len();
+        let fifth = if name.len() > 4 {
+            name[4]
+        } else {
+            name[name.len() - 1]
+        };
+        let slot = name_hash(name[0], fifth, name.len());
+        assert!(t.by_hash[slot] == u8::MAX, "two dtype names share a hash");
+        t.by_hash[slot] = i as u8;
+        i += 1;
+    }
+    t.starts[i] = at as u8;
+    t
+};
+
 impl fmt::Display for Dtype {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -272,5 +322,47 @@ mod tests {
         }
         assert_eq!(Dtype::from_index(22), None);
         assert!(Dtype::ALL.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn from_name_takes_exactly_the_names() {
+        let by_scan = |s: &[u8]| Dtype::ALL.into_iter().find(|d| d.name().as_bytes() == s);
+        let mut candidates: std::vec::Vec<std::vec::Vec<u8>> = std::vec![std::vec![]];
+        // Every piece of the packed table, across name boundaries too.
+        for start in 0..NAMES.bytes.len() {
+            for end in start..=NAMES.bytes.len() {
+                candidates.push(NAMES.bytes[start..end].to_vec());
+            }
+        }
+        // Every name with one byte changed, dropped or added.
+        for d in Dtype::ALL {
+            let name = d.name().as_bytes();
+            for i in 0..=name.len() {
+                for b in b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcz\0\xff"
+                    .iter()
+                    .copied()
+                {
+                    let mut changed = name.to_vec();
+                    if i < name.len() {
+                        changed[i] = b;
+                        candidates.push(changed.clone());
+                        changed.remove(i);
+                        candidates.push(changed.clone());
+                        changed = name.to_vec();
+                    }
+                    changed.insert(i, b);
+                    candidates.push(changed);
+                }
+            }
+        }
+        for c in &candidates {
+            assert_eq!(
+                Dtype::from_name(c),
+                by_scan(c),
+                "{:?}",
+                std::string::String::from_utf8_lossy(c)
+            );
+        }
+        assert!(candidates.iter().filter(|c| by_scan(c).is_some()).count() >= 22);
     }
 }

@@ -426,7 +426,11 @@ impl<'h> Lexer<'h> {
         Ok(value)
     }
 
-    /// Skips one number, checking the JSON grammar and that it is finite.
+    /// Skips one number, checking the JSON grammar and that it is finite
+    /// the way serde_json reads it: integers that fit 64 bits stay exact,
+    /// anything else is parsed as an f64 and fails when that overflows to
+    /// infinity. Decided exactly from the decimal digits (no float parsing:
+    /// that would cost kilobytes of code and stack on a microcontroller).
     fn number(&mut self) -> Result<(), Error> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
@@ -437,8 +441,9 @@ impl<'h> Lexer<'h> {
         if int_digits == 0 {
             return Err(self.unexpected(Expected::Digit));
         }
+        let invalid = Error::at(ErrorKind::InvalidNumber, start);
         if int_digits > 1 && self.bytes.get(int_start) == Some(&b'0') {
-            return Err(Error::at(ErrorKind::InvalidNumber, start));
+            return Err(invalid);
         }
         let mut is_float = false;
         if self.peek() == Some(b'.') {
@@ -448,24 +453,69 @@ impl<'h> Lexer<'h> {
                 return Err(self.unexpected(Expected::Digit));
             }
         }
+        let mantissa = self.bytes.get(int_start..self.pos).unwrap_or_default();
+        let mut exp = 0i32;
         if matches!(self.peek(), Some(b'e' | b'E')) {
             self.bump();
             is_float = true;
+            let negative = self.peek() == Some(b'-');
             if matches!(self.peek(), Some(b'+' | b'-')) {
                 self.bump();
             }
+            let exp_start = self.pos;
             if self.digits() == 0 {
                 return Err(self.unexpected(Expected::Digit));
             }
+            for &d in self.bytes.get(exp_start..self.pos).unwrap_or_default() {
+                exp = exp
+                    .saturating_mul(10)
+                    .saturating_add(i32::from(d.wrapping_sub(b'0')));
+            }
+            if negative {
+                exp = exp.saturating_neg();
+            }
         }
-        // serde_json keeps integers that fit 64 bits exact and parses the rest
-        // as f64, failing when that overflows to infinity.
-        let fits_integer = !is_float && int_digits <= 18;
-        let text = self.bytes.get(start..self.pos).unwrap_or_default();
-        if !fits_integer && !number_is_finite(text) {
-            return Err(Error::at(ErrorKind::InvalidNumber, start));
+        if !is_float && int_digits <= 18 {
+            return Ok(());
         }
-        Ok(())
+        // The value is 0.D × 10^point, D the digits from the first nonzero one.
+        let Some(first) = mantissa.iter().position(|&b| !matches!(b, b'0' | b'.')) else {
+            return Ok(()); // zero
+        };
+        // Leading zeros before `first`: all of them but a '.' (at `int_digits`).
+        let zeros = if first > int_digits {
+            first.saturating_sub(1)
+        } else {
+            first
+        };
+        let point = i32::try_from(int_digits)
+            .unwrap_or(i32::MAX)
+            .saturating_sub(i32::try_from(zeros).unwrap_or(i32::MAX))
+            .saturating_add(exp);
+        let finite = match point.cmp(&309) {
+            core::cmp::Ordering::Less => true,
+            core::cmp::Ordering::Greater => false,
+            core::cmp::Ordering::Equal => {
+                // Compare 0.D with 0.T digit by digit; D ≥ T overflows. T has
+                // no trailing zeros, so D running out first means D < T.
+                let significant = mantissa.get(first..).unwrap_or_default();
+                let mut digits = significant.iter().filter(|&&b| b != b'.');
+                let mut at = 0usize;
+                loop {
+                    match (digits.next(), overflow_digit(at)) {
+                        (Some(&d), Some(t)) if d == t => at = at.saturating_add(1),
+                        (Some(&d), Some(t)) => break d < t,
+                        (Some(_), None) => break false,
+                        (None, t) => break t.is_some(),
+                    }
+                }
+            }
+        };
+        if finite {
+            Ok(())
+        } else {
+            Err(invalid)
+        }
     }
 
     fn digits(&mut self) -> usize {
@@ -503,7 +553,13 @@ impl<'h> Lexer<'h> {
     pub(crate) fn skip_value(&mut self, depth: u32) -> Result<(), Error> {
         let mut kinds: u128 = 0;
         let mut open: u32 = 0;
+        // Whether an object key and its ':' come before the next value.
+        let mut key = false;
         loop {
+            if key {
+                self.string()?;
+                self.expect(b':', Expected::Colon)?;
+            }
             // A value is expected here.
             self.skip_ws();
             match self.peek() {
@@ -512,27 +568,22 @@ impl<'h> Lexer<'h> {
                         return Err(self.err(ErrorKind::NestingTooDeep));
                     }
                     self.bump();
-                    let is_object = b == b'{';
-                    kinds = (kinds << 1) | u128::from(is_object);
-                    open = open.saturating_add(1);
-                    let close = if is_object { b'}' } else { b']' };
-                    if self.eat(close) {
-                        kinds >>= 1;
-                        open = open.saturating_sub(1);
-                    } else {
-                        if is_object {
-                            self.string()?;
-                            self.expect(b':', Expected::Colon)?;
-                        }
+                    key = b == b'{';
+                    // `]` and `}` are `[` and `{` plus 2.
+                    if !self.eat(b.wrapping_add(2)) {
+                        kinds = (kinds << 1) | u128::from(key);
+                        open = open.saturating_add(1);
                         continue;
                     }
                 }
                 Some(b'"') => {
                     self.string()?;
                 }
-                Some(b't') => self.literal(b"true")?,
-                Some(b'f') => self.literal(b"false")?,
-                Some(b'n') => self.literal(b"null")?,
+                Some(b @ (b't' | b'f' | b'n')) => self.literal(match b {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                })?,
                 Some(b'-' | b'0'..=b'9') => self.number()?,
                 _ => return Err(self.unexpected(Expected::Value)),
             }
@@ -541,16 +592,10 @@ impl<'h> Lexer<'h> {
                 if open == 0 {
                     return Ok(());
                 }
-                let in_object = kinds & 1 == 1;
+                key = kinds & 1 == 1;
                 self.skip_ws();
-                match (self.peek(), in_object) {
-                    (Some(b','), true) => {
-                        self.bump();
-                        self.string()?;
-                        self.expect(b':', Expected::Colon)?;
-                        break;
-                    }
-                    (Some(b','), false) => {
+                match (self.peek(), key) {
+                    (Some(b','), _) => {
                         self.bump();
                         break;
                     }
@@ -645,67 +690,27 @@ pub(crate) fn leading_digits(bytes: &[u8]) -> (u64, usize) {
 /// to infinity as an f64 (a tie, which rounds to even: away from f64::MAX).
 const F64_OVERFLOW_DIGITS: &[u8] = b"179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792";
 
-/// Whether a number already checked against the JSON grammar is finite as an
-/// f64, decided exactly from its decimal digits (no float parsing: that would
-/// cost kilobytes of code and stack on a microcontroller).
-fn number_is_finite(text: &[u8]) -> bool {
-    let text = text.strip_prefix(b"-").unwrap_or(text);
-    let (mantissa, exponent) = match text.iter().position(|&b| b == b'e' || b == b'E') {
-        Some(at) => text.split_at(at),
-        None => (text, &b""[..]),
-    };
-    let (int, frac) = match mantissa.iter().position(|&b| b == b'.') {
-        Some(at) => (
-            mantissa.get(..at).unwrap_or_default(),
-            mantissa.get(at.saturating_add(1)..).unwrap_or_default(),
-        ),
-        None => (mantissa, &b""[..]),
-    };
-    let exponent = exponent.get(1..).unwrap_or_default();
-    let (negative_exp, exp_digits) = match exponent.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        Some((b'+', rest)) => (false, rest),
-        _ => (false, exponent),
-    };
-    let exp = exp_digits.iter().fold(0i64, |e, &d| {
-        e.saturating_mul(10)
-            .saturating_add(i64::from(d.wrapping_sub(b'0')))
-    });
-    let exp = if negative_exp {
-        exp.saturating_neg()
-    } else {
-        exp
-    };
-    // value = 0.D × 10^point, D the significant digits.
-    let digits = int.iter().chain(frac.iter());
-    let leading_zeros = digits.clone().take_while(|&&d| d == b'0').count();
-    let total = int.len().saturating_add(frac.len());
-    if leading_zeros == total {
-        return true; // zero
+/// [`F64_OVERFLOW_DIGITS`] two to a byte (binary-coded decimal, first digit
+/// in the high nibble): half the bytes in flash. Built at compile time.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // evaluated at compile time
+const F64_OVERFLOW_BCD: [u8; F64_OVERFLOW_DIGITS.len().div_ceil(2)] = {
+    let mut packed = [0u8; F64_OVERFLOW_DIGITS.len().div_ceil(2)];
+    let mut i = 0;
+    while i < F64_OVERFLOW_DIGITS.len() {
+        packed[i / 2] |= (F64_OVERFLOW_DIGITS[i] - b'0') << (4 * (1 - i % 2));
+        i += 1;
     }
-    let int_len = i64::try_from(int.len()).unwrap_or(i64::MAX);
-    let point = int_len
-        .saturating_sub(i64::try_from(leading_zeros).unwrap_or(i64::MAX))
-        .saturating_add(exp);
-    match point.cmp(&309) {
-        core::cmp::Ordering::Less => true,
-        core::cmp::Ordering::Greater => false,
-        core::cmp::Ordering::Equal => {
-            let significant = digits.skip(leading_zeros);
-            // Compare 0.D with 0.T digit by digit; D ≥ T overflows.
-            // T has no trailing zeros, so D running out first means D < T.
-            let mut threshold = F64_OVERFLOW_DIGITS.iter();
-            for &d in significant {
-                match threshold.next() {
-                    Some(&t) if d < t => return true,
-                    Some(&t) if d > t => return false,
-                    Some(_) => {}
-                    None => return false,
-                }
-            }
-            threshold.next().is_some()
-        }
+    packed
+};
+
+/// Digit `i` of [`F64_OVERFLOW_DIGITS`] (an ASCII digit), from the packed table.
+fn overflow_digit(i: usize) -> Option<u8> {
+    if i >= F64_OVERFLOW_DIGITS.len() {
+        return None;
     }
+    let byte = F64_OVERFLOW_BCD.get(i / 2)?;
+    let digit = if i % 2 == 0 { byte >> 4 } else { byte & 0x0f };
+    Some(digit | b'0')
 }
 
 #[cfg(test)]
@@ -807,7 +812,20 @@ mod tests {
 
     #[test]
     fn float_overflow_is_decided_exactly() {
-        let finite = |t: &str| number_is_finite(t.as_bytes());
+        let finite = |t: &str| {
+            let mut lexer = Lexer::new(t.as_bytes());
+            match lexer.number() {
+                Ok(()) => {
+                    assert!(lexer.at_end(), "{t}");
+                    true
+                }
+                Err(e) => {
+                    assert_eq!(e.kind(), ErrorKind::InvalidNumber, "{t}");
+                    assert_eq!(e.offset(), Some(0), "{t}");
+                    false
+                }
+            }
+        };
         let max = "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368";
         assert!(finite(max));
         assert!(finite(&format!("-{max}")));
@@ -846,6 +864,34 @@ mod tests {
                 );
             }
         }
+        // Fractions, leading zeros and signs move the decimal point.
+        for (int, frac) in [
+            ("1", "797693134862316"),
+            ("0", "0017976931348623158"),
+            ("17", "9769"),
+        ] {
+            for exp in 280..=340 {
+                for text in [
+                    format!("{int}.{frac}e{exp}"),
+                    format!("-{int}.{frac}E+{exp}"),
+                    format!("{int}.{frac}e-{exp}"),
+                ] {
+                    assert_eq!(
+                        finite(&text),
+                        text.parse::<f64>().unwrap().is_finite(),
+                        "{text}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn packed_threshold_digits_match() {
+        let unpacked: std::vec::Vec<u8> = (0..F64_OVERFLOW_DIGITS.len())
+            .filter_map(overflow_digit)
+            .collect();
+        assert_eq!(unpacked, F64_OVERFLOW_DIGITS);
     }
 
     #[test]

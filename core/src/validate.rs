@@ -3,7 +3,7 @@
 //! as long as its shape and dtype say.
 
 use crate::error::{Error, ErrorKind};
-use crate::header::{element_count, tensor_ref, Dims};
+use crate::header::{tensor_ref, Dims};
 use crate::sort::sort_by;
 use crate::table::{Entry, Verdict};
 
@@ -41,12 +41,13 @@ pub(crate) fn tile(json: &[u8], entries: &[Entry], by_offset: &mut [u32]) -> Res
             Verdict::Ok => {}
             Verdict::Overflow => return fail(ErrorKind::ValidationOverflow),
             Verdict::Misaligned => {
-                let elements = element_count(Dims::at(json, entry.shape_start())).unwrap_or(0);
+                let elements = element_count(json, entry);
                 return fail(ErrorKind::MisalignedSlice { elements });
             }
             Verdict::WrongSize => {
-                let expected = element_count(Dims::at(json, entry.shape_start()))
-                    .and_then(|n| entry.dtype().byte_len(n))
+                let expected = entry
+                    .dtype()
+                    .byte_len(element_count(json, entry))
                     .unwrap_or(0);
                 return fail(ErrorKind::TensorInvalidInfo {
                     expected,
@@ -56,4 +57,79 @@ pub(crate) fn tile(json: &[u8], entries: &[Entry], by_offset: &mut [u32]) -> Res
         }
     }
     Ok(expected_begin)
+}
+
+/// The element count of a tensor whose verdict is not
+/// [`Verdict::Overflow`]: the parser found that its shape × dtype bit count
+/// fits 64 bits (or that a dimension is 0), so a wrapping product is exact.
+fn element_count(json: &[u8], entry: &Entry) -> u64 {
+    Dims::at(json, entry.shape_start()).fold(1, u64::wrapping_mul)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ErrorKind, Table};
+    use std::vec::Vec;
+
+    fn parse(header: &str, data: usize) -> Result<(), ErrorKind> {
+        let mut file = Vec::new();
+        file.extend_from_slice(&(header.len() as u64).to_le_bytes());
+        file.extend_from_slice(header.as_bytes());
+        file.resize(file.len() + data, 0);
+        Table::<4>::new()
+            .parse(&file)
+            .map(|_| ())
+            .map_err(|e| e.kind())
+    }
+
+    #[test]
+    fn size_errors_report_the_exact_counts() {
+        let t = |dtype: &str, shape: &str, end: u64| {
+            let header = std::format!(
+                r#"{{"t":{{"dtype":"{dtype}","shape":{shape},"data_offsets":[0,{end}]}}}}"#
+            );
+            parse(&header, end as usize)
+        };
+        assert_eq!(
+            t("F4", "[3]", 2),
+            Err(ErrorKind::MisalignedSlice { elements: 3 })
+        );
+        assert_eq!(
+            t("F6_E2M3", "[5,1]", 4),
+            Err(ErrorKind::MisalignedSlice { elements: 5 })
+        );
+        assert_eq!(
+            t("F32", "[3,5]", 4),
+            Err(ErrorKind::TensorInvalidInfo {
+                expected: 60,
+                found: 4
+            })
+        );
+        // A zero dimension after a product that overflows: 0 elements.
+        assert_eq!(
+            t("F32", "[4294967296,4294967296,0]", 4),
+            Err(ErrorKind::TensorInvalidInfo {
+                expected: 0,
+                found: 4
+            })
+        );
+        assert_eq!(
+            t("U8", "[4294967296,4294967296]", 4),
+            Err(ErrorKind::ValidationOverflow)
+        );
+        assert_eq!(
+            t("F4", "[2305843009213693951]", 4),
+            Err(ErrorKind::MisalignedSlice {
+                elements: 2305843009213693951
+            })
+        );
+        assert_eq!(
+            t("U8", "[2305843009213693951]", 4),
+            Err(ErrorKind::TensorInvalidInfo {
+                expected: 2305843009213693951,
+                found: 4
+            })
+        );
+        assert_eq!(t("F32", "[2,2]", 16), Ok(()));
+    }
 }

@@ -1,5 +1,6 @@
 """Section and symbol sizes of a 32-bit little-endian ELF file (standard library only)."""
 
+import re
 import struct
 
 
@@ -51,3 +52,57 @@ def function_sizes(path):
         start = strtab["offset"] + name
         out.append((size, data[start : data.index(b"\0", start)].decode(errors="replace")))
     return sorted(out, reverse=True)
+
+
+_ESCAPES = {"$LT$": "<", "$GT$": ">", "$u20$": " ", "$RF$": "&", "$C$": ",", "$u5b$": "[", "$u5d$": "]",
+            "$u7b$": "{", "$u7d$": "}", "$BP$": "*", "$SP$": "@", "$LP$": "(", "$RP$": ")", "..": "::"}
+
+
+def demangle(name):
+    """A readable form of a Rust symbol (legacy `_ZN…E` without its hash, or
+    the identifiers of a v0 `_R…` path); other names unchanged."""
+    if name.startswith("_R"):
+        return _v0_path(name) or name
+    if not (name.startswith("_ZN") and name.endswith("E")):
+        return name
+    parts, i = [], 3
+    while i < len(name) - 1:
+        j = i
+        while j < len(name) and name[j].isdigit():
+            j += 1
+        if j == i:
+            return name
+        n = int(name[i:j])
+        parts.append(name[j : j + n])
+        i = j + n
+    if parts and parts[-1].startswith("h") and len(parts[-1]) == 17:
+        parts.pop()
+    out = "::".join(p[1:] if p.startswith("_$") else p for p in parts)
+    for k, v in _ESCAPES.items():
+        out = out.replace(k, v)
+    return out
+
+
+def _v0_path(name):
+    """The identifiers of a v0-mangled path, joined by `::` (enough for
+    plain paths such as core functions; generic arguments come out flat)."""
+    idents, i = [], 2
+    while i < len(name):
+        if name.startswith("Cs", i) and "_" in name[i:]:
+            i = name.index("_", i) + 1  # crate root and its disambiguator
+            continue
+        if name[i].isdigit():
+            j = i
+            while j < len(name) and name[j].isdigit():
+                j += 1
+            n = int(name[i:j])
+            if j < len(name) and name[j] == "_":
+                j += 1
+            idents.append(name[j : j + n])
+            i = j + n
+            continue
+        i += 1
+    # Anything else (generic arguments, back-references) reads badly: keep it mangled.
+    if not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ident) for ident in idents):
+        return ""
+    return "::".join(idents)

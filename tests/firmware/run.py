@@ -220,6 +220,14 @@ def main():
         groups[key] = groups.get(key, 0) + size
     for key, size in sorted(groups.items(), key=lambda kv: -kv[1]):
         print(f"    {size:6} bytes  {key}")
+    # Where the bytes go, function by function (all of them in test-output).
+    own = [(size, elf.demangle(name)) for size, name in elf.function_sizes(probe_elf)
+           if name not in baseline_funcs]
+    with open(os.path.join(OUT, "size-probe-functions.txt"), "w") as f:
+        f.writelines(f"{size:6} {name}\n" for size, name in own)
+    print("  largest functions (all in test-output/firmware/size-probe-functions.txt):")
+    for size, name in own[:12]:
+        print(f"    {size:6} bytes  {name if len(name) < 100 else name[:97] + '...'}")
     check(text <= TEXT_LIMIT, f"parser .text within the test's limit of {TEXT_LIMIT} bytes", text)
     print(f"  {'meets' if text <= TEXT_GOAL else 'MISSES'} the {TEXT_GOAL}-byte .text goal")
     parse_stacks = [int(f["stack"]) for f in lines_starting(out, "parse ")]
