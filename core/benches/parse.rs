@@ -51,14 +51,24 @@ fn allocations(f: impl FnOnce() -> usize) -> u64 {
     .count_total
 }
 
-fn mean_time(mut f: impl FnMut() -> usize) -> f64 {
-    let start = Instant::now();
-    let mut runs = 0u32;
-    while start.elapsed() < Duration::from_millis(300) || runs < 5 {
-        black_box(f());
-        runs += 1;
+/// Seconds per call of each function: the best of 15 windows of about
+/// 20 ms each, the four functions taking turns window by window, so that
+/// noise from other processes (one core of two busy, say) does not tilt
+/// the ratios.
+fn best_times(fs: &mut [&mut dyn FnMut() -> usize]) -> Vec<f64> {
+    let mut best = vec![f64::INFINITY; fs.len()];
+    for _ in 0..15 {
+        for (f, best) in fs.iter_mut().zip(best.iter_mut()) {
+            let start = Instant::now();
+            let mut runs = 0u32;
+            while start.elapsed() < Duration::from_millis(20) || runs < 3 {
+                black_box(f());
+                runs += 1;
+            }
+            *best = best.min(start.elapsed().as_secs_f64() / f64::from(runs));
+        }
     }
-    start.elapsed().as_secs_f64() / f64::from(runs)
+    best
 }
 
 fn bench(c: &mut Criterion) {
@@ -83,10 +93,15 @@ fn bench(c: &mut Criterion) {
         });
         group.finish();
 
-        let t_ours = mean_time(|| ours(&prefix, &mut slots));
-        let t_ref = mean_time(|| reference(&prefix));
-        let t_skim = mean_time(|| serde_skim(&json));
-        let t_core = mean_time(|| serde_core_skim(&json));
+        let times = best_times(&mut [
+            &mut || ours(&prefix, &mut slots),
+            &mut || reference(&prefix),
+            &mut || serde_skim(&json),
+            &mut || serde_core_skim(&json),
+        ]);
+        let [t_ours, t_ref, t_skim, t_core] = times[..] else {
+            unreachable!("four timings")
+        };
         let alloc_ours = allocations(|| ours(&prefix, &mut slots));
         let alloc_ref = allocations(|| reference(&prefix));
         summary.push(format!(

@@ -60,7 +60,7 @@ pub(crate) fn tensor(rest: &[u8], at: usize, name_start: usize) -> Option<(Entry
 
 /// An integer of one to 19 digits without a leading zero (a `u64` holds
 /// every such value) and its length, or `None`.
-#[inline]
+#[inline(always)]
 fn uint(bytes: &[u8]) -> Option<(u64, usize)> {
     let (value, len) = leading_digits(bytes);
     let plain = matches!(len, 1..=19) && (len == 1 || bytes.first() != Some(&b'0'));
