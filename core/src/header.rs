@@ -237,19 +237,22 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
         }
     }
     // The name's span is only measured when an error needs it.
-    let on_tensor = |e: Error| e.with_tensor(tensor_ref(json, name.start));
+    tensor_fields(lexer, json, name).map_err(|e| e.with_tensor(tensor_ref(json, name.start)))
+}
+
+fn tensor_fields(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<Entry, Error> {
     if !lexer.eat(b'{') {
-        return Err(on_tensor(match lexer.peek() {
+        return Err(match lexer.peek() {
             Some(_) => lexer.err(ErrorKind::TensorNotObject),
             None => lexer.unexpected(Expected::Object),
-        }));
+        });
     }
     let mut dtype: Option<Dtype> = None;
     let mut shape: Option<(usize, Option<u64>)> = None;
     let mut offsets: Option<(u64, u64)> = None;
     if !lexer.eat(b'}') {
         loop {
-            let (field, key_at) = field_key(lexer, json).map_err(on_tensor)?;
+            let (field, key_at) = field_key(lexer, json)?;
             let seen = match field {
                 Some(Field::Dtype) => dtype.is_some(),
                 Some(Field::Shape) => shape.is_some(),
@@ -257,19 +260,14 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
                 None => false,
             };
             if let (true, Some(field)) = (seen, field) {
-                return Err(on_tensor(Error::at(
-                    ErrorKind::DuplicateField { field },
-                    key_at,
-                )));
+                return Err(Error::at(ErrorKind::DuplicateField { field }, key_at));
             }
-            lexer.expect(b':', Expected::Colon).map_err(on_tensor)?;
+            lexer.expect(b':', Expected::Colon)?;
             match field {
-                Some(Field::Dtype) => dtype = Some(parse_dtype(lexer, json).map_err(on_tensor)?),
-                Some(Field::Shape) => shape = Some(parse_shape(lexer).map_err(on_tensor)?),
-                Some(Field::DataOffsets) => {
-                    offsets = Some(parse_offsets(lexer).map_err(on_tensor)?)
-                }
-                None => lexer.skip_value(2).map_err(on_tensor)?,
+                Some(Field::Dtype) => dtype = Some(parse_dtype(lexer, json)?),
+                Some(Field::Shape) => shape = Some(parse_shape(lexer)?),
+                Some(Field::DataOffsets) => offsets = Some(parse_offsets(lexer)?),
+                None => lexer.skip_value(2)?,
             }
             if lexer.eat(b',') {
                 continue;
@@ -277,14 +275,14 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
             if lexer.eat(b'}') {
                 break;
             }
-            return Err(on_tensor(lexer.unexpected(Expected::CommaOrObjectEnd)));
+            return Err(lexer.unexpected(Expected::CommaOrObjectEnd));
         }
     }
     let missing = |field| {
-        on_tensor(Error::at(
+        Error::at(
             ErrorKind::MissingField { field },
             lexer.pos().saturating_sub(1),
-        ))
+        )
     };
     let dtype = dtype.ok_or_else(|| missing(Field::Dtype))?;
     let (shape_start, elements) = shape.ok_or_else(|| missing(Field::Shape))?;

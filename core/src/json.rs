@@ -212,7 +212,8 @@ impl<'h> Lexer<'h> {
     pub(crate) fn key(&mut self) -> Result<(RawString, u32), Error> {
         self.skip_ws();
         let start = self.pos.saturating_add(1);
-        if self.peek() == Some(b'"') {
+        // Bare metal takes the general way below: smaller code.
+        if self.peek() == Some(b'"') && !cfg!(target_os = "none") {
             let mut hasher = NameHasher::new();
             let mut rest = self.bytes.get(start..).unwrap_or_default();
             while let Some((word, next)) = rest.split_first_chunk::<8>() {
@@ -274,6 +275,15 @@ impl<'h> Lexer<'h> {
     /// a time where possible.
     #[inline]
     fn skip_plain_string_bytes(&mut self) {
+        if cfg!(target_os = "none") {
+            while let Some(b) = self.peek() {
+                if needs_care(b) {
+                    return;
+                }
+                self.bump();
+            }
+            return;
+        }
         let mut rest = self.bytes.get(self.pos..).unwrap_or_default();
         while let Some((word, next)) = rest.split_first_chunk::<8>() {
             let mask = care_mask(u64::from_le_bytes(*word));
@@ -653,7 +663,11 @@ pub(crate) fn leading_digits(bytes: &[u8]) -> (u64, usize) {
     let mut value = 0u64;
     let mut len = 0usize;
     let mut rest = bytes;
-    while let Some((word, next)) = rest.split_first_chunk::<8>() {
+    // Bare metal reads bytewise: smaller code.
+    while let Some((word, next)) = rest
+        .split_first_chunk::<8>()
+        .filter(|_| !cfg!(target_os = "none"))
+    {
         let v = u64::from_le_bytes(*word).wrapping_sub(ZEROS);
         let mask = non_digit_mask(v);
         if mask == 0 {

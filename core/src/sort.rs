@@ -14,7 +14,7 @@ use core::cmp::Ordering;
 /// Sorts `items` so that `less(a, b)` holds for no later `a` before an earlier `b`.
 pub(crate) fn sort_by<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
     if cfg!(any(target_os = "none", target_arch = "wasm32")) {
-        heapsort(items, less);
+        heapsort_dyn(items, &mut less);
     } else {
         items.sort_unstable_by(|a, b| {
             if less(a, b) {
@@ -124,6 +124,13 @@ fn insertion_sort(items: &mut [u64]) {
             j = j.wrapping_sub(1);
         }
     }
+}
+
+/// One heapsort per item type whatever the order: the comparison is called
+/// through a pointer, so each call site adds no sorting code.
+#[inline(never)]
+fn heapsort_dyn<T>(items: &mut [T], less: &mut dyn FnMut(&T, &T) -> bool) {
+    heapsort(items, less);
 }
 
 fn heapsort<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
