@@ -354,9 +354,14 @@ fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<Dtype, Error> {
     let raw = json.get(value.start..value.end).unwrap_or_default();
     let found = if value.escaped {
         let mut buf = [0u8; 16];
-        Name::from_raw(raw)
-            .decode_into(&mut buf)
-            .and_then(|s| Dtype::from_name(s.as_bytes()))
+        let mut len = 0usize;
+        for b in Name::from_raw(raw).bytes() {
+            if let Some(slot) = buf.get_mut(len) {
+                *slot = b;
+            }
+            len = len.saturating_add(1);
+        }
+        buf.get(..len).and_then(Dtype::from_name)
     } else {
         Dtype::from_name(raw)
     };

@@ -73,9 +73,8 @@ impl NameHasher {
 pub(crate) fn hash_name(name: Name<'_>) -> u32 {
     let mut hasher = NameHasher::new();
     if name.has_escapes() {
-        let mut buf = [0u8; 4];
-        for c in name.chars() {
-            hasher.write(c.encode_utf8(&mut buf).as_bytes());
+        for b in name.bytes() {
+            hasher.write(&[b]);
         }
     } else {
         hasher.write(name.raw());

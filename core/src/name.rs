@@ -81,6 +81,17 @@ impl<'a> Name<'a> {
         Chars { rest: self.raw }
     }
 
+    /// The decoded text's UTF-8 bytes, without a buffer (what hashing and
+    /// comparing need; same order as comparing chars).
+    pub(crate) fn bytes(&self) -> Bytes<'a> {
+        Bytes {
+            chars: self.chars(),
+            pending: [0; 4],
+            at: 0,
+            len: 0,
+        }
+    }
+
     /// Length of the decoded text in UTF-8 bytes.
     ///
     /// ```
@@ -123,7 +134,7 @@ impl<'a> Name<'a> {
     /// ```
     pub fn cmp_str(&self, other: &str) -> Ordering {
         if self.has_escapes() {
-            self.chars().cmp(other.chars())
+            self.bytes().cmp(other.as_bytes().iter().copied())
         } else {
             self.raw.cmp(other.as_bytes())
         }
@@ -140,7 +151,7 @@ impl<'a> Name<'a> {
         if !self.has_escapes() && !other.has_escapes() {
             self.raw.cmp(other.raw)
         } else {
-            self.chars().cmp(other.chars())
+            self.bytes().cmp(other.bytes())
         }
     }
 }
@@ -208,6 +219,36 @@ impl defmt::Format for Name<'_> {
 #[derive(Clone, Debug)]
 pub struct Chars<'a> {
     rest: &'a [u8],
+}
+
+/// The decoded UTF-8 bytes of a name: raw bytes pass through, escapes are
+/// decoded and encoded.
+pub(crate) struct Bytes<'a> {
+    chars: Chars<'a>,
+    pending: [u8; 4],
+    at: usize,
+    len: usize,
+}
+
+impl Iterator for Bytes<'_> {
+    type Item = u8;
+
+    fn next(&mut self) -> Option<u8> {
+        if self.at < self.len {
+            let b = self.pending.get(self.at).copied();
+            self.at = self.at.saturating_add(1);
+            return b;
+        }
+        let (&first, rest) = self.chars.rest.split_first()?;
+        self.chars.rest = rest;
+        if first != b'\\' {
+            return Some(first);
+        }
+        let c = self.chars.escape();
+        self.len = c.encode_utf8(&mut self.pending).len();
+        self.at = 1;
+        self.pending.first().copied()
+    }
 }
 
 impl Chars<'_> {
