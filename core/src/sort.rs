@@ -1,13 +1,15 @@
-//! The in-place sort for the table's index columns.
+//! In-place sorts for the table's index columns and the writer.
 //!
-//! `core`'s `sort_unstable` is fast, but each use instantiates kilobytes of
-//! code, which matters on a microcontroller (the firmware measures it) and in
-//! the npm package's .wasm (16 KB of its 107 KB). On bare-metal targets
-//! (`target_os = "none"`) and wasm32 we use a heapsort instead: a few hundred
+//! [`sort_by`]: `core`'s `sort_unstable` is fast, but each use instantiates
+//! kilobytes of code, which matters on a microcontroller (the firmware
+//! measures it) and in the npm package's .wasm. On bare-metal targets
+//! (`target_os = "none"`) and wasm32 it is a heapsort instead: a few hundred
 //! bytes, no memory, O(n log n) on any input, after an O(n) check that skips
 //! input already in order (offsets in files the reference writes).
-//! Elsewhere, `sort_unstable` (the heapsort costs ~10% of a 10,000-tensor
-//! parse natively; in wasm the difference was within the benchmark's noise).
+//! Elsewhere, `sort_unstable`.
+//!
+//! [`sort_spread`]: the name index's links (hash, entry) are near-uniform
+//! integers, sorted in linear time by one radix pass (except on bare metal).
 
 use core::cmp::Ordering;
 
