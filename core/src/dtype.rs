@@ -325,6 +325,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "an exhaustive sweep of safe code: slow under Miri, and natively tested"
+    )]
     fn from_name_takes_exactly_the_names() {
         let by_scan = |s: &[u8]| Dtype::ALL.into_iter().find(|d| d.name().as_bytes() == s);
         let mut candidates: std::vec::Vec<std::vec::Vec<u8>> = std::vec![std::vec![]];
