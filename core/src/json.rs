@@ -275,40 +275,34 @@ impl<'h> Lexer<'h> {
     /// a time where possible.
     #[inline]
     fn skip_plain_string_bytes(&mut self) {
-        if cfg!(target_os = "none") {
-            while let Some(b) = self.peek() {
-                if needs_care(b) {
-                    return;
-                }
-                self.bump();
-            }
-            return;
-        }
         let mut rest = self.bytes.get(self.pos..).unwrap_or_default();
-        while let Some((word, next)) = rest.split_first_chunk::<8>() {
-            let mask = care_mask(u64::from_le_bytes(*word));
-            if mask != 0 {
-                let within = (mask.trailing_zeros() / 8) as usize;
-                let skipped = self
-                    .bytes
-                    .len()
-                    .saturating_sub(self.pos)
-                    .saturating_sub(rest.len());
-                self.pos = self.pos.saturating_add(skipped).saturating_add(within);
-                return;
+        let within = loop {
+            // Bare metal reads bytewise: smaller code.
+            match rest
+                .split_first_chunk::<8>()
+                .filter(|_| !cfg!(target_os = "none"))
+            {
+                Some((word, next)) => {
+                    let mask = care_mask(u64::from_le_bytes(*word));
+                    if mask != 0 {
+                        break (mask.trailing_zeros() / 8) as usize;
+                    }
+                    rest = next;
+                }
+                None => {
+                    break rest
+                        .iter()
+                        .position(|&b| needs_care(b))
+                        .unwrap_or(rest.len())
+                }
             }
-            rest = next;
-        }
-        let plain = rest
-            .iter()
-            .position(|&b| needs_care(b))
-            .unwrap_or(rest.len());
-        let skipped = self
+        };
+        // `rest` is a suffix of the header: it starts at len − rest.len().
+        self.pos = self
             .bytes
             .len()
-            .saturating_sub(self.pos)
-            .saturating_sub(rest.len());
-        self.pos = self.pos.saturating_add(skipped).saturating_add(plain);
+            .saturating_sub(rest.len())
+            .saturating_add(within);
     }
 
     /// If the next bytes (after whitespace) are exactly `lit` — a quoted key
@@ -641,17 +635,6 @@ const fn digit_values(v: u64) -> u64 {
     v.wrapping_mul(10_000).wrapping_add(v >> 32) & 0xffff_ffff
 }
 
-/// The value of eight ASCII digits (first digit in the lowest byte), or
-/// `None` if any byte is not a digit.
-#[cfg(test)]
-const fn eight_digits(word: u64) -> Option<u64> {
-    let v = word.wrapping_sub(ZEROS);
-    if non_digit_mask(v) != 0 {
-        return None;
-    }
-    Some(digit_values(v))
-}
-
 /// Powers of ten up to 10^7.
 const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
 
@@ -914,18 +897,19 @@ mod tests {
     #[test]
     fn eight_digits_at_a_time() {
         for text in ["00000000", "12345678", "99999999", "10000001", "08070605"] {
-            let word = u64::from_le_bytes(text.as_bytes().try_into().unwrap());
-            assert_eq!(eight_digits(word), Some(text.parse().unwrap()), "{text}");
+            let whole = (text.parse().unwrap(), 8);
+            assert_eq!(leading_digits(text.as_bytes()), whole, "{text}");
         }
-        for text in [
-            "1234567a",
-            "/2345678",
-            ":2345678",
-            "1234 678",
-            "\0\0\0\0\0\0\0\0",
+        // A word that is not eight digits: the digits before the first other byte.
+        for (text, digits) in [
+            ("1234567a", 7),
+            ("/2345678", 0),
+            (":2345678", 0),
+            ("1234 678", 4),
+            ("\0\0\0\0\0\0\0\0", 0),
         ] {
-            let word = u64::from_le_bytes(text.as_bytes().try_into().unwrap());
-            assert_eq!(eight_digits(word), None, "{text:?}");
+            let value = text[..digits].parse().unwrap_or(0);
+            assert_eq!(leading_digits(text.as_bytes()), (value, digits), "{text:?}");
         }
         let int = |s: &str| Lexer::new(s.as_bytes()).uint();
         for n in [
