@@ -5,20 +5,10 @@
 mod write_support;
 
 use std::io::{self, Write};
-use std::path::Path;
 
 use safetensors_nano::write::{write_file, IoSink, Plan, Tensor, TensorSpec};
 use safetensors_nano::{Dtype, Error, ErrorKind};
-use write_support::{ours, Owned};
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use write_support::{dir_entries, ours, Owned};
 
 fn ours_inside(err: &io::Error) -> ErrorKind {
     err.get_ref()
@@ -42,7 +32,7 @@ fn write_file_matches_the_buffer_writer_and_replaces_the_destination() {
         std::fs::read(&path).unwrap(),
         ours(&tensors, Some(&[("format".into(), "pt".into())])).unwrap()
     );
-    assert_eq!(entries(dir.path()), ["m.safetensors"]);
+    assert_eq!(dir_entries(dir.path()), ["m.safetensors"]);
 }
 
 #[test]
@@ -66,7 +56,7 @@ fn invalid_input_creates_no_file_and_keeps_the_old_one() {
         }
     );
     assert_eq!(std::fs::read(&path).unwrap(), b"old contents");
-    assert_eq!(entries(dir.path()), ["m.safetensors"]);
+    assert_eq!(dir_entries(dir.path()), ["m.safetensors"]);
 }
 
 #[test]
@@ -84,13 +74,13 @@ fn data_that_never_arrives_leaves_no_trace() {
         let mut file = plan.create_file(&path).unwrap();
         file.write_tensor_data(&[0; 1500]).unwrap();
         assert_eq!(
-            entries(dir.path()).len(),
+            dir_entries(dir.path()).len(),
             1,
             "the temporary file exists meanwhile"
         );
         assert!(!path.exists());
     }
-    assert!(entries(dir.path()).is_empty());
+    assert!(dir_entries(dir.path()).is_empty());
 
     // 2. committed with a tensor short
     let mut file = plan.create_file(&path).unwrap();
@@ -104,7 +94,7 @@ fn data_that_never_arrives_leaves_no_trace() {
             found: 4
         }
     );
-    assert!(entries(dir.path()).is_empty());
+    assert!(dir_entries(dir.path()).is_empty());
 
     // 3. a panic while streaming
     let result = std::panic::catch_unwind(|| {
@@ -113,7 +103,7 @@ fn data_that_never_arrives_leaves_no_trace() {
         panic!("source crashed");
     });
     assert!(result.is_err());
-    assert!(entries(dir.path()).is_empty());
+    assert!(dir_entries(dir.path()).is_empty());
 
     // 4. refused data keeps the writer usable
     let mut file = plan.create_file(&path).unwrap();
@@ -128,7 +118,7 @@ fn data_that_never_arrives_leaves_no_trace() {
     file.finish_tensor().unwrap();
     file.write_tensor("b", &[9; 10]).unwrap();
     file.commit().unwrap();
-    assert_eq!(entries(dir.path()), ["stream.safetensors"]);
+    assert_eq!(dir_entries(dir.path()), ["stream.safetensors"]);
     assert_eq!(std::fs::metadata(&path).unwrap().len(), plan.file_len());
 }
 
@@ -139,7 +129,7 @@ fn missing_folder_is_an_io_error_and_creates_nothing() {
     let mut tensors = [Tensor::new("x", Dtype::U8, &[1], &[1])];
     let err = write_file(&path, &mut tensors, None).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
-    assert!(entries(dir.path()).is_empty());
+    assert!(dir_entries(dir.path()).is_empty());
     let mut specs = [TensorSpec::new("x", Dtype::U8, &[1], 1)];
     let plan = Plan::new(&mut specs).unwrap();
     assert_eq!(
@@ -158,7 +148,7 @@ fn relative_path_in_the_current_folder() {
     let result = write_file("bare.safetensors", &mut tensors, None);
     std::env::set_current_dir(old).unwrap();
     result.unwrap();
-    assert_eq!(entries(dir.path()), ["bare.safetensors"]);
+    assert_eq!(dir_entries(dir.path()), ["bare.safetensors"]);
 }
 
 /// A writer that fails after `left` bytes.

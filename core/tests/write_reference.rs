@@ -7,7 +7,7 @@ mod write_support;
 
 use proptest::prelude::*;
 use safetensors_nano::Dtype;
-use write_support::{byte_len, bytes_from_seed, header, ours, reference, Owned};
+use write_support::{header, ours, reference, Owned};
 
 /// Names that exercise escaping: quotes, backslashes, every control
 /// character, `/`, DEL, non-ASCII, astral characters, the empty name.
@@ -45,15 +45,7 @@ fn tensor_body() -> impl Strategy<Value = (Dtype, Vec<u64>, u64)> {
 fn tensors(max: usize) -> impl Strategy<Value = Vec<Owned>> {
     proptest::collection::btree_map(name(), tensor_body(), 0..max).prop_map(|map| {
         map.into_iter()
-            .map(|(name, (dtype, shape, seed))| {
-                let data = bytes_from_seed(seed, byte_len(dtype, &shape));
-                Owned {
-                    name,
-                    dtype,
-                    shape,
-                    data,
-                }
-            })
+            .map(|(name, (dtype, shape, seed))| Owned::seeded(name, dtype, shape, seed))
             .collect()
     })
 }

@@ -8,22 +8,11 @@ mod write_support;
 #[path = "../examples/rewrite.rs"]
 mod rewrite;
 
-use std::path::Path;
-
 use half::{bf16, f16};
 use proptest::prelude::*;
 use rewrite::{rewrite as run_rewrite, run, Options, RewriteError, Summary};
 use safetensors_nano::{Dtype, ErrorKind};
-use write_support::{byte_len, bytes_from_seed, reference, Owned};
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use write_support::{dir_entries, reference, Owned};
 
 fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
@@ -54,13 +43,7 @@ fn tensor_strategy() -> impl Strategy<Value = Vec<Owned>> {
                 if shape.iter().product::<u64>() * u64::from(dtype.bits()) % 8 != 0 {
                     shape.push(4);
                 }
-                let data = bytes_from_seed(seed, byte_len(dtype, &shape));
-                Owned {
-                    name,
-                    dtype,
-                    shape,
-                    data,
-                }
+                Owned::seeded(name, dtype, shape, seed)
             })
             .collect()
     })
@@ -268,7 +251,7 @@ fn invalid_input_is_a_typed_error_and_writes_nothing() {
             other => panic!("{label}: {other:?}"),
         }
         std::fs::remove_file(&input).unwrap();
-        assert_eq!(entries(dir.path()), ["out.safetensors"], "{label}");
+        assert_eq!(dir_entries(dir.path()), ["out.safetensors"], "{label}");
         assert_eq!(std::fs::read(&output).unwrap(), b"previous", "{label}");
     }
     let missing = run_rewrite(&dir.path().join("nope"), &output, &Options::default());
@@ -302,7 +285,7 @@ fn renames_that_collide_are_refused() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(entries(dir.path()), ["in"]);
+    assert_eq!(dir_entries(dir.path()), ["in"]);
 }
 
 #[test]

@@ -5,7 +5,7 @@ mod write_support;
 use proptest::prelude::*;
 use safetensors_nano::write::{Plan, Sink, SliceSink, TensorSpec, Writer};
 use safetensors_nano::{Dtype, ErrorKind, TensorRef};
-use write_support::{byte_len, bytes_from_seed, ours, Owned};
+use write_support::{ours, Owned};
 
 fn specs_of(tensors: &[Owned]) -> Vec<TensorSpec<'_>> {
     tensors
@@ -33,8 +33,7 @@ proptest! {
                 if shape.iter().product::<u64>() * u64::from(dtype.bits()) % 8 != 0 {
                     shape.push(4);
                 }
-                let data = bytes_from_seed(seed, byte_len(dtype, &shape));
-                Owned { name, dtype, shape, data }
+                Owned::seeded(name, dtype, shape, seed)
             })
             .collect();
         let expected = ours(&tensors, None).unwrap();
@@ -212,7 +211,7 @@ fn no_tensors_streams_just_the_header() {
 #[test]
 fn embedded_io_sink_streams_into_a_slice_writer() {
     use safetensors_nano::write::EmbeddedIoSink;
-    let tensors = [Owned::new("t", Dtype::F16, &[4], &bytes_from_seed(1, 8))];
+    let tensors = [Owned::seeded("t".into(), Dtype::F16, vec![4], 1)];
     let expected = ours(&tensors, None).unwrap();
     let mut specs = specs_of(&tensors);
     let plan = Plan::new(&mut specs).unwrap();
@@ -245,8 +244,8 @@ fn embedded_io_sink_streams_into_a_slice_writer() {
 fn vec_sink_and_serialize_to_vec_agree_with_the_slice_writer() {
     use safetensors_nano::write::{serialize_to_vec, Tensor};
     let tensors = [
-        Owned::new("a", Dtype::BF16, &[3], &bytes_from_seed(2, 6)),
-        Owned::new("b", Dtype::C64, &[1], &bytes_from_seed(3, 8)),
+        Owned::seeded("a".into(), Dtype::BF16, vec![3], 2),
+        Owned::seeded("b".into(), Dtype::C64, vec![1], 3),
     ];
     let expected = ours(&tensors, Some(&[("k".into(), "v".into())])).unwrap();
     let mut views: Vec<Tensor<'_>> = tensors.iter().map(Owned::view).collect();

@@ -26,6 +26,17 @@ impl Owned {
         }
     }
 
+    /// A tensor whose bytes come from `seed` ([`bytes_from_seed`]).
+    pub fn seeded(name: String, dtype: Dtype, shape: Vec<u64>, seed: u64) -> Self {
+        let data = bytes_from_seed(seed, byte_len(dtype, &shape));
+        Owned {
+            name,
+            dtype,
+            shape,
+            data,
+        }
+    }
+
     pub fn view(&self) -> Tensor<'_> {
         Tensor::new(&self.name, self.dtype, &self.shape, &self.data)
     }
@@ -123,4 +134,14 @@ pub fn bytes_from_seed(seed: u64, len: usize) -> Vec<u8> {
 pub fn byte_len(dtype: Dtype, shape: &[u64]) -> usize {
     let elements: u64 = shape.iter().product();
     usize::try_from(elements * u64::from(dtype.bits()) / 8).unwrap()
+}
+
+/// The names of the files in `dir`, sorted.
+pub fn dir_entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
