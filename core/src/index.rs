@@ -108,29 +108,43 @@ pub(crate) fn sort_links(
     duplicate: ErrorKind,
 ) -> Result<(), Error> {
     sort_spread(links);
+    let same_hash = |pair: &[u64]| matches!(pair, [a, b] if link_hash(*a) == link_hash(*b));
+    if !links.windows(2).any(same_hash) {
+        return Ok(());
+    }
     // Within runs of equal hashes (rare), order by name and look for twins.
-    for run in links.chunk_by_mut(|a, b| link_hash(*a) == link_hash(*b)) {
-        if run.len() < 2 {
-            continue;
-        }
-        let name = |l: u64| name_of(json, entries, link_entry(l));
-        sort_by(run, |&a, &b| {
-            name(a).cmp_name(&name(b)).then(a.cmp(&b)).is_lt()
-        });
-        for pair in run.windows(2) {
-            if let [a, b] = *pair {
-                if name(a) == name(b) {
-                    let start_of = |l: u64| {
-                        entries
-                            .get(link_entry(l) as usize)
-                            .map_or(0, Entry::name_start)
-                    };
-                    let start = start_of(a).max(start_of(b));
-                    return Err(Error::at(duplicate, start.saturating_sub(1))
-                        .with_tensor(tensor_ref(json, start)));
+    let mut run_start = 0usize;
+    while let Some(&first) = links.get(run_start) {
+        let hash = link_hash(first);
+        let run_len = links
+            .get(run_start..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|&&l| link_hash(l) == hash)
+            .count()
+            .max(1);
+        let run_end = run_start.saturating_add(run_len);
+        if let Some(run @ [_, _, ..]) = links.get_mut(run_start..run_end) {
+            let name = |l: u64| name_of(json, entries, link_entry(l));
+            sort_by(run, |&a, &b| {
+                name(a).cmp_name(&name(b)).then(a.cmp(&b)).is_lt()
+            });
+            for pair in run.windows(2) {
+                if let [a, b] = *pair {
+                    if name(a) == name(b) {
+                        let start_of = |l: u64| {
+                            entries
+                                .get(link_entry(l) as usize)
+                                .map_or(0, Entry::name_start)
+                        };
+                        let start = start_of(a).max(start_of(b));
+                        return Err(Error::at(duplicate, start.saturating_sub(1))
+                            .with_tensor(tensor_ref(json, start)));
+                    }
                 }
             }
         }
+        run_start = run_end;
     }
     Ok(())
 }

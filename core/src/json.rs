@@ -275,13 +275,16 @@ impl<'h> Lexer<'h> {
     /// a time where possible.
     #[inline]
     fn skip_plain_string_bytes(&mut self) {
+        if cfg!(target_os = "none") {
+            // Bytewise: smaller code, and a smaller parse frame.
+            while self.peek().is_some_and(|b| !needs_care(b)) {
+                self.bump();
+            }
+            return;
+        }
         let mut rest = self.bytes.get(self.pos..).unwrap_or_default();
         let within = loop {
-            // Bare metal reads bytewise: smaller code.
-            match rest
-                .split_first_chunk::<8>()
-                .filter(|_| !cfg!(target_os = "none"))
-            {
+            match rest.split_first_chunk::<8>() {
                 Some((word, next)) => {
                     let mask = care_mask(u64::from_le_bytes(*word));
                     if mask != 0 {
