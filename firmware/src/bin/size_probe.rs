@@ -9,12 +9,10 @@
 use core::hint::black_box;
 
 use cortex_m_rt::entry;
+#[path = "../probe.rs"]
+mod probe;
+use probe::{exit, MODEL};
 use safetensors_nano::{Parser, Table};
-
-#[repr(C, align(8))]
-struct Aligned<B: ?Sized>(B);
-
-static MODEL: &Aligned<[u8]> = &Aligned(*include_bytes!(env!("FIRMWARE_MODEL_PATH")));
 
 #[entry]
 fn main() -> ! {
@@ -24,18 +22,4 @@ fn main() -> ! {
     let ok = parsed.is_ok();
     black_box(&parsed);
     exit(if ok { 0 } else { 2 })
-}
-
-fn exit(code: u32) -> ! {
-    let block = [0x2_0026u32, code];
-    // SAFETY: semihosting SYS_EXIT_EXTENDED with a two-word parameter block.
-    unsafe { cortex_m_semihosting::syscall(0x20, &block) };
-    loop {
-        cortex_m::asm::wfi();
-    }
-}
-
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo) -> ! {
-    exit(101)
 }

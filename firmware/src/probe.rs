@@ -1,0 +1,25 @@
+//! What `size-probe` and `size-baseline` share, so that the two programs
+//! differ only by the parse: the embedded model and a minimal exit and panic
+//! handler (no formatting: it would hide the parser's own cost in both).
+
+/// 8-byte alignment for the embedded file.
+#[repr(C, align(8))]
+pub struct Aligned<B: ?Sized>(pub B);
+
+/// The model file, placed 8-byte aligned in flash.
+pub static MODEL: &Aligned<[u8]> = &Aligned(*include_bytes!(env!("FIRMWARE_MODEL_PATH")));
+
+/// Ends the QEMU run with `code` (semihosting SYS_EXIT_EXTENDED).
+pub fn exit(code: u32) -> ! {
+    let block = [0x2_0026u32, code];
+    // SAFETY: semihosting SYS_EXIT_EXTENDED with a two-word parameter block.
+    unsafe { cortex_m_semihosting::syscall(0x20, &block) };
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    exit(101)
+}
