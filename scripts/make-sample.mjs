@@ -13,25 +13,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { rng } from './rng.mjs';
 
 const out = resolve(process.argv[2] ?? 'dist/demo/samples');
 const entry = resolve(process.argv[3] ?? new URL('../web-demo/vendor/safetensors-nano/node.js', import.meta.url).pathname);
 const { serialize } = await import(pathToFileURL(entry).href);
 
 // ------------------------------------------------------------ deterministic values
-
-function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const gauss = () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
-  return { next, gauss };
-}
 
 /** A weight matrix with visible structure: noise + a low-rank part + banded rows. */
 function weight(rows, cols, seed, scale = 0.02) {

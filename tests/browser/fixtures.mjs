@@ -11,18 +11,7 @@ export const BITS = {
 
 export const count = (shape) => shape.reduce((a, b) => a * b, 1);
 
-/** Seeded uniform and normal numbers. */
-export function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, gauss: () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next()) };
-}
+export { rng } from '../../scripts/rng.mjs';
 
 const asBytes = (view) => new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
 
