@@ -5,7 +5,7 @@
 use crate::canonical;
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, Expected, Field, TensorRef};
-use crate::json::{Lexer, RawString};
+use crate::json::{Lexer, RawString, Step};
 use crate::name::Name;
 use crate::table::{link, Building, Entry, Verdict};
 
@@ -104,6 +104,12 @@ pub(crate) fn raw_string_at(json: &[u8], start: usize) -> &[u8] {
 /// caller can report how many slots are needed.
 pub(crate) fn parse(json: &[u8], table: Building<'_>) -> Result<Parsed, Error> {
     let mut lexer = Lexer::new(json);
+    let step = parse_object(&mut lexer, json, table);
+    lexer.finish(step)
+}
+
+/// The header object, from its `{` to the end of the header.
+fn parse_object(lexer: &mut Lexer<'_>, json: &[u8], table: Building<'_>) -> Step<Parsed> {
     let mut sink = Sink {
         entries: table.entries,
         links: table.links,
@@ -118,14 +124,12 @@ pub(crate) fn parse(json: &[u8], table: Building<'_>) -> Result<Parsed, Error> {
             lexer.expect(b':', Expected::Colon)?;
             if key_is(json, key, "__metadata__") {
                 if metadata != MetadataState::Absent {
-                    return Err(Error::at(
-                        ErrorKind::DuplicateMetadata,
-                        key.start.saturating_sub(1),
-                    ));
+                    let at = key.start.saturating_sub(1);
+                    return Err(lexer.fail_at(ErrorKind::DuplicateMetadata, at));
                 }
-                metadata = parse_metadata(&mut lexer, &mut sink)?;
+                metadata = parse_metadata(lexer, &mut sink)?;
             } else {
-                let entry = parse_tensor(&mut lexer, json, key)?;
+                let entry = parse_tensor(lexer, json, key)?;
                 sink.push_tensor(entry, hash);
             }
             lexer.skip_ws();
@@ -148,13 +152,13 @@ pub(crate) fn parse(json: &[u8], table: Building<'_>) -> Result<Parsed, Error> {
     })
 }
 
-fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Result<MetadataState, Error> {
+fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Step<MetadataState> {
     if lexer.eat_null()? {
         return Ok(MetadataState::Null);
     }
     if !lexer.eat(b'{') {
         return Err(match lexer.peek() {
-            Some(_) => lexer.err(ErrorKind::MetadataNotObject),
+            Some(_) => lexer.fail(ErrorKind::MetadataNotObject),
             None => lexer.unexpected(Expected::Object),
         });
     }
@@ -168,7 +172,7 @@ fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Result<Metadata
         lexer.skip_ws();
         if lexer.peek() != Some(b'"') {
             return Err(match lexer.peek() {
-                Some(_) => lexer.err(ErrorKind::MetadataValueNotString),
+                Some(_) => lexer.fail(ErrorKind::MetadataValueNotString),
                 None => lexer.unexpected(Expected::String),
             });
         }
@@ -226,7 +230,7 @@ impl ElementCount {
     }
 }
 
-fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<Entry, Error> {
+fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Step<Entry> {
     #[cfg(not(target_os = "none"))]
     {
         lexer.skip_ws();
@@ -237,13 +241,13 @@ fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<E
         }
     }
     // The name's span is only measured when an error needs it.
-    tensor_fields(lexer, json, name).map_err(|e| e.with_tensor(tensor_ref(json, name.start)))
+    tensor_fields(lexer, json, name).map_err(|_| lexer.tag_tensor(tensor_ref(json, name.start)))
 }
 
-fn tensor_fields(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<Entry, Error> {
+fn tensor_fields(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Step<Entry> {
     if !lexer.eat(b'{') {
         return Err(match lexer.peek() {
-            Some(_) => lexer.err(ErrorKind::TensorNotObject),
+            Some(_) => lexer.fail(ErrorKind::TensorNotObject),
             None => lexer.unexpected(Expected::Object),
         });
     }
@@ -260,7 +264,7 @@ fn tensor_fields(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<
                 None => false,
             };
             if let (true, Some(field)) = (seen, field) {
-                return Err(Error::at(ErrorKind::DuplicateField { field }, key_at));
+                return Err(lexer.fail_at(ErrorKind::DuplicateField { field }, key_at));
             }
             lexer.expect(b':', Expected::Colon)?;
             match field {
@@ -278,15 +282,16 @@ fn tensor_fields(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Result<
             return Err(lexer.unexpected(Expected::CommaOrObjectEnd));
         }
     }
-    let missing = |field| {
-        Error::at(
-            ErrorKind::MissingField { field },
-            lexer.pos().saturating_sub(1),
-        )
+    let (Some(dtype), Some((shape_start, elements)), Some((begin, end))) = (dtype, shape, offsets)
+    else {
+        let field = match (dtype, shape) {
+            (None, _) => Field::Dtype,
+            (_, None) => Field::Shape,
+            _ => Field::DataOffsets,
+        };
+        let at = lexer.pos().saturating_sub(1);
+        return Err(lexer.fail_at(ErrorKind::MissingField { field }, at));
     };
-    let dtype = dtype.ok_or_else(|| missing(Field::Dtype))?;
-    let (shape_start, elements) = shape.ok_or_else(|| missing(Field::Shape))?;
-    let (begin, end) = offsets.ok_or_else(|| missing(Field::DataOffsets))?;
     Ok(Entry::tensor(
         name.start,
         dtype,
@@ -313,7 +318,7 @@ pub(crate) fn verdict(dtype: Dtype, elements: Option<u64>, begin: u64, end: u64)
 /// Reads a tensor entry's key: one of the three fields, or another key.
 /// Returns the field and the offset of the key's opening quote. The plain
 /// spellings are matched without scanning; escaped ones go the long way.
-fn field_key(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<(Option<Field>, usize), Error> {
+fn field_key(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<(Option<Field>, usize)> {
     lexer.skip_ws();
     let at = lexer.pos();
     if lexer.eat_literal(b"\"dtype\"") {
@@ -332,12 +337,12 @@ fn field_key(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<(Option<Field>, usize
     Ok((field, at))
 }
 
-fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<Dtype, Error> {
+fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<Dtype> {
     lexer.skip_ws();
     let at = lexer.pos();
     if lexer.peek() != Some(b'"') {
         return Err(match lexer.peek() {
-            Some(_) => lexer.err(ErrorKind::DtypeNotString),
+            Some(_) => lexer.fail(ErrorKind::DtypeNotString),
             None => lexer.unexpected(Expected::String),
         });
     }
@@ -365,10 +370,10 @@ fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Result<Dtype, Error> {
     } else {
         Dtype::from_name(raw)
     };
-    found.ok_or(Error::at(ErrorKind::UnknownDtype, at))
+    found.ok_or_else(|| lexer.fail_at(ErrorKind::UnknownDtype, at))
 }
 
-fn parse_shape(lexer: &mut Lexer<'_>) -> Result<(usize, Option<u64>), Error> {
+fn parse_shape(lexer: &mut Lexer<'_>) -> Step<(usize, Option<u64>)> {
     lexer.skip_ws();
     let start = lexer.pos();
     lexer.expect(b'[', Expected::Array)?;
@@ -388,17 +393,19 @@ fn parse_shape(lexer: &mut Lexer<'_>) -> Result<(usize, Option<u64>), Error> {
     Ok((start, count.get()))
 }
 
-fn parse_offsets(lexer: &mut Lexer<'_>) -> Result<(u64, u64), Error> {
+fn parse_offsets(lexer: &mut Lexer<'_>) -> Step<(u64, u64)> {
     lexer.skip_ws();
     let start = lexer.pos();
     lexer.expect(b'[', Expected::Array)?;
-    let not_pair = |found| Error::at(ErrorKind::DataOffsetsNotPair { found }, start);
+    let not_pair = |lexer: &mut Lexer<'_>, found| {
+        lexer.fail_at(ErrorKind::DataOffsetsNotPair { found }, start)
+    };
     if lexer.eat(b']') {
-        return Err(not_pair(0));
+        return Err(not_pair(lexer, 0));
     }
     let begin = lexer.uint()?;
     if lexer.eat(b']') {
-        return Err(not_pair(1));
+        return Err(not_pair(lexer, 1));
     }
     lexer.expect(b',', Expected::CommaOrArrayEnd)?;
     let end = lexer.uint()?;
@@ -408,7 +415,7 @@ fn parse_offsets(lexer: &mut Lexer<'_>) -> Result<(u64, u64), Error> {
     if lexer.eat(b',') {
         // A third element: check it is at least a valid value, then report.
         lexer.skip_value(3)?;
-        return Err(not_pair(3));
+        return Err(not_pair(lexer, 3));
     }
     Err(lexer.unexpected(Expected::CommaOrArrayEnd))
 }

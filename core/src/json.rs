@@ -5,7 +5,7 @@
 //! Nothing here recurses: skipping a value of any nesting uses a 128-bit
 //! stack of container kinds, so stack use is constant for any input.
 
-use crate::error::{Error, ErrorKind, Expected};
+use crate::error::{Error, ErrorKind, Expected, TensorRef};
 use crate::index::{self, NameHasher};
 use crate::name::Name;
 
@@ -25,9 +25,22 @@ pub(crate) struct RawString {
     pub escaped: bool,
 }
 
+/// Lexing or parsing stopped at an error, which the lexer holds
+/// ([`Lexer::finish`]). Only [`Lexer::fail_at`] makes one, so a `Stopped`
+/// always means the error was recorded. Results carry this zero-sized marker
+/// instead of the 48-byte [`Error`]: no error is copied from frame to frame,
+/// which keeps code and stack small on microcontrollers.
+#[derive(Debug)]
+pub(crate) struct Stopped(());
+
+/// A lexer or grammar result; on `Err`, the lexer holds the error.
+pub(crate) type Step<T> = Result<T, Stopped>;
+
 pub(crate) struct Lexer<'h> {
     bytes: &'h [u8],
     pos: usize,
+    /// The error that stopped parsing (set by [`Lexer::fail_at`]).
+    error: Error,
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -98,7 +111,31 @@ const fn is_ws(b: u8) -> bool {
 
 impl<'h> Lexer<'h> {
     pub(crate) const fn new(bytes: &'h [u8]) -> Self {
-        Lexer { bytes, pos: 0 }
+        Lexer {
+            bytes,
+            pos: 0,
+            // Never read before `fail_at` overwrites it (see `Stopped`).
+            error: Error::new(ErrorKind::InvalidUtf8),
+        }
+    }
+
+    /// Records `kind` at header byte `offset` as the error that stops parsing.
+    #[cold]
+    pub(crate) fn fail_at(&mut self, kind: ErrorKind, offset: usize) -> Stopped {
+        self.error = Error::at(kind, offset);
+        Stopped(())
+    }
+
+    /// Tags the recorded error with the tensor it belongs to.
+    #[cold]
+    pub(crate) fn tag_tensor(&mut self, tensor: TensorRef) -> Stopped {
+        self.error = self.error.with_tensor(tensor);
+        Stopped(())
+    }
+
+    /// The result of a step with its error, if it stopped, taken out.
+    pub(crate) fn finish<T>(&self, step: Step<T>) -> Result<T, Error> {
+        step.map_err(|Stopped(())| self.error)
     }
 
     #[inline]
@@ -111,16 +148,17 @@ impl<'h> Lexer<'h> {
         self.pos >= self.bytes.len()
     }
 
+    /// Records `kind` at the cursor as the error that stops parsing.
     #[inline]
-    pub(crate) fn err(&self, kind: ErrorKind) -> Error {
-        Error::at(kind, self.pos)
+    pub(crate) fn fail(&mut self, kind: ErrorKind) -> Stopped {
+        self.fail_at(kind, self.pos)
     }
 
-    /// The error for the byte under the cursor not being what `expected` wants.
-    pub(crate) fn unexpected(&self, expected: Expected) -> Error {
+    /// Stops at the byte under the cursor not being what `expected` wants.
+    pub(crate) fn unexpected(&mut self, expected: Expected) -> Stopped {
         match self.peek() {
-            Some(found) => self.err(ErrorKind::UnexpectedByte { found, expected }),
-            None => self.err(ErrorKind::UnexpectedEnd { expected }),
+            Some(found) => self.fail(ErrorKind::UnexpectedByte { found, expected }),
+            None => self.fail(ErrorKind::UnexpectedEnd { expected }),
         }
     }
 
@@ -147,7 +185,7 @@ impl<'h> Lexer<'h> {
 
     /// Skips whitespace, then consumes `byte` or fails wanting `expected`.
     #[inline]
-    pub(crate) fn expect(&mut self, byte: u8, expected: Expected) -> Result<(), Error> {
+    pub(crate) fn expect(&mut self, byte: u8, expected: Expected) -> Step<()> {
         self.skip_ws();
         if self.peek() == Some(byte) {
             self.bump();
@@ -170,7 +208,7 @@ impl<'h> Lexer<'h> {
     }
 
     /// Skips whitespace and reads a string, validating its escapes.
-    pub(crate) fn string(&mut self) -> Result<RawString, Error> {
+    pub(crate) fn string(&mut self) -> Step<RawString> {
         self.skip_ws();
         if self.peek() != Some(b'"') {
             return Err(self.unexpected(Expected::String));
@@ -195,9 +233,9 @@ impl<'h> Lexer<'h> {
                     self.escape()?;
                 }
                 Some(0x80..=0xff) => self.non_ascii()?,
-                Some(_) => return Err(self.err(ErrorKind::ControlCharacterInString)),
+                Some(_) => return Err(self.fail(ErrorKind::ControlCharacterInString)),
                 None => {
-                    return Err(self.err(ErrorKind::UnexpectedEnd {
+                    return Err(self.fail(ErrorKind::UnexpectedEnd {
                         expected: Expected::String,
                     }))
                 }
@@ -209,7 +247,7 @@ impl<'h> Lexer<'h> {
     /// its decoded text ([`NameHasher`]). Plain keys are hashed while they
     /// are scanned; others are read by [`Lexer::string`] and hashed after.
     #[inline]
-    pub(crate) fn key(&mut self) -> Result<(RawString, u32), Error> {
+    pub(crate) fn key(&mut self) -> Step<(RawString, u32)> {
         self.skip_ws();
         let start = self.pos.saturating_add(1);
         // Bare metal takes the general way below: smaller code.
@@ -256,7 +294,7 @@ impl<'h> Lexer<'h> {
     /// At a byte above 0x7f inside a string: checks the run of non-ASCII
     /// bytes from here is valid UTF-8 and moves past it. (Nothing else in a
     /// header may be non-ASCII, so a header that parses is valid UTF-8.)
-    fn non_ascii(&mut self) -> Result<(), Error> {
+    fn non_ascii(&mut self) -> Step<()> {
         let rest = self.bytes.get(self.pos..).unwrap_or_default();
         let run = rest.iter().position(u8::is_ascii).unwrap_or(rest.len());
         match core::str::from_utf8(rest.get(..run).unwrap_or_default()) {
@@ -264,7 +302,7 @@ impl<'h> Lexer<'h> {
                 self.pos = self.pos.saturating_add(run);
                 Ok(())
             }
-            Err(e) => Err(Error::at(
+            Err(e) => Err(self.fail_at(
                 ErrorKind::InvalidUtf8,
                 self.pos.saturating_add(e.valid_up_to()),
             )),
@@ -329,11 +367,11 @@ impl<'h> Lexer<'h> {
     }
 
     /// At a backslash: validates one escape (a surrogate pair counts as one).
-    fn escape(&mut self) -> Result<(), Error> {
+    fn escape(&mut self) -> Step<()> {
         let at = self.pos;
         self.bump();
         let Some(kind) = self.peek() else {
-            return Err(self.err(ErrorKind::UnexpectedEnd {
+            return Err(self.fail(ErrorKind::UnexpectedEnd {
                 expected: Expected::String,
             }));
         };
@@ -343,37 +381,36 @@ impl<'h> Lexer<'h> {
             b'u' => {
                 let unit = self.hex4()?;
                 if (0xDC00..0xE000).contains(&unit) {
-                    return Err(Error::at(ErrorKind::LoneSurrogate, at));
+                    return Err(self.fail_at(ErrorKind::LoneSurrogate, at));
                 }
                 if (0xD800..0xDC00).contains(&unit) {
                     let rest = self.bytes.get(self.pos..).unwrap_or_default();
                     if !rest.starts_with(br"\u") {
-                        return Err(Error::at(ErrorKind::LoneSurrogate, at));
+                        return Err(self.fail_at(ErrorKind::LoneSurrogate, at));
                     }
                     self.pos = self.pos.saturating_add(2);
                     let low = self.hex4()?;
                     if !(0xDC00..0xE000).contains(&low) {
-                        return Err(Error::at(ErrorKind::LoneSurrogate, at));
+                        return Err(self.fail_at(ErrorKind::LoneSurrogate, at));
                     }
                 }
                 Ok(())
             }
-            _ => Err(Error::at(ErrorKind::InvalidEscape, at)),
+            _ => Err(self.fail_at(ErrorKind::InvalidEscape, at)),
         }
     }
 
-    fn hex4(&mut self) -> Result<u32, Error> {
+    fn hex4(&mut self) -> Step<u32> {
         let mut value = 0u32;
         for _ in 0..4 {
-            let digit = self
-                .peek()
-                .and_then(|b| char::from(b).to_digit(16))
-                .ok_or_else(|| match self.peek() {
-                    Some(_) => self.err(ErrorKind::InvalidEscape),
-                    None => self.err(ErrorKind::UnexpectedEnd {
+            let Some(digit) = self.peek().and_then(|b| char::from(b).to_digit(16)) else {
+                return Err(match self.peek() {
+                    Some(_) => self.fail(ErrorKind::InvalidEscape),
+                    None => self.fail(ErrorKind::UnexpectedEnd {
                         expected: Expected::String,
                     }),
-                })?;
+                });
+            };
             value = (value << 4) | digit;
             self.bump();
         }
@@ -383,7 +420,7 @@ impl<'h> Lexer<'h> {
     /// Skips whitespace and reads a non-negative integer written the strict
     /// way: digits only, no sign, fraction or exponent, no leading zero.
     #[inline]
-    pub(crate) fn uint(&mut self) -> Result<u64, Error> {
+    pub(crate) fn uint(&mut self) -> Step<u64> {
         self.skip_ws();
         let start = self.pos;
         let (mut value, digits) = leading_digits(self.bytes.get(start..).unwrap_or_default());
@@ -412,14 +449,14 @@ impl<'h> Lexer<'h> {
             return Err(self.unexpected(Expected::Integer));
         }
         if digits > 1 && self.bytes.get(start) == Some(&b'0') {
-            return Err(Error::at(ErrorKind::InvalidNumber, start));
+            return Err(self.fail_at(ErrorKind::InvalidNumber, start));
         }
         if let Some(found @ (b'.' | b'e' | b'E')) = self.peek() {
             // A fraction or exponent: valid JSON (when well formed), but not an integer.
             let at = self.pos;
             self.pos = start;
             self.number()?;
-            return Err(Error::at(
+            return Err(self.fail_at(
                 ErrorKind::UnexpectedByte {
                     found,
                     expected: Expected::Integer,
@@ -428,7 +465,7 @@ impl<'h> Lexer<'h> {
             ));
         }
         if overflow {
-            return Err(Error::at(ErrorKind::IntegerTooLarge, start));
+            return Err(self.fail_at(ErrorKind::IntegerTooLarge, start));
         }
         Ok(value)
     }
@@ -438,7 +475,7 @@ impl<'h> Lexer<'h> {
     /// anything else is parsed as an f64 and fails when that overflows to
     /// infinity. Decided exactly from the decimal digits (no float parsing:
     /// that would cost kilobytes of code and stack on a microcontroller).
-    fn number(&mut self) -> Result<(), Error> {
+    fn number(&mut self) -> Step<()> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.bump();
@@ -448,9 +485,8 @@ impl<'h> Lexer<'h> {
         if int_digits == 0 {
             return Err(self.unexpected(Expected::Digit));
         }
-        let invalid = Error::at(ErrorKind::InvalidNumber, start);
         if int_digits > 1 && self.bytes.get(int_start) == Some(&b'0') {
-            return Err(invalid);
+            return Err(self.fail_at(ErrorKind::InvalidNumber, start));
         }
         let mut is_float = false;
         if self.peek() == Some(b'.') {
@@ -521,7 +557,7 @@ impl<'h> Lexer<'h> {
         if finite {
             Ok(())
         } else {
-            Err(invalid)
+            Err(self.fail_at(ErrorKind::InvalidNumber, start))
         }
     }
 
@@ -533,7 +569,7 @@ impl<'h> Lexer<'h> {
         self.pos.saturating_sub(start)
     }
 
-    fn literal(&mut self, word: &'static [u8]) -> Result<(), Error> {
+    fn literal(&mut self, word: &'static [u8]) -> Step<()> {
         for &expected in word {
             if self.peek() != Some(expected) {
                 return Err(self.unexpected(Expected::Value));
@@ -544,7 +580,7 @@ impl<'h> Lexer<'h> {
     }
 
     /// Skips whitespace and `null`, returning whether it was there.
-    pub(crate) fn eat_null(&mut self) -> Result<bool, Error> {
+    pub(crate) fn eat_null(&mut self) -> Step<bool> {
         self.skip_ws();
         if self.peek() == Some(b'n') {
             self.literal(b"null")?;
@@ -557,7 +593,7 @@ impl<'h> Lexer<'h> {
     /// Skips one value of any kind. `depth` is the number of containers
     /// already open around it. Iterative: a 128-bit stack records whether each
     /// open container is an object (1) or an array (0).
-    pub(crate) fn skip_value(&mut self, depth: u32) -> Result<(), Error> {
+    pub(crate) fn skip_value(&mut self, depth: u32) -> Step<()> {
         let mut kinds: u128 = 0;
         let mut open: u32 = 0;
         // Whether an object key and its ':' come before the next value.
@@ -572,7 +608,7 @@ impl<'h> Lexer<'h> {
             match self.peek() {
                 Some(b @ (b'{' | b'[')) => {
                     if depth.saturating_add(open) >= MAX_DEPTH {
-                        return Err(self.err(ErrorKind::NestingTooDeep));
+                        return Err(self.fail(ErrorKind::NestingTooDeep));
                     }
                     self.bump();
                     key = b == b'{';
@@ -720,12 +756,25 @@ mod tests {
 
     fn skip(text: &str) -> Result<usize, Error> {
         let mut lexer = Lexer::new(text.as_bytes());
-        lexer.skip_value(0)?;
-        lexer.skip_ws();
-        if !lexer.at_end() {
-            return Err(lexer.unexpected(Expected::End));
-        }
-        Ok(lexer.pos())
+        let step = lexer.skip_value(0).and_then(|()| {
+            lexer.skip_ws();
+            if lexer.at_end() {
+                Ok(lexer.pos())
+            } else {
+                Err(lexer.unexpected(Expected::End))
+            }
+        });
+        lexer.finish(step)
+    }
+
+    /// Runs one lexer step over `text`, its error taken out.
+    fn run<'t, T>(
+        text: &'t [u8],
+        step: impl FnOnce(&mut Lexer<'t>) -> Step<T>,
+    ) -> Result<T, Error> {
+        let mut lexer = Lexer::new(text);
+        let result = step(&mut lexer);
+        lexer.finish(result)
     }
 
     #[test]
@@ -788,7 +837,7 @@ mod tests {
 
     #[test]
     fn strict_integers() {
-        let int = |s: &str| Lexer::new(s.as_bytes()).uint();
+        let int = |s: &str| run(s.as_bytes(), Lexer::uint);
         assert_eq!(int("0").unwrap(), 0);
         assert_eq!(int("18446744073709551615").unwrap(), u64::MAX);
         assert_eq!(
@@ -814,9 +863,11 @@ mod tests {
     fn float_overflow_is_decided_exactly() {
         let finite = |t: &str| {
             let mut lexer = Lexer::new(t.as_bytes());
-            match lexer.number() {
+            let step = lexer.number();
+            let at_end = lexer.at_end();
+            match lexer.finish(step) {
                 Ok(()) => {
-                    assert!(lexer.at_end(), "{t}");
+                    assert!(at_end, "{t}");
                     true
                 }
                 Err(e) => {
@@ -914,7 +965,7 @@ mod tests {
             let value = text[..digits].parse().unwrap_or(0);
             assert_eq!(leading_digits(text.as_bytes()), (value, digits), "{text:?}");
         }
-        let int = |s: &str| Lexer::new(s.as_bytes()).uint();
+        let int = |s: &str| run(s.as_bytes(), Lexer::uint);
         for n in [
             0u64,
             7,
