@@ -227,9 +227,9 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         // Like the reference, a header that is not UTF-8 fails as that,
         // whatever else is wrong with it. The lexer checks every byte it
         // passes; the whole header is checked only when something failed.
-        let utf8_first = |e: Error| match core::str::from_utf8(json) {
-            Err(bad) => Error::at(ErrorKind::InvalidUtf8, bad.valid_up_to()),
-            Ok(_) => e,
+        let utf8_first = |e: Error| match crate::utf8::invalid_at(json) {
+            Some(valid) => Error::at(ErrorKind::InvalidUtf8, valid),
+            None => e,
         };
         if json.len() > OFFSET_MASK as usize {
             // Only reachable with a limit above HEADER_LIMIT, which Parser clamps.

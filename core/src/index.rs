@@ -1,6 +1,8 @@
 //! The name index: a permutation of entries sorted by (hash of the decoded
 //! name, decoded name). Building it finds duplicate names in O(n log n);
 //! lookups binary-search it, hashing the probed names (no hash is stored).
+//! On bare metal every hash is 0 ([`HASH_NAMES`]): the same index, ordered
+//! by name alone.
 
 use core::cmp::Ordering;
 
@@ -36,7 +38,8 @@ impl NameHasher {
 
     #[inline]
     fn write(&mut self, mut bytes: &[u8]) {
-        if self.fill == 0 {
+        // Bare metal feeds bytewise: smaller code, the same hash.
+        if self.fill == 0 && !cfg!(target_os = "none") {
             while let Some((word, rest)) = bytes.split_first_chunk::<8>() {
                 self.mix(u64::from_le_bytes(*word));
                 bytes = rest;
@@ -70,7 +73,17 @@ impl NameHasher {
     }
 }
 
+/// Whether names are hashed. On bare metal they are not: every hash is 0,
+/// the index is ordered by name alone (the run of equal hashes below is the
+/// whole index), and lookups compare names from the first probe. That costs
+/// name comparisons instead of hash comparisons, which only large headers
+/// notice, and saves the hashing code (about 400 bytes of flash).
+const HASH_NAMES: bool = !cfg!(target_os = "none");
+
 pub(crate) fn hash_name(name: Name<'_>) -> u32 {
+    if !HASH_NAMES {
+        return 0;
+    }
     let mut hasher = NameHasher::new();
     if name.has_escapes() {
         for b in name.bytes() {
@@ -88,6 +101,9 @@ pub(crate) fn hash_str(s: &str) -> u32 {
 
 /// Hash of text that needs no decoding.
 pub(crate) fn hash_bytes(bytes: &[u8]) -> u32 {
+    if !HASH_NAMES {
+        return 0;
+    }
     let mut hasher = NameHasher::new();
     hasher.write(bytes);
     hasher.finish()

@@ -70,7 +70,8 @@ const fn zero_bytes(x: u64) -> u64 {
 /// quote. Eight bytes at a time, stopping only at quotes and backslashes.
 pub(crate) fn validated_string_len(content: &[u8]) -> usize {
     let mut at = 0usize;
-    loop {
+    // Bare metal reads bytewise: smaller code.
+    while !cfg!(target_os = "none") {
         let rest = content.get(at..).unwrap_or_default();
         let Some((word, _)) = rest.split_first_chunk::<8>() else {
             break;
@@ -167,10 +168,12 @@ impl<'h> Lexer<'h> {
         self.bytes.get(self.pos).copied()
     }
 
-    /// Moves past one byte; only called after `peek` returned `Some`.
+    /// Moves past one byte; only called after `peek` returned `Some`, so
+    /// `pos < len ≤ isize::MAX` and the add cannot wrap (a saturating add
+    /// costs two more instructions at each of its many inlined uses).
     #[inline]
     fn bump(&mut self) {
-        self.pos = self.pos.saturating_add(1);
+        self.pos = self.pos.wrapping_add(1);
     }
 
     #[inline]
@@ -297,15 +300,14 @@ impl<'h> Lexer<'h> {
     fn non_ascii(&mut self) -> Step<()> {
         let rest = self.bytes.get(self.pos..).unwrap_or_default();
         let run = rest.iter().position(u8::is_ascii).unwrap_or(rest.len());
-        match core::str::from_utf8(rest.get(..run).unwrap_or_default()) {
-            Ok(_) => {
+        match crate::utf8::invalid_at(rest.get(..run).unwrap_or_default()) {
+            None => {
                 self.pos = self.pos.saturating_add(run);
                 Ok(())
             }
-            Err(e) => Err(self.fail_at(
-                ErrorKind::InvalidUtf8,
-                self.pos.saturating_add(e.valid_up_to()),
-            )),
+            Some(valid) => {
+                Err(self.fail_at(ErrorKind::InvalidUtf8, self.pos.saturating_add(valid)))
+            }
         }
     }
 
@@ -423,27 +425,14 @@ impl<'h> Lexer<'h> {
     pub(crate) fn uint(&mut self) -> Step<u64> {
         self.skip_ws();
         let start = self.pos;
-        let (mut value, digits) = leading_digits(self.bytes.get(start..).unwrap_or_default());
-        // Up to 19 digits always fit; past that, redo it with checks.
-        let mut overflow = false;
-        if digits > 19 {
-            value = 0;
-            for &b in self
-                .bytes
-                .get(start..)
-                .unwrap_or_default()
-                .iter()
-                .take(digits)
-            {
-                match value
-                    .checked_mul(10)
-                    .and_then(|v| v.checked_add(u64::from(b.wrapping_sub(b'0'))))
-                {
-                    Some(v) => value = v,
-                    None => overflow = true,
-                }
-            }
-        }
+        let digits_at = self.bytes.get(start..).unwrap_or_default();
+        let (value, digits) = leading_digits(digits_at);
+        // Up to 19 digits always fit; 20 fit up to u64::MAX, which compares
+        // as text (same length), and then the wrapping value is exact.
+        let overflow = match digits_at.get(..digits) {
+            Some(text) if digits == 20 => text > b"18446744073709551615".as_slice(),
+            _ => digits > 20,
+        };
         self.pos = start.saturating_add(digits);
         if digits == 0 {
             return Err(self.unexpected(Expected::Integer));
@@ -844,6 +833,23 @@ mod tests {
             int("18446744073709551616").unwrap_err().kind(),
             ErrorKind::IntegerTooLarge
         );
+        // Twenty digits: compared as text with u64::MAX.
+        assert_eq!(
+            int("10000000000000000000").unwrap(),
+            10_000_000_000_000_000_000
+        );
+        assert_eq!(int("18446744073709551614 ").unwrap(), u64::MAX - 1);
+        for big in [
+            "18446744073709551616",
+            "99999999999999999999",
+            "100000000000000000000",
+        ] {
+            assert_eq!(
+                int(big).unwrap_err().kind(),
+                ErrorKind::IntegerTooLarge,
+                "{big}"
+            );
+        }
         assert_eq!(int("01").unwrap_err().kind(), ErrorKind::InvalidNumber);
         assert!(matches!(
             int("1.0").unwrap_err().kind(),

@@ -41,6 +41,7 @@ mod sort;
 mod std_io;
 mod table;
 mod tensor;
+mod utf8;
 mod validate;
 pub mod write;
 

