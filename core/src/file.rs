@@ -262,14 +262,17 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
             .get_mut(meta_start.saturating_sub(t)..)
             .unwrap_or_default();
         let entries = &*building.entries;
-        index::sort_links(json, entries, tensor_links, ErrorKind::DuplicateTensorName)?;
-        index::sort_links(json, entries, meta_links, ErrorKind::DuplicateMetadataKey)?;
+        let duplicate = |kind, start| validate::tensor_error(json, kind, start);
+        index::sort_links(json, entries, tensor_links)
+            .map_err(|start| duplicate(ErrorKind::DuplicateTensorName, start))?;
+        index::sort_links(json, entries, meta_links)
+            .map_err(|start| duplicate(ErrorKind::DuplicateMetadataKey, start))?;
         table::links_to_name_index(slots, 0..t, 0);
         table::links_to_name_index(slots, meta_start..capacity, meta_start);
         let regions = table::regions_mut(slots);
         let tensor_entries = regions.entries.get(..t).unwrap_or_default();
         let offsets = regions.by_offset.get_mut(..t).unwrap_or_default();
-        let data_len = validate::tile(json, tensor_entries, offsets)?;
+        let data_len = validate::tile(tensor_entries, offsets).map_err(|m| m.error(json))?;
         Ok(Header {
             json,
             storage,

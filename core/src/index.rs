@@ -6,8 +6,7 @@
 
 use core::cmp::Ordering;
 
-use crate::error::{Error, ErrorKind};
-use crate::header::{raw_string_at, tensor_ref};
+use crate::header::raw_string_at;
 use crate::name::Name;
 use crate::sort::{sort_by, sort_spread};
 use crate::table::{link_entry, link_hash, Entry};
@@ -115,52 +114,35 @@ fn name_of<'h>(json: &'h [u8], entries: &[Entry], i: u32) -> Name<'h> {
 }
 
 /// Sorts `links` (see [`crate::table::link`]; entry numbers into `entries`)
-/// by (hash, name), and fails on the first duplicate name. The duplicate
-/// reported is the one later in the header.
-pub(crate) fn sort_links(
-    json: &[u8],
-    entries: &[Entry],
-    links: &mut [u64],
-    duplicate: ErrorKind,
-) -> Result<(), Error> {
-    sort_spread(links);
-    let same_hash = |pair: &[u64]| matches!(pair, [a, b] if link_hash(*a) == link_hash(*b));
-    if !links.windows(2).any(same_hash) {
-        return Ok(());
-    }
-    // Within runs of equal hashes (rare), order by name and look for twins.
-    let mut run_start = 0usize;
-    while let Some(&first) = links.get(run_start) {
-        let hash = link_hash(first);
-        let run_len = links
-            .get(run_start..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|&&l| link_hash(l) == hash)
-            .count()
-            .max(1);
-        let run_end = run_start.saturating_add(run_len);
-        if let Some(run @ [_, _, ..]) = links.get_mut(run_start..run_end) {
-            let name = |l: u64| name_of(json, entries, link_entry(l));
-            sort_by(run, |&a, &b| {
-                name(a).cmp_name(&name(b)).then(a.cmp(&b)).is_lt()
-            });
-            for pair in run.windows(2) {
-                if let [a, b] = *pair {
-                    if name(a) == name(b) {
-                        let start_of = |l: u64| {
-                            entries
-                                .get(link_entry(l) as usize)
-                                .map_or(0, Entry::name_start)
-                        };
-                        let start = start_of(a).max(start_of(b));
-                        return Err(Error::at(duplicate, start.saturating_sub(1))
-                            .with_tensor(tensor_ref(json, start)));
-                    }
-                }
+/// by (hash, name). On a duplicate name, returns the header offset of the
+/// later one's name (the first content byte).
+pub(crate) fn sort_links(json: &[u8], entries: &[Entry], links: &mut [u64]) -> Result<(), usize> {
+    let name = |l: u64| name_of(json, entries, link_entry(l));
+    let by_name = |a: &u64, b: &u64| name(*a).cmp_name(&name(*b)).then(a.cmp(b)).is_lt();
+    if HASH_NAMES {
+        sort_spread(links);
+        // Within runs of equal hashes (rare), order by name.
+        let same_hash = |a: &u64, b: &u64| link_hash(*a) == link_hash(*b);
+        for run in links.chunk_by_mut(same_hash) {
+            if run.len() > 1 {
+                sort_by(run, by_name);
             }
         }
-        run_start = run_end;
+    } else {
+        sort_by(links, by_name);
+    }
+    // Twins are now neighbours.
+    for pair in links.windows(2) {
+        if let [a, b] = *pair {
+            if link_hash(a) == link_hash(b) && name(a) == name(b) {
+                let start_of = |l: u64| {
+                    entries
+                        .get(link_entry(l) as usize)
+                        .map_or(0, Entry::name_start)
+                };
+                return Err(start_of(a).max(start_of(b)));
+            }
+        }
     }
     Ok(())
 }

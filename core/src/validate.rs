@@ -7,9 +7,17 @@ use crate::header::{tensor_ref, Dims};
 use crate::sort::sort_by;
 use crate::table::{Entry, Verdict};
 
+/// Where the layout check failed: the tensor (its entry) and where it
+/// should have begun. [`Misfit::error`] says what is wrong with it.
+#[derive(Clone, Copy)]
+pub(crate) struct Misfit<'e> {
+    entry: &'e Entry,
+    expected_begin: u64,
+}
+
 /// Sorts `by_offset` into (begin, end, header position) order and checks
 /// the tiling. Returns the byte buffer length the header describes.
-pub(crate) fn tile(json: &[u8], entries: &[Entry], by_offset: &mut [u32]) -> Result<u64, Error> {
+pub(crate) fn tile<'e>(entries: &'e [Entry], by_offset: &mut [u32]) -> Result<u64, Misfit<'e>> {
     for (i, slot) in by_offset.iter_mut().enumerate() {
         *slot = u32::try_from(i).unwrap_or(u32::MAX);
     }
@@ -25,38 +33,53 @@ pub(crate) fn tile(json: &[u8], entries: &[Entry], by_offset: &mut [u32]) -> Res
             continue;
         };
         let (begin, end) = (entry.begin(), entry.end());
-        let fail = |kind| {
-            let start = entry.name_start();
-            Err(Error::at(kind, start.saturating_sub(1)).with_tensor(tensor_ref(json, start)))
-        };
-        if begin != expected_begin || end < begin {
-            return fail(ErrorKind::InvalidOffset {
+        if begin != expected_begin || end < begin || entry.verdict() != Verdict::Ok {
+            return Err(Misfit {
+                entry,
                 expected_begin,
-                begin,
-                end,
             });
         }
         expected_begin = end;
-        match entry.verdict() {
-            Verdict::Ok => {}
-            Verdict::Overflow => return fail(ErrorKind::ValidationOverflow),
-            Verdict::Misaligned => {
-                let elements = element_count(json, entry);
-                return fail(ErrorKind::MisalignedSlice { elements });
-            }
-            Verdict::WrongSize => {
-                let expected = entry
-                    .dtype()
-                    .byte_len(element_count(json, entry))
-                    .unwrap_or(0);
-                return fail(ErrorKind::TensorInvalidInfo {
-                    expected,
-                    found: end.wrapping_sub(begin),
-                });
-            }
-        }
     }
     Ok(expected_begin)
+}
+
+impl Misfit<'_> {
+    /// The error: the tensor's offsets first (R9–R11), then its size (R12).
+    #[cold]
+    pub(crate) fn error(self, json: &[u8]) -> Error {
+        let entry = self.entry;
+        let (begin, end) = (entry.begin(), entry.end());
+        let expected_begin = self.expected_begin;
+        let kind = if begin != expected_begin || end < begin {
+            ErrorKind::InvalidOffset {
+                expected_begin,
+                begin,
+                end,
+            }
+        } else {
+            match entry.verdict() {
+                Verdict::Overflow => ErrorKind::ValidationOverflow,
+                Verdict::Misaligned => ErrorKind::MisalignedSlice {
+                    elements: element_count(json, entry),
+                },
+                _ => ErrorKind::TensorInvalidInfo {
+                    expected: entry
+                        .dtype()
+                        .byte_len(element_count(json, entry))
+                        .unwrap_or(0),
+                    found: end.wrapping_sub(begin),
+                },
+            }
+        };
+        tensor_error(json, kind, entry.name_start())
+    }
+}
+
+/// An error about the tensor (or metadata key) whose name starts at header
+/// byte `name_start`: placed at the name's opening quote, naming it.
+pub(crate) fn tensor_error(json: &[u8], kind: ErrorKind, name_start: usize) -> Error {
+    Error::at(kind, name_start.saturating_sub(1)).with_tensor(tensor_ref(json, name_start))
 }
 
 /// The element count of a tensor whose verdict is not
