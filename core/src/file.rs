@@ -255,21 +255,33 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         }
         let t = parsed.tensors;
         let meta_start = capacity.saturating_sub(pairs);
-        // Name indexes: sort the links, then keep their entry numbers.
-        let building = table::building(slots);
-        let (tensor_links, rest) = building.links.split_at_mut(t);
-        let meta_links = rest
-            .get_mut(meta_start.saturating_sub(t)..)
-            .unwrap_or_default();
-        let entries = &*building.entries;
+        // Name indexes: sort the links, then keep their entry numbers (on
+        // bare metal, keep them, then sort by name: no hashes there).
         let duplicate = |kind, start| validate::tensor_error(json, kind, start);
-        index::sort_links(json, entries, tensor_links)
-            .map_err(|start| duplicate(ErrorKind::DuplicateTensorName, start))?;
-        index::sort_links(json, entries, meta_links)
-            .map_err(|start| duplicate(ErrorKind::DuplicateMetadataKey, start))?;
+        let tensor_twin = |start| duplicate(ErrorKind::DuplicateTensorName, start);
+        let meta_twin = |start| duplicate(ErrorKind::DuplicateMetadataKey, start);
+        if index::HASH_NAMES {
+            let building = table::building(slots);
+            let (tensor_links, rest) = building.links.split_at_mut(t);
+            let meta_links = rest
+                .get_mut(meta_start.saturating_sub(t)..)
+                .unwrap_or_default();
+            let entries = &*building.entries;
+            index::sort_links(json, entries, tensor_links).map_err(tensor_twin)?;
+            index::sort_links(json, entries, meta_links).map_err(meta_twin)?;
+        }
         table::links_to_name_index(slots, 0..t, 0);
         table::links_to_name_index(slots, meta_start..capacity, meta_start);
         let regions = table::regions_mut(slots);
+        if !index::HASH_NAMES {
+            let (tensors, rest) = regions.by_name.split_at_mut(t.min(regions.by_name.len()));
+            let metas = rest
+                .get_mut(meta_start.saturating_sub(t)..)
+                .unwrap_or_default();
+            let entries = &*regions.entries;
+            index::sort_by_name(json, entries, tensors, 0).map_err(tensor_twin)?;
+            index::sort_by_name(json, entries, metas, meta_start).map_err(meta_twin)?;
+        }
         let tensor_entries = regions.entries.get(..t).unwrap_or_default();
         let offsets = regions.by_offset.get_mut(..t).unwrap_or_default();
         let data_len = validate::tile(tensor_entries, offsets).map_err(|m| m.error(json))?;

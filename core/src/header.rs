@@ -73,8 +73,9 @@ impl Sink<'_> {
 
 fn key_is(json: &[u8], key: RawString, expected: &str) -> bool {
     let raw = json.get(key.start..key.end).unwrap_or_default();
-    if key.escaped {
-        Name::from_raw(raw) == expected
+    // Bare metal compares every key decoded: one comparison in flash.
+    if key.escaped || cfg!(target_os = "none") {
+        Name::from_raw(raw).cmp_str(expected).is_eq()
     } else {
         raw == expected.as_bytes()
     }
@@ -321,14 +322,17 @@ pub(crate) fn verdict(dtype: Dtype, elements: Option<u64>, begin: u64, end: u64)
 fn field_key(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<(Option<Field>, usize)> {
     lexer.skip_ws();
     let at = lexer.pos();
-    if lexer.eat_literal(b"\"dtype\"") {
-        return Ok((Some(Field::Dtype), at));
-    }
-    if lexer.eat_literal(b"\"shape\"") {
-        return Ok((Some(Field::Shape), at));
-    }
-    if lexer.eat_literal(b"\"data_offsets\"") {
-        return Ok((Some(Field::DataOffsets), at));
+    // (Bare metal takes the long way for all: less code.)
+    if !cfg!(target_os = "none") {
+        if lexer.eat_literal(b"\"dtype\"") {
+            return Ok((Some(Field::Dtype), at));
+        }
+        if lexer.eat_literal(b"\"shape\"") {
+            return Ok((Some(Field::Shape), at));
+        }
+        if lexer.eat_literal(b"\"data_offsets\"") {
+            return Ok((Some(Field::DataOffsets), at));
+        }
     }
     let key = lexer.string()?;
     let field = [Field::Dtype, Field::Shape, Field::DataOffsets]
@@ -347,12 +351,15 @@ fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<Dtype> {
         });
     }
     // Fast path: a plain dtype name and its closing quote within 13 bytes.
-    let rest = json.get(at.saturating_add(1)..).unwrap_or_default();
-    let short = rest.get(..rest.len().min(13)).unwrap_or_default();
-    if let Some(end) = short.iter().position(|&b| b == b'"') {
-        if let Some(dtype) = short.get(..end).and_then(Dtype::from_name) {
-            lexer.advance(end.saturating_add(2));
-            return Ok(dtype);
+    // (Bare metal takes the long way: less code.)
+    if !cfg!(target_os = "none") {
+        let rest = json.get(at.saturating_add(1)..).unwrap_or_default();
+        let short = rest.get(..rest.len().min(13)).unwrap_or_default();
+        if let Some(end) = short.iter().position(|&b| b == b'"') {
+            if let Some(dtype) = short.get(..end).and_then(Dtype::from_name) {
+                lexer.advance(end.saturating_add(2));
+                return Ok(dtype);
+            }
         }
     }
     let value = lexer.string()?;

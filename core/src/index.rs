@@ -77,7 +77,7 @@ impl NameHasher {
 /// whole index), and lookups compare names from the first probe. That costs
 /// name comparisons instead of hash comparisons, which only large headers
 /// notice, and saves the hashing code (about 400 bytes of flash).
-const HASH_NAMES: bool = !cfg!(target_os = "none");
+pub(crate) const HASH_NAMES: bool = !cfg!(target_os = "none");
 
 pub(crate) fn hash_name(name: Name<'_>) -> u32 {
     if !HASH_NAMES {
@@ -114,37 +114,64 @@ fn name_of<'h>(json: &'h [u8], entries: &[Entry], i: u32) -> Name<'h> {
 }
 
 /// Sorts `links` (see [`crate::table::link`]; entry numbers into `entries`)
-/// by (hash, name). On a duplicate name, returns the header offset of the
-/// later one's name (the first content byte).
+/// by (hash, name). On duplicate names, returns where the first repeat is
+/// (see [`first_twin`]). With hashing only: see
+/// [`sort_by_name`] for bare metal.
 pub(crate) fn sort_links(json: &[u8], entries: &[Entry], links: &mut [u64]) -> Result<(), usize> {
     let name = |l: u64| name_of(json, entries, link_entry(l));
-    let by_name = |a: &u64, b: &u64| name(*a).cmp_name(&name(*b)).then(a.cmp(b)).is_lt();
-    if HASH_NAMES {
-        sort_spread(links);
-        // Within runs of equal hashes (rare), order by name.
-        let same_hash = |a: &u64, b: &u64| link_hash(*a) == link_hash(*b);
-        for run in links.chunk_by_mut(same_hash) {
-            if run.len() > 1 {
-                sort_by(run, by_name);
-            }
+    sort_spread(links);
+    // Within runs of equal hashes (rare), order by name.
+    let same_hash = |a: &u64, b: &u64| link_hash(*a) == link_hash(*b);
+    for run in links.chunk_by_mut(same_hash) {
+        if run.len() > 1 {
+            sort_by(run, |a, b| {
+                name(*a).cmp_name(&name(*b)).then(a.cmp(b)).is_lt()
+            });
         }
-    } else {
-        sort_by(links, by_name);
     }
-    // Twins are now neighbours.
-    for pair in links.windows(2) {
+    first_twin(json, entries, links, |l| (link_hash(l), link_entry(l)))
+}
+
+/// Without hashing (bare metal): sorts a name-index column, whose items are
+/// entry numbers less `base`, by name alone. Duplicates as [`sort_links`].
+/// (The column's `u32` sort is the one the layout check also uses: one
+/// sorting routine in flash instead of two.)
+pub(crate) fn sort_by_name(
+    json: &[u8],
+    entries: &[Entry],
+    column: &mut [u32],
+    base: usize,
+) -> Result<(), usize> {
+    let base = u32::try_from(base).unwrap_or(0);
+    let name = |i: u32| name_of(json, entries, i.wrapping_add(base));
+    sort_by(column, |a, b| {
+        name(*a).cmp_name(&name(*b)).then(a.cmp(b)).is_lt()
+    });
+    first_twin(json, entries, column, |i| (0, i.wrapping_add(base)))
+}
+
+/// In an index sorted by (hash, name), ties by entry number: the first name
+/// in header order that repeats an earlier one, as the header offset of its
+/// first content byte. (Whatever the index order, so every target reports
+/// the same tensor.) `parts` gives an item's hash and entry number.
+fn first_twin<L: Copy>(
+    json: &[u8],
+    entries: &[Entry],
+    sorted: &[L],
+    parts: impl Fn(L) -> (u32, u32),
+) -> Result<(), usize> {
+    let mut first: Option<usize> = None;
+    for pair in sorted.windows(2) {
         if let [a, b] = *pair {
-            if link_hash(a) == link_hash(b) && name(a) == name(b) {
-                let start_of = |l: u64| {
-                    entries
-                        .get(link_entry(l) as usize)
-                        .map_or(0, Entry::name_start)
-                };
-                return Err(start_of(a).max(start_of(b)));
+            let ((hash_a, a), (hash_b, b)) = (parts(a), parts(b));
+            if hash_a == hash_b && name_of(json, entries, a) == name_of(json, entries, b) {
+                let start_of = |i: u32| entries.get(i as usize).map_or(0, Entry::name_start);
+                let repeat = start_of(a).max(start_of(b));
+                first = Some(first.map_or(repeat, |f| f.min(repeat)));
             }
         }
     }
-    Ok(())
+    first.map_or(Ok(()), Err)
 }
 
 /// Finds `name` in an index built by [`build`]; returns the entry number.
@@ -165,6 +192,66 @@ pub(crate) fn find(json: &[u8], entries: &[Entry], index: &[u32], name: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::Dtype;
+    use crate::table::{link, Verdict};
+    use proptest::prelude::*;
+    use std::string::String;
+    use std::vec::Vec;
+
+    /// `names` as the raw keys of a header, and one entry per name.
+    fn entries_of(names: &[String]) -> (String, Vec<Entry>) {
+        let mut json = String::from("{");
+        let mut entries = Vec::new();
+        for name in names {
+            json.push('"');
+            let start = json.len();
+            json.push_str(name);
+            json.push_str("\":0,");
+            entries.push(Entry::tensor(start, Dtype::U8, 0, (0, 0), Verdict::Ok));
+        }
+        (json, entries)
+    }
+
+    /// A name from a few letters, some written as `\u` escapes, so that
+    /// twins can differ in their raw text.
+    fn raw_name() -> impl Strategy<Value = String> {
+        proptest::collection::vec((0u8..3, any::<bool>()), 0..3).prop_map(|parts| {
+            parts
+                .into_iter()
+                .map(|(c, escaped)| {
+                    let c = char::from(b'a' + c);
+                    if escaped {
+                        std::format!("\\u{:04x}", u32::from(c))
+                    } else {
+                        String::from(c)
+                    }
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        /// The bare-metal index (by name alone) orders by decoded name and
+        /// finds the same duplicate as the hashed one.
+        #[test]
+        fn both_indexes_find_the_same_twin(names in proptest::collection::vec(raw_name(), 0..12)) {
+            let (json, entries) = entries_of(&names);
+            let json = json.as_bytes();
+            let n = entries.len();
+            let mut links: Vec<u64> = (0..n).map(|i| link(hash_name(name_of(json, &entries, i as u32)), i)).collect();
+            let hashed = sort_links(json, &entries, &mut links);
+            let base = 2;
+            let mut padded = std::vec![Entry::tensor(0, Dtype::U8, 0, (0, 0), Verdict::Ok); base];
+            padded.extend_from_slice(&entries);
+            let mut column: Vec<u32> = (0..n as u32).collect();
+            let by_name = sort_by_name(json, &padded, &mut column, base);
+            prop_assert_eq!(hashed, by_name);
+            if by_name.is_ok() {
+                let decoded = |i: &u32| -> String { name_of(json, &entries, *i).chars().collect() };
+                prop_assert!(column.windows(2).all(|w| decoded(&w[0]) < decoded(&w[1])));
+            }
+        }
+    }
 
     #[test]
     fn hash_is_split_invariant_and_decodes() {

@@ -215,6 +215,7 @@ pub(crate) struct Regions<'t> {
 /// The three regions of a table, writable.
 pub(crate) struct RegionsMut<'t> {
     pub entries: &'t mut [Entry],
+    pub by_name: &'t mut [u32],
     pub by_offset: &'t mut [u32],
 }
 
@@ -241,9 +242,10 @@ pub(crate) fn regions_mut(slots: &mut [Slot]) -> RegionsMut<'_> {
     let slots = slots.get_mut(..n).unwrap_or_default();
     let words: &mut [u32] = bytemuck::cast_slice_mut(slots);
     let (entry_words, index) = words.split_at_mut(n.saturating_mul(6));
-    let by_offset = index.get_mut(n..).unwrap_or_default();
+    let (by_name, by_offset) = index.split_at_mut(n.min(index.len()));
     RegionsMut {
         entries: bytemuck::cast_slice_mut(entry_words),
+        by_name,
         by_offset,
     }
 }
