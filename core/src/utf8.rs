@@ -1,14 +1,25 @@
-//! UTF-8 validation for the header, in a few instructions per byte.
+//! UTF-8 validation for the header.
 //!
 //! `core::str::from_utf8` is fast on long text but links about 370 bytes
-//! of code on a Cortex-M; the header checks UTF-8 only inside strings, on
-//! the runs of non-ASCII bytes, and over the whole header only after
-//! parsing failed, so a small bytewise check costs no measurable time.
+//! of code on a Cortex-M, where nothing else needs it; the header checks
+//! UTF-8 only inside strings, on the runs of non-ASCII bytes, and over the
+//! whole header only after parsing failed, so bare metal uses a small
+//! bytewise check instead (pinned to `core`'s by the tests below).
 
 /// The first byte where `bytes` stops being UTF-8 (the start of the first
 /// invalid or incomplete sequence), or `None` if all of it is: the same
 /// position as `core::str::from_utf8`'s `Utf8Error::valid_up_to`.
 pub(crate) fn invalid_at(bytes: &[u8]) -> Option<usize> {
+    if cfg!(target_os = "none") {
+        bytewise_invalid_at(bytes)
+    } else {
+        // Elsewhere `core`'s check is linked anyway (and faster on long text).
+        core::str::from_utf8(bytes).err().map(|e| e.valid_up_to())
+    }
+}
+
+/// [`invalid_at`], a byte at a time.
+fn bytewise_invalid_at(bytes: &[u8]) -> Option<usize> {
     let mut at = 0usize;
     while let Some(&lead) = bytes.get(at) {
         // Sequence width, and the range of its second byte (RFC 3629:
@@ -59,7 +70,7 @@ mod tests {
         for a in 0..=255u8 {
             for b in 0..=255u8 {
                 assert_eq!(
-                    invalid_at(&[a, b]),
+                    bytewise_invalid_at(&[a, b]),
                     std_invalid_at(&[a, b]),
                     "{a:#x} {b:#x}"
                 );
@@ -67,9 +78,9 @@ mod tests {
                     0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xF5, 0xFF,
                 ] {
                     let s = [a, b, c];
-                    assert_eq!(invalid_at(&s), std_invalid_at(&s), "{s:x?}");
+                    assert_eq!(bytewise_invalid_at(&s), std_invalid_at(&s), "{s:x?}");
                     let s = [a, b, c, 0x80, b'x'];
-                    assert_eq!(invalid_at(&s), std_invalid_at(&s), "{s:x?}");
+                    assert_eq!(bytewise_invalid_at(&s), std_invalid_at(&s), "{s:x?}");
                 }
             }
         }
@@ -91,7 +102,7 @@ mod tests {
             }
             let end = cut.index(bytes.len() + 1);
             let bytes = &bytes[..end];
-            prop_assert_eq!(invalid_at(bytes), std_invalid_at(bytes));
+            prop_assert_eq!(bytewise_invalid_at(bytes), std_invalid_at(bytes));
         }
     }
 }
