@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 
 use safetensors_nano::{Error, ErrorKind, Header, Name, Parser, Slot, Status};
 
-use crate::error::{Failure, Span};
+use crate::error::{Failure, Kind, Span};
 
 /// 2^53: JS numbers are exact integers up to here.
 pub const MAX_SAFE: u64 = 1 << 53;
@@ -117,7 +117,7 @@ fn describe(header: &Header<'_, &mut [Slot]>) -> Result<Vec<f64>, Failure> {
         let (begin, end) = t.data_offsets();
         let abs_end = data_start.saturating_add(end);
         if abs_end > MAX_SAFE {
-            let f = Failure::new("OffsetTooLarge", [abs_end, 0, 0]);
+            let f = Failure::new(Kind::OffsetTooLarge, [abs_end, 0, 0]);
             return Err(f.with_tensor(span(json, t.name())));
         }
         out.push(f64::from(t.dtype() as u8));
@@ -127,7 +127,7 @@ fn describe(header: &Header<'_, &mut [Slot]>) -> Result<Vec<f64>, Failure> {
         let mut rank = 0u32;
         for d in t.shape().iter() {
             if d > MAX_SAFE {
-                let f = Failure::new("DimensionTooLarge", [d, 0, 0]);
+                let f = Failure::new(Kind::DimensionTooLarge, [d, 0, 0]);
                 return Err(f.with_tensor(span(json, t.name())));
             }
             out.push(d as f64);
@@ -161,11 +161,7 @@ mod tests {
         open_prefix(prefix, len, &mut Vec::new())
     }
 
-    /// The kind name at the end of an error's numbers.
-    fn kind(n: &[f64]) -> String {
-        assert_eq!(n[0], -1.0);
-        n[11..].iter().map(|&c| char::from(c as u8)).collect()
-    }
+    use crate::error::tests::kind_name as kind;
 
     #[test]
     fn describes_tensors_in_offset_order_with_name_spans() {

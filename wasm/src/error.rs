@@ -3,7 +3,7 @@
 //! would link `core::fmt` and every message into the `.wasm`.
 //!
 //! Numbers: `[-1, offset, tensor_start, tensor_len, tensor_index, (hi, lo)
-//! × 3, kind…]`:
+//! × 3, kind]`:
 //! - `offset`: header byte where it was found, `-1` for none;
 //! - `tensor_start`, `tensor_len`: the tensor's raw (still escaped) name as
 //!   a span of the header bytes, `-1, 0` for none;
@@ -11,8 +11,9 @@
 //!   errors), `-1` for none;
 //! - three `u64` fields of the kind (see [`fields`]), each as its high and
 //!   low 32 bits so that JS can print values above 2^53 exactly;
-//! - the kind's name (`ErrorKind::name`, or one of this layer's kinds), one
-//!   number per ASCII byte.
+//! - the kind, as its [`Kind`] number: the kind names stay out of the
+//!   `.wasm` (1.3 KB of them); `api.js` has them in the same order
+//!   (`KINDS`, which a test here reads).
 
 use alloc::vec::Vec;
 
@@ -21,11 +22,71 @@ use safetensors_nano::{Error, ErrorKind, TensorRef};
 /// A raw name's span in the header: start and length in bytes.
 pub type Span = (u64, u64);
 
-/// An error to describe: a kind name, up to three numbers, and where.
+/// Declares [`Kind`] and, for the tests, `KIND_NAMES`: the core's kinds
+/// (each named as its `ErrorKind` variant, which is what `ErrorKind::name`
+/// returns), then this layer's. The one list on the Rust side.
+macro_rules! kinds {
+    (core: $($core:ident)* ; layer: $($layer:ident)*) => {
+        /// Every kind of error that crosses to JS; its number is its place
+        /// in `KINDS` in `wasm/js/api.js`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum Kind {
+            $(
+                #[allow(missing_docs)]
+                $core,
+            )*
+            $(
+                #[allow(missing_docs)]
+                $layer,
+            )*
+            /// A kind of the core's that this list does not name yet (a
+            /// test fails before that can ship).
+            Unlisted,
+        }
+
+        impl From<ErrorKind> for Kind {
+            fn from(kind: ErrorKind) -> Kind {
+                match kind {
+                    $(ErrorKind::$core { .. } => Kind::$core,)*
+                    _ => Kind::Unlisted,
+                }
+            }
+        }
+
+        /// The names of the kinds, by number (what `KINDS` in `api.js` holds).
+        #[cfg(test)]
+        pub const KIND_NAMES: &[&str] = &[
+            $(stringify!($core),)* $(stringify!($layer),)* "Unlisted",
+        ];
+    };
+}
+
+kinds! {
+    core:
+        HeaderTooSmall HeaderTooLarge InvalidHeaderLength InvalidUtf8
+        UnexpectedEnd UnexpectedByte InvalidEscape LoneSurrogate
+        ControlCharacterInString InvalidNumber NestingTooDeep
+        MetadataNotObject MetadataValueNotString DuplicateMetadata
+        DuplicateMetadataKey TensorNotObject DtypeNotString UnknownDtype
+        MissingField DuplicateField DataOffsetsNotPair IntegerTooLarge
+        DuplicateTensorName CapacityExceeded
+        InvalidOffset ValidationOverflow MisalignedSlice TensorInvalidInfo
+        MetadataIncompleteBuffer
+        DtypeMismatch Misaligned LengthMismatch TooLargeForTarget ReadOutOfRange
+        Storage
+        SliceTooManyIndices SliceOutOfRange SliceInvalidRange SliceSubByte
+        BufferTooSmall ReservedName DataLengthMismatch DataOutOfOrder Sink
+    ;
+    layer:
+        OffsetTooLarge DimensionTooLarge InvalidArgument
+}
+
+/// An error to describe: a kind, up to three numbers, and where.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Failure {
-    /// The kind's name.
-    pub kind: &'static str,
+    /// The kind.
+    pub kind: Kind,
     /// The kind's numbers, in the order `api.js` formats them.
     pub fields: [u64; 3],
     /// Header byte offset.
@@ -38,7 +99,7 @@ pub struct Failure {
 
 impl Failure {
     /// An error of this layer, about no place in particular.
-    pub const fn new(kind: &'static str, fields: [u64; 3]) -> Failure {
+    pub const fn new(kind: Kind, fields: [u64; 3]) -> Failure {
         Failure {
             kind,
             fields,
@@ -56,7 +117,7 @@ impl Failure {
 
     /// The numbers that cross to JS.
     pub fn encode(&self) -> Vec<f64> {
-        let mut out = Vec::with_capacity(11usize.saturating_add(self.kind.len()));
+        let mut out = Vec::with_capacity(12);
         let (start, len) = self
             .tensor
             .map_or((-1.0, 0.0), |(s, l)| (s as f64, l as f64));
@@ -71,7 +132,7 @@ impl Failure {
             out.push((v >> 32) as f64);
             out.push((v & 0xFFFF_FFFF) as f64);
         }
-        out.extend(self.kind.bytes().map(f64::from));
+        out.push(f64::from(self.kind as u8));
         out
     }
 }
@@ -87,7 +148,7 @@ impl From<Error> for Failure {
             None => (None, None),
         };
         Failure {
-            kind: kind.name(),
+            kind: kind.into(),
             fields: fields(kind),
             offset: e.offset(),
             tensor,
@@ -136,7 +197,7 @@ pub fn fields(kind: ErrorKind) -> [u64; 3] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use safetensors_nano::Expected;
 
@@ -149,18 +210,94 @@ mod tests {
         let n = f.encode();
         assert_eq!(&n[..5], [-1.0, -1.0, -1.0, 0.0, -1.0]);
         assert_eq!(&n[5..11], [0.0, 120.0, 0.0, 4.0, 0.0, 0.0]);
-        let name: String = n[11..].iter().map(|&c| char::from(c as u8)).collect();
-        assert_eq!(name, "UnexpectedByte");
+        assert_eq!(kind_name(&n), "UnexpectedByte");
+        assert_eq!(n.len(), 12);
     }
 
     #[test]
     fn large_fields_are_split_exactly() {
-        let f = Failure::new("X", [u64::MAX, 1 << 53, 3]).with_tensor((7, 2));
+        let f = Failure::new(Kind::InvalidArgument, [u64::MAX, 1 << 53, 3]).with_tensor((7, 2));
         let n = f.encode();
         assert_eq!(&n[2..4], [7.0, 2.0]);
         assert_eq!(
             &n[5..11],
             [4294967295.0, 4294967295.0, 2097152.0, 0.0, 0.0, 3.0]
         );
+    }
+
+    /// The kind name an error's numbers carry, as `api.js` reads it.
+    pub fn kind_name(n: &[f64]) -> &'static str {
+        assert_eq!(n[0], -1.0, "not an error: {n:?}");
+        assert_eq!(n.len(), 12, "{n:?}");
+        KIND_NAMES[n[11] as usize]
+    }
+
+    /// The statements of `src` between `start` and the next line `end`.
+    fn block<'s>(src: &'s str, start: &str, end: &str) -> &'s str {
+        let from = src.find(start).unwrap_or_else(|| panic!("no `{start}`"));
+        let rest = &src[from..];
+        &rest[..rest
+            .find(end)
+            .unwrap_or_else(|| panic!("no end of `{start}`"))]
+    }
+
+    /// The strings in single or double quotes of a piece of JS or Rust.
+    fn quoted(text: &str, quote: char) -> Vec<&str> {
+        text.split(quote).skip(1).step_by(2).collect()
+    }
+
+    /// `KINDS` in `api.js` is this crate's list, in the same order: the
+    /// numbers mean the same kinds on both sides.
+    #[test]
+    fn api_js_names_the_kinds_in_the_same_order() {
+        let js = include_str!("../js/api.js");
+        let list = block(js, "const KINDS = ", "]);");
+        let list = list.split_once('[').map_or("", |(_, l)| l);
+        // Strip `//` comments before collecting the quoted names.
+        let code: String = list
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(quoted(&code, '\''), KIND_NAMES);
+    }
+
+    /// Every kind the core names (`ErrorKind::name`, read from its source)
+    /// is listed, so `Kind::Unlisted` never reaches JS; and a kind's number
+    /// names it: for a sample of each shape of variant, through the core.
+    #[test]
+    fn every_core_kind_is_listed_under_its_name() {
+        let core = include_str!("../../core/src/error.rs");
+        let names = block(core, "pub const fn name(&self)", "\n    }\n");
+        let names = quoted(names, '"');
+        assert!(
+            names.len() >= 40,
+            "could not read ErrorKind::name: {names:?}"
+        );
+        let listed = &KIND_NAMES[..names.len()];
+        assert_eq!(names, listed, "the core's kinds, in its order");
+        for kind in [
+            ErrorKind::InvalidUtf8,
+            ErrorKind::Sink,
+            ErrorKind::UnknownDtype,
+            ErrorKind::HeaderTooSmall { len: 3 },
+            ErrorKind::InvalidOffset {
+                expected_begin: 1,
+                begin: 2,
+                end: 3,
+            },
+            ErrorKind::DataLengthMismatch {
+                expected: 1,
+                found: 2,
+            },
+            ErrorKind::MissingField {
+                field: safetensors_nano::Field::Shape,
+            },
+        ] {
+            let n = Failure::from(Error::new(kind)).encode();
+            assert_eq!(kind_name(&n), kind.name());
+        }
+        assert_eq!(KIND_NAMES[Kind::Unlisted as usize], "Unlisted");
+        assert_eq!(KIND_NAMES[Kind::OffsetTooLarge as usize], "OffsetTooLarge");
     }
 }

@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 use safetensors_nano::write::{AsSpec, Plan, SliceSink, TensorSpec};
 use safetensors_nano::{Dtype, Error, TensorRef};
 
-use crate::error::Failure;
+use crate::error::{Failure, Kind};
 
 /// A spec that remembers its place in the caller's list (the plan sorts).
 struct Indexed<'a> {
@@ -63,7 +63,7 @@ fn piece<'t>(text: &mut &'t [u8], len: usize) -> Option<&'t str> {
 pub fn plan(numbers: &[f64], text: &[u8], header: &mut Vec<u8>) -> Vec<f64> {
     match try_plan(numbers, text, header) {
         Ok(out) => out,
-        Err(None) => Failure::new("InvalidArgument", [0; 3]).encode(),
+        Err(None) => Failure::new(Kind::InvalidArgument, [0; 3]).encode(),
         Err(Some((e, index))) => {
             let mut f = Failure::from(e);
             f.index = index;
@@ -194,7 +194,7 @@ mod tests {
             (&[1e300, 0.0, 0.0], b""),                         // count beyond 2^53
         ] {
             let out = plan(numbers, text, &mut header);
-            let kind: String = out[11..].iter().map(|&c| char::from(c as u8)).collect();
+            let kind = crate::error::tests::kind_name(&out);
             assert_eq!(kind, "InvalidArgument", "{numbers:?}");
         }
     }

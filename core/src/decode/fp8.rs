@@ -1,7 +1,7 @@
 //! The five 8-bit float formats: one 256-entry table each, built at compile
-//! time from the bit layout.
+//! time from the bit layout (on wasm32, at run time: see [`Codes`]).
 
-use super::layout::{lookup, table, Layout, Special};
+use super::layout::{lookup, Codes, Layout, Special};
 
 const E5M2: Layout = Layout {
     signed: true,
@@ -44,18 +44,20 @@ const E5M2FNUZ: Layout = Layout {
     special: Special::NegativeZeroNan,
 };
 
-pub(super) static F8_E5M2: [f32; 256] = table(E5M2);
-pub(super) static F8_E4M3: [f32; 256] = table(E4M3FN);
-pub(super) static F8_E8M0: [f32; 256] = table(E8M0);
-pub(super) static F8_E4M3FNUZ: [f32; 256] = table(E4M3FNUZ);
-pub(super) static F8_E5M2FNUZ: [f32; 256] = table(E5M2FNUZ);
+pub(super) static F8_E5M2: Codes<256> = Codes::new(E5M2);
+pub(super) static F8_E4M3: Codes<256> = Codes::new(E4M3FN);
+pub(super) static F8_E8M0: Codes<256> = Codes::new(E8M0);
+pub(super) static F8_E4M3FNUZ: Codes<256> = Codes::new(E4M3FNUZ);
+pub(super) static F8_E5M2FNUZ: Codes<256> = Codes::new(E5M2FNUZ);
 
-/// Decodes one byte per element through `table`.
+/// Decodes one byte per element through the table of `codes`.
 #[inline]
-pub(super) fn decode(table: &[f32; 256], bytes: &[u8], out: &mut [f32]) {
-    for (o, &b) in out.iter_mut().zip(bytes) {
-        *o = lookup(table, usize::from(b));
-    }
+pub(super) fn decode(codes: &Codes<256>, bytes: &[u8], out: &mut [f32]) {
+    codes.with(|table| {
+        for (o, &b) in out.iter_mut().zip(bytes) {
+            *o = lookup(table, usize::from(b));
+        }
+    });
 }
 
 /// Decodes one `F8_E5M2` value: sign, 5 exponent bits (bias 15), 2 mantissa
@@ -70,7 +72,7 @@ pub(super) fn decode(table: &[f32; 256], bytes: &[u8], out: &mut [f32]) {
 /// ```
 #[inline]
 pub fn f8_e5m2_to_f32(code: u8) -> f32 {
-    lookup(&F8_E5M2, usize::from(code))
+    F8_E5M2.get(code)
 }
 
 /// Decodes one `F8_E4M3` (E4M3FN) value: sign, 4 exponent bits (bias 7),
@@ -85,7 +87,7 @@ pub fn f8_e5m2_to_f32(code: u8) -> f32 {
 /// ```
 #[inline]
 pub fn f8_e4m3_to_f32(code: u8) -> f32 {
-    lookup(&F8_E4M3, usize::from(code))
+    F8_E4M3.get(code)
 }
 
 /// Decodes one `F8_E8M0` value: an unsigned power-of-two scale
@@ -100,7 +102,7 @@ pub fn f8_e4m3_to_f32(code: u8) -> f32 {
 /// ```
 #[inline]
 pub fn f8_e8m0_to_f32(code: u8) -> f32 {
-    lookup(&F8_E8M0, usize::from(code))
+    F8_E8M0.get(code)
 }
 
 /// Decodes one `F8_E4M3FNUZ` value: sign, 4 exponent bits (bias 8),
@@ -114,7 +116,7 @@ pub fn f8_e8m0_to_f32(code: u8) -> f32 {
 /// ```
 #[inline]
 pub fn f8_e4m3fnuz_to_f32(code: u8) -> f32 {
-    lookup(&F8_E4M3FNUZ, usize::from(code))
+    F8_E4M3FNUZ.get(code)
 }
 
 /// Decodes one `F8_E5M2FNUZ` value: sign, 5 exponent bits (bias 16),
@@ -128,5 +130,5 @@ pub fn f8_e4m3fnuz_to_f32(code: u8) -> f32 {
 /// ```
 #[inline]
 pub fn f8_e5m2fnuz_to_f32(code: u8) -> f32 {
-    lookup(&F8_E5M2FNUZ, usize::from(code))
+    F8_E5M2FNUZ.get(code)
 }

@@ -1,9 +1,10 @@
-//! Compile-time construction of lookup tables from a small float's bit layout.
+//! Lookup tables of a small float's codes, derived from its bit layout.
 //!
 //! Every sub-16-bit format here is described by a [`Layout`]: sign bit or not,
 //! exponent and mantissa widths, bias, whether exponent 0 encodes subnormals,
 //! and which codes are special. [`table`] evaluates [`f32_bits`] for every code
-//! at compile time, so the tables are derived from the layout, never typed in.
+//! at compile time, so the tables are derived from the layout, never typed in
+//! ([`Codes`]; on wasm32 the same function builds them at run time instead).
 //! Every value of every format here is exactly representable as an `f32`, so
 //! the construction is exact (no rounding happens anywhere).
 
@@ -47,17 +48,18 @@ const QUIET_NAN: u32 = 0x7FC0_0000;
 const INFINITY: u32 = 0x7F80_0000;
 const F32_MANTISSA: u32 = 0x007F_FFFF;
 
-// This function runs only inside `static` initialisers (compile time): an
-// overflow or a failed assertion there is a compile error, never a runtime
-// panic. The asserts reject a layout whose values would not fit an f32.
+// The asserts of `Codes::new` (run at compile time, in the `static`
+// initialisers) guarantee that every code of the formats here decodes
+// without overflow, so that at run time (wasm32) nothing here can fail.
 #[allow(
     clippy::arithmetic_side_effects,
     clippy::cast_possible_truncation,
     clippy::cast_possible_wrap,
     clippy::cast_sign_loss
 )]
-/// The `f32` bit pattern of `code` in `layout`.
-pub(super) const fn f32_bits(layout: Layout, code: u32) -> u32 {
+/// The `f32` bit pattern of `code` in `layout`, or `None` when the value
+/// would not be an `f32` (a layout too wide for one).
+pub(super) const fn f32_bits(layout: Layout, code: u32) -> Option<u32> {
     let width = layout.exp_bits + layout.man_bits;
     let man_mask = (1u32 << layout.man_bits) - 1;
     let exp_mask = (1u32 << layout.exp_bits) - 1;
@@ -70,11 +72,11 @@ pub(super) const fn f32_bits(layout: Layout, code: u32) -> u32 {
     };
     match layout.special {
         Special::Ieee if e == exp_mask => {
-            return sign | if m == 0 { INFINITY } else { QUIET_NAN };
+            return Some(sign | if m == 0 { INFINITY } else { QUIET_NAN });
         }
-        Special::AllOnesNan if e == exp_mask && m == man_mask => return sign | QUIET_NAN,
+        Special::AllOnesNan if e == exp_mask && m == man_mask => return Some(sign | QUIET_NAN),
         Special::NegativeZeroNan if layout.signed && code == 1 << width => {
-            return sign | QUIET_NAN;
+            return Some(sign | QUIET_NAN);
         }
         _ => {}
     }
@@ -89,39 +91,149 @@ pub(super) const fn f32_bits(layout: Layout, code: u32) -> u32 {
         )
     };
     if sig == 0 {
-        return sign;
+        return Some(sign);
     }
-    let top = 31 - sig.leading_zeros(); // sig < 2^(man_bits + 1) ≤ 2^24
-    assert!(top <= 23, "mantissa wider than an f32's");
+    let top = 31 - sig.leading_zeros();
+    if top > 23 {
+        return None; // mantissa wider than an f32's
+    }
     let biased = top as i32 + exp2 + 127;
-    assert!(biased < 255, "value too large for an f32");
-    if biased > 0 {
-        sign | (biased as u32) << 23 | ((sig << (23 - top)) & F32_MANTISSA)
+    if biased >= 255 {
+        None // too large for an f32
+    } else if biased > 0 {
+        Some(sign | (biased as u32) << 23 | ((sig << (23 - top)) & F32_MANTISSA))
     } else {
-        // An f32 subnormal: the value is mantissa × 2^−149.
+        // An f32 subnormal: the value is sig × 2^−149 (`shift` ≤ 22 − top).
         let shift = exp2 + 149;
-        assert!(shift >= 0, "value too small for an f32");
-        sign | sig << shift
+        if shift < 0 {
+            None // too small for an f32
+        } else {
+            Some(sign | sig << shift)
+        }
     }
 }
 
-// Compile time only, see `f32_bits`; `i < N` bounds the indexing.
+impl Layout {
+    /// How many codes the format has: `2^(sign + exponent + mantissa bits)`.
+    // Compile time only (see `Codes::new`).
+    #[allow(clippy::arithmetic_side_effects)]
+    const fn codes(self) -> usize {
+        1usize << (self.exp_bits + self.man_bits + self.signed as u32)
+    }
+}
+
+// Compile time only (see `Codes::new`); `i < N` bounds the indexing.
 #[allow(
     clippy::arithmetic_side_effects,
     clippy::cast_possible_truncation,
     clippy::indexing_slicing
 )]
-/// The decoded value of every code `0..N` of `layout`.
+/// The decoded value of every code `0..N` of `layout`; asserts (at compile
+/// time: it runs in `static` initialisers) that `N` is the layout's number
+/// of codes and that every code decodes.
 pub(super) const fn table<const N: usize>(layout: Layout) -> [f32; N] {
-    let codes = 1usize << (layout.exp_bits + layout.man_bits + layout.signed as u32);
-    assert!(N == codes, "table length does not match the layout's width");
+    assert!(
+        N == layout.codes(),
+        "table length does not match the layout"
+    );
     let mut out = [0.0f32; N];
     let mut i = 0;
     while i < N {
-        out[i] = f32::from_bits(f32_bits(layout, i as u32));
+        let bits = f32_bits(layout, i as u32);
+        assert!(bits.is_some(), "a code of the layout is not an f32");
+        if let Some(bits) = bits {
+            out[i] = f32::from_bits(bits);
+        }
         i += 1;
     }
     out
+}
+
+/// `layout`'s decoded codes, filled in at run time: what wasm32 uses
+/// instead of the `static` tables (built once per decode call; 5.6 KB less
+/// `.wasm`). One instance for all formats.
+#[cfg(any(test, target_arch = "wasm32"))]
+#[inline(never)]
+pub(super) fn fill(layout: Layout, out: &mut [f32]) {
+    for (slot, code) in out.iter_mut().zip(0u32..) {
+        *slot = value(layout, code);
+    }
+}
+
+/// The value of one code of `layout`, computed at run time. (`Codes::new`
+/// has checked at compile time that every code of the layout decodes, so
+/// the `None` arm is dead.)
+#[cfg(any(test, target_arch = "wasm32"))]
+#[inline]
+pub(super) fn value(layout: Layout, code: u32) -> f32 {
+    f32::from_bits(f32_bits(layout, code).unwrap_or(QUIET_NAN))
+}
+
+/// The decoded codes of one format, as the decoders read them: a table of
+/// `N` values computed at compile time, except on wasm32, where the
+/// `.wasm`'s size matters more and only the [`Layout`] is kept: each decode
+/// call builds the table on its stack ([`fill`]), each single value is
+/// computed ([`value`]). The values are the same bits either way.
+pub(super) struct Codes<const N: usize> {
+    #[cfg(not(target_arch = "wasm32"))]
+    table: [f32; N],
+    #[cfg(any(test, target_arch = "wasm32"))]
+    layout: Layout,
+}
+
+impl<const N: usize> Codes<N> {
+    /// The codes of `layout`, which must have `N` codes that all decode to
+    /// an `f32` (asserted; use it in a `static`, so at compile time, on
+    /// every target).
+    pub(super) const fn new(layout: Layout) -> Self {
+        let table = table::<N>(layout);
+        #[cfg(target_arch = "wasm32")]
+        let _ = table;
+        Codes {
+            #[cfg(not(target_arch = "wasm32"))]
+            table,
+            #[cfg(any(test, target_arch = "wasm32"))]
+            layout,
+        }
+    }
+
+    /// Calls `f` with the table of all `N` values.
+    #[inline(always)]
+    pub(super) fn with<R>(&self, f: impl FnOnce(&[f32; N]) -> R) -> R {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            f(&self.table)
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let mut table = [0.0f32; N];
+            fill(self.layout, &mut table);
+            f(&table)
+        }
+    }
+
+    /// The value of `code`, which must be below `N` (`NaN` otherwise).
+    #[inline(always)]
+    pub(super) fn get(&self, code: u8) -> f32 {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            lookup(&self.table, usize::from(code))
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            if usize::from(code) < N {
+                value(self.layout, u32::from(code))
+            } else {
+                f32::NAN
+            }
+        }
+    }
+
+    /// The layout (tests compare the run-time path of wasm32 with the table).
+    #[cfg(test)]
+    pub(super) const fn layout(&self) -> Layout {
+        self.layout
+    }
 }
 
 /// `table[code]` for a code known to be in range (the `None` arm is dead code

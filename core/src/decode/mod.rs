@@ -7,7 +7,9 @@
 //! and `F64` is rounded to the nearest `f32` (ties to even, overflow to ±∞),
 //! as `f64 as f32` does. The 8-, 6- and 4-bit formats decode through 256-,
 //! 64- and 16-entry tables that are computed at compile time from each
-//! format's bit layout; `F16` and `BF16` go through the [`half`] crate.
+//! format's bit layout (on wasm32, where the `.wasm`'s size counts, by the
+//! same function at run time, once per [`decode_f32_into`] call); `F16` and
+//! `BF16` go through the [`half`] crate.
 //!
 //! Decoded NaNs are the quiet NaN with the code's sign, as `ml_dtypes` decodes
 //! them (`F16`/`BF16` NaNs keep their payload, quieted, as `half` does).
@@ -288,6 +290,68 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// wasm32 builds each table at run time (`layout::fill`, one value:
+    /// `layout::value`) instead of reading the one computed at compile time:
+    /// the same bits, for every code of every format (the tables themselves
+    /// are checked against `ml_dtypes` in `tests/decode.rs`).
+    #[test]
+    fn run_time_tables_equal_the_compile_time_ones() {
+        use layout::{fill, value, Codes};
+        fn same<const N: usize>(codes: &Codes<N>) -> usize {
+            let mut built = [f32::NAN; N];
+            fill(codes.layout(), &mut built);
+            codes.with(|table| {
+                for (code, (t, b)) in table.iter().zip(&built).enumerate() {
+                    assert_eq!(bits(*t), bits(*b), "code {code:#04x}");
+                    let one = value(codes.layout(), u32::try_from(code).unwrap());
+                    assert_eq!(bits(one), bits(*t), "code {code:#04x}");
+                }
+            });
+            N
+        }
+        let eight = [
+            &fp8::F8_E5M2,
+            &fp8::F8_E4M3,
+            &fp8::F8_E8M0,
+            &fp8::F8_E4M3FNUZ,
+            &fp8::F8_E5M2FNUZ,
+        ];
+        let counted: usize = eight.into_iter().map(same).sum::<usize>()
+            + same(&mx::F6_E2M3)
+            + same(&mx::F6_E3M2)
+            + same(&mx::F4);
+        assert_eq!(counted, 5 * 256 + 2 * 64 + 16);
+    }
+
+    /// `f32_bits` refuses what an `f32` cannot hold (so that `Codes::new`
+    /// fails to compile for such a layout rather than build a wrong table).
+    #[test]
+    fn layouts_wider_than_f32_are_refused() {
+        use layout::{f32_bits, Layout, Special};
+        let base = Layout {
+            signed: false,
+            exp_bits: 8,
+            man_bits: 0,
+            bias: 127,
+            subnormals: false,
+            special: Special::Finite,
+        };
+        assert_eq!(f32_bits(base, 254), Some(0x7F00_0000));
+        assert_eq!(f32_bits(base, 255), None); // 2^128
+        let small = Layout { bias: 160, ..base };
+        assert_eq!(f32_bits(small, 11), Some(1)); // 2^-149
+        assert_eq!(f32_bits(small, 10), None); // 2^-150
+        let wide = Layout {
+            exp_bits: 1,
+            man_bits: 24,
+            bias: 0,
+            subnormals: true,
+            ..base
+        };
+        assert_eq!(f32_bits(wide, 1 << 23), Some(0x3F80_0000)); // 2^23 × 2^-23
+        assert_eq!(f32_bits(wide, 1 << 24), None); // a 25-bit significand
     }
 
     #[test]

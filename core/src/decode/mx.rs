@@ -1,7 +1,7 @@
 //! The OCP MX sub-byte floats: FP6 (E2M3, E3M2) and FP4 (E2M1), with their
 //! packing (see the module docs of [`crate::decode`] for the bit order).
 
-use super::layout::{lookup, table, Layout, Special};
+use super::layout::{lookup, Codes, Layout, Special};
 
 const E2M3: Layout = Layout {
     signed: true,
@@ -28,9 +28,9 @@ const E2M1: Layout = Layout {
     special: Special::Finite,
 };
 
-pub(super) static F6_E2M3: [f32; 64] = table(E2M3);
-pub(super) static F6_E3M2: [f32; 64] = table(E3M2);
-pub(super) static F4: [f32; 16] = table(E2M1);
+pub(super) static F6_E2M3: Codes<64> = Codes::new(E2M3);
+pub(super) static F6_E3M2: Codes<64> = Codes::new(E3M2);
+pub(super) static F4: Codes<16> = Codes::new(E2M1);
 
 const SIX_BITS: u8 = 0x3F;
 const NIBBLE: u8 = 0x0F;
@@ -39,28 +39,32 @@ const NIBBLE: u8 = 0x0F;
 /// `out` has two elements per byte of `bytes`.
 #[inline]
 pub(super) fn decode_f4(bytes: &[u8], out: &mut [f32]) {
-    for (pair, &b) in out.chunks_exact_mut(2).zip(bytes) {
-        if let [first, second] = pair {
-            *first = lookup(&F4, usize::from(b & NIBBLE));
-            *second = lookup(&F4, usize::from(b >> 4));
+    F4.with(|table| {
+        for (pair, &b) in out.chunks_exact_mut(2).zip(bytes) {
+            if let [first, second] = pair {
+                *first = lookup(table, usize::from(b & NIBBLE));
+                *second = lookup(table, usize::from(b >> 4));
+            }
         }
-    }
+    });
 }
 
 /// Decodes packed FP6: four elements per three bytes, read as a 24-bit
 /// little-endian integer whose bits `6i..6i+5` are element `i`.
 /// `out` has four elements per three bytes of `bytes`.
 #[inline]
-pub(super) fn decode_f6(table: &[f32; 64], bytes: &[u8], out: &mut [f32]) {
-    for (quad, group) in out.chunks_exact_mut(4).zip(bytes.chunks_exact(3)) {
-        if let ([e0, e1, e2, e3], &[b0, b1, b2]) = (quad, group) {
-            // Bits 0..5, 6..11, 12..17, 18..23 of b0 | b1 << 8 | b2 << 16.
-            *e0 = six(table, b0);
-            *e1 = six(table, (b0 >> 6) | (b1 << 2));
-            *e2 = six(table, (b1 >> 4) | (b2 << 4));
-            *e3 = six(table, b2 >> 2);
+pub(super) fn decode_f6(codes: &Codes<64>, bytes: &[u8], out: &mut [f32]) {
+    codes.with(|table| {
+        for (quad, group) in out.chunks_exact_mut(4).zip(bytes.chunks_exact(3)) {
+            if let ([e0, e1, e2, e3], &[b0, b1, b2]) = (quad, group) {
+                // Bits 0..5, 6..11, 12..17, 18..23 of b0 | b1 << 8 | b2 << 16.
+                *e0 = six(table, b0);
+                *e1 = six(table, (b0 >> 6) | (b1 << 2));
+                *e2 = six(table, (b1 >> 4) | (b2 << 4));
+                *e3 = six(table, b2 >> 2);
+            }
         }
-    }
+    });
 }
 
 /// `table[code & 0x3F]`.
@@ -81,7 +85,7 @@ fn six(table: &[f32; 64], code: u8) -> f32 {
 /// ```
 #[inline]
 pub fn f6_e2m3_to_f32(code: u8) -> f32 {
-    six(&F6_E2M3, code)
+    F6_E2M3.get(code & SIX_BITS)
 }
 
 /// Decodes one `F6_E3M2` value from the low 6 bits of `code` (the top two
@@ -96,7 +100,7 @@ pub fn f6_e2m3_to_f32(code: u8) -> f32 {
 /// ```
 #[inline]
 pub fn f6_e3m2_to_f32(code: u8) -> f32 {
-    six(&F6_E3M2, code)
+    F6_E3M2.get(code & SIX_BITS)
 }
 
 /// Decodes one `F4` (E2M1) value from the low 4 bits of `code` (the top four
@@ -111,5 +115,5 @@ pub fn f6_e3m2_to_f32(code: u8) -> f32 {
 /// ```
 #[inline]
 pub fn f4_to_f32(code: u8) -> f32 {
-    lookup(&F4, usize::from(code & NIBBLE))
+    F4.get(code & NIBBLE)
 }

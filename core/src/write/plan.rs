@@ -4,7 +4,7 @@ use core::cmp::Ordering;
 use core::fmt;
 
 use super::at_index;
-use super::json::write_json;
+use super::json::{json_sink, write_json};
 use super::sink::{Counter, Sink, SliceSink};
 use super::spec::{AsSpec, AsTensor, TensorSpec};
 use super::stream::Writer;
@@ -214,7 +214,7 @@ impl<'p, T: AsSpec> Plan<'p, T> {
         let tensors: &'p [T] = tensors;
 
         let mut counter = Counter::default();
-        write_json(&mut counter, tensors, metadata)?;
+        write_json(json_sink(&mut counter), tensors, metadata)?;
         let json_len = counter.len;
         let header_len = json_len
             .checked_next_multiple_of(8)
@@ -389,7 +389,7 @@ impl<'p, T: AsSpec> Plan<'p, T> {
             sink,
             left: self.json_len,
         };
-        write_json(&mut checked, self.tensors, self.metadata)?;
+        write_json(json_sink(&mut checked), self.tensors, self.metadata)?;
         if checked.left != 0 {
             return Err(ErrorKind::Sink.into());
         }
