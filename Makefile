@@ -22,6 +22,7 @@ lint:
 	$(CARGO) fmt --all -- --check
 	for d in firmware fuzz tests/nostd; do (cd $$d && $(CARGO) fmt --all -- --check); done
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
+	for part in reader writer; do $(CARGO) clippy -p safetensors-nano-wasm --all-targets --no-default-features --features $$part -- -D warnings; done
 
 # (The wasm crate is a cdylib: linking it for the host with the core's defmt
 # feature on would export defmt's JSON-named symbols, so features go per crate.)

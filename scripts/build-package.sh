@@ -3,7 +3,10 @@
 #
 #   1. wasm-pack (target web, --mode no-install: the wasm-bindgen CLI on PATH
 #      must match the crate's pinned version, or this fails at once), built
-#      with the size-first `wasm` profile of the root Cargo.toml, no wasm-opt;
+#      with the size-first `wasm` profile of the root Cargo.toml, no wasm-opt,
+#      twice: the reader's module (feature `reader`: what every page loads to
+#      open files) and the writer's (feature `writer`: loaded by the first
+#      `serialize`);
 #   2. wasm-opt -Oz from the npm package binaryen (tests/js/node_modules):
 #      Debian's binaryen 108 produces a module that fails to load;
 #   3. the package directory: wasm-bindgen's glue and .wasm, the ES module
@@ -28,20 +31,25 @@ OUT=$ROOT/target/npm
 PKG=$OUT/safetensors-nano
 rm -rf "$OUT" && mkdir -p "$OUT"
 
-log "wasm-pack build (version $VERSION)"
-wasm-pack --quiet build wasm --target web --mode no-install --no-opt --no-pack \
-  --profile wasm --out-dir "$OUT/bindgen" --out-name safetensors_nano_wasm >&2
-
-log "wasm-opt -Oz"
 # The features rustc enables by default for wasm32-unknown-unknown.
-"$WASM_OPT" -Oz --strip-debug --strip-producers \
-  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-mutable-globals --enable-reference-types --enable-multivalue \
-  "$OUT/bindgen/safetensors_nano_wasm_bg.wasm" -o "$OUT/safetensors_nano_wasm_bg.wasm"
+OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+  --enable-mutable-globals --enable-reference-types --enable-multivalue)
+for part in reader writer; do
+  name=safetensors_nano_$part
+  [ "$part" = reader ] && name=safetensors_nano_wasm
+  log "wasm-pack build: $part (version $VERSION)"
+  wasm-pack --quiet build wasm --target web --mode no-install --no-opt --no-pack \
+    --profile wasm --out-dir "$OUT/bindgen-$part" --out-name "$name" \
+    -- --no-default-features --features "$part" >&2
+  log "wasm-opt -Oz: $part"
+  "$WASM_OPT" -Oz --strip-debug --strip-producers "${OPT_FEATURES[@]}" \
+    "$OUT/bindgen-$part/${name}_bg.wasm" -o "$OUT/${name}_bg.wasm"
+  cp "$OUT/bindgen-$part/$name.js" "$OUT/"
+done
 
 mkdir -p "$PKG"
-cp "$OUT/safetensors_nano_wasm_bg.wasm" "$OUT/bindgen/safetensors_nano_wasm.js" "$PKG/"
-cp wasm/js/api.js wasm/js/index.js wasm/js/node.js wasm/js/index.d.ts wasm/README.md "$PKG/"
+cp "$OUT"/safetensors_nano_{wasm,writer}_bg.wasm "$OUT"/safetensors_nano_{wasm,writer}.js "$PKG/"
+cp wasm/js/api.js wasm/js/writer.js wasm/js/index.js wasm/js/node.js wasm/js/index.d.ts wasm/README.md "$PKG/"
 sed "s/\"version\": \"0.0.0\"/\"version\": \"$VERSION\"/" wasm/js/package.json >"$PKG/package.json"
 for f in LICENSE-MIT LICENSE-APACHE; do [ -f "$f" ] && cp "$f" "$PKG/"; done
 
@@ -49,8 +57,9 @@ mkdir -p dist
 rm -f dist/safetensors-nano-*.tgz
 (cd "$PKG" && npm pack --silent --pack-destination "$ROOT/dist" >/dev/null)
 TGZ=$(ls dist/safetensors-nano-*.tgz)
-RAW=$(stat -c %s "$PKG/safetensors_nano_wasm_bg.wasm")
-GZ=$(gzip -9 -c "$PKG/safetensors_nano_wasm_bg.wasm" | wc -c)
-log "wasm: $RAW bytes raw, $GZ bytes gzip -9"
+for name in wasm writer; do
+  f=$PKG/safetensors_nano_${name}_bg.wasm
+  log "$name: $(stat -c %s "$f") bytes raw, $(gzip -9 -c "$f" | wc -c) bytes gzip -9"
+done
 log "package: $TGZ"
 echo "$TGZ"

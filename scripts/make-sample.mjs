@@ -118,7 +118,7 @@ function strip(tensors) {
   return Object.fromEntries(Object.entries(tensors).map(([k, v]) => [k, { dtype: v.dtype, shape: v.shape, data: v.data }]));
 }
 
-function writeSharded(dir, tensors) {
+async function writeSharded(dir, tensors) {
   mkdirSync(dir, { recursive: true });
   const names = Object.keys(tensors);
   const split = names.filter((n) => /^model\.layers\.(\d+)\./.test(n) && Number(n.split('.')[2]) >= 6 || n === 'model.norm.weight' || n === 'lm_head.weight');
@@ -131,7 +131,7 @@ function writeSharded(dir, tensors) {
   let total = 0;
   for (const [file, list] of shards) {
     const part = Object.fromEntries(list.map((n) => [n, tensors[n]]));
-    const bytes = serialize(strip(part), { format: 'pt' });
+    const bytes = await serialize(strip(part), { format: 'pt' });
     writeFileSync(join(dir, file), bytes);
     for (const n of list) {
       weightMap[n] = file;
@@ -229,8 +229,8 @@ function broken() {
 
 mkdirSync(out, { recursive: true });
 const base = tinyLlama();
-writeSharded(join(out, 'tiny-llama'), base);
-writeFileSync(join(out, 'tiny-llama-tuned.safetensors'), serialize(strip(tuned(base)), { format: 'pt', finetune: 'toy example' }));
-writeFileSync(join(out, 'all-dtypes.safetensors'), serialize(allDtypes(), { format: 'pt', description: 'one tensor of every dtype' }));
+await writeSharded(join(out, 'tiny-llama'), base);
+writeFileSync(join(out, 'tiny-llama-tuned.safetensors'), await serialize(strip(tuned(base)), { format: 'pt', finetune: 'toy example' }));
+writeFileSync(join(out, 'all-dtypes.safetensors'), await serialize(allDtypes(), { format: 'pt', description: 'one tensor of every dtype' }));
 writeFileSync(join(out, 'broken.safetensors'), broken());
 console.error(`[make-sample] wrote samples to ${out}`);

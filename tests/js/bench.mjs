@@ -11,7 +11,7 @@
 //    - JS: DataView + TextDecoder + JSON.parse + a validation loop (lib/jsparse.js).
 // 2. toFloat32 throughput for BF16, F16 and F8_E4M3 (decodeFloat32 on a
 //    64 MiB-element buffer) against a plain JS loop.
-// 3. The .wasm size, raw and gzipped.
+// 3. The two .wasm modules' sizes (reader and writer), raw and gzipped.
 //
 // Timing: process CPU time (user + system, so a shared machine's waiting
 // is not counted), batches of at least 50 ms, ours and JS interleaved,
@@ -150,8 +150,13 @@ for (const [dtype, bytes, js] of [
   console.log(`| ${dtype} | ${rate(ours)} (${fmt(ours)}) | ${rate(base)} (${fmt(base)}) | ${(base / ours).toFixed(2)}× |`);
 }
 
-const wasmPath = join(dirname(createRequire(import.meta.url).resolve('safetensors-nano/package.json')), 'safetensors_nano_wasm_bg.wasm');
-const wasm = readFileSync(wasmPath);
-console.log(`\n## Size\n\n.wasm: ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip -9 (goal ≤ 40 KB raw)`);
+const pkgDir = dirname(createRequire(import.meta.url).resolve('safetensors-nano/package.json'));
+const size = (file) => {
+  const bytes = readFileSync(join(pkgDir, file));
+  return `${bytes.length} bytes raw, ${gzipSync(bytes, { level: 9 }).length} bytes gzip -9`;
+};
+console.log('\n## Size\n');
+console.log(`reader .wasm (loaded to open files): ${size('safetensors_nano_wasm_bg.wasm')} (goal ≤ 40 KB raw)`);
+console.log(`writer .wasm (loaded by the first serialize): ${size('safetensors_nano_writer_bg.wasm')}`);
 const worst = Math.min(...parse.map((p) => p.base / p.open));
 console.log(`\nparse: JS approach ÷ ours (open) ≥ ${worst.toFixed(2)}× on all four headers (goal ≥ 4×)`);

@@ -9,6 +9,7 @@
 // except in bounded decode chunks.
 
 import * as wasm from './safetensors_nano_wasm.js';
+import { writerModule } from './writer.js';
 
 /** The 22 dtype names, in the core's order (its `Dtype as u8`). */
 export const DTYPES = Object.freeze([
@@ -700,7 +701,7 @@ function invalid(message, tensor = null) {
  * header bytes and each tensor's place, and the data is copied from the
  * caller's buffers straight into the output.
  */
-export function serialize(tensors, metadata) {
+export async function serialize(tensors, metadata) {
   const entries = tensors instanceof Map ? [...tensors] : Object.entries(tensors ?? invalid('tensors: expected an object or a Map'));
   const nums = [entries.length, 0, 0];
   const text = []; // UTF-8 of the names, keys and values
@@ -737,10 +738,11 @@ export function serialize(tensors, metadata) {
       nums.push(kv[0].byteLength, kv[1].byteLength);
     }
   }
-  const plan = wasm.plan(new Float64Array(nums), concatAll(text));
+  const writer = await writerModule();
+  const plan = writer.plan(new Float64Array(nums), concatAll(text));
   // Writer errors name the tensor by its position in the caller's list.
   if (plan[0] < 0) throw wasmError(plan, undefined, (i) => entries[i][0]);
-  const header = wasm.take_bytes();
+  const header = writer.take_bytes();
   const out = new Uint8Array(plan[1]);
   out.set(header, 0);
   const start = header.byteLength;

@@ -180,6 +180,7 @@ export interface TensorInput {
 /**
  * Writes a safetensors file through the core writer: the same bytes as the
  * reference implementation (metadata keys sorted, so identical whenever
- * there is at most one key).
+ * there is at most one key). Async: the writer is a second wasm module,
+ * loaded by the first call, so pages that only read never download it.
  */
-export function serialize(tensors: Record<string, TensorInput> | Map<string, TensorInput>, metadata?: Record<string, string> | null): Uint8Array;
+export function serialize(tensors: Record<string, TensorInput> | Map<string, TensorInput>, metadata?: Record<string, string> | null): Promise<Uint8Array>;

@@ -19,8 +19,7 @@ use safetensors_nano::{Error, ErrorKind, Header, Name, Parser, Slot, Status};
 
 use crate::error::{Failure, Kind, Span};
 
-/// 2^53: JS numbers are exact integers up to here.
-pub const MAX_SAFE: u64 = 1 << 53;
+use crate::MAX_SAFE;
 
 /// Bytes of header per table slot to start with: the smallest tensor entry
 /// (`"":{"dtype":"U8","shape":[],"data_offsets":[0,0]}`) is 49 bytes, so

@@ -33,17 +33,28 @@
 
 extern crate alloc;
 
+#[cfg(feature = "reader")]
 mod decode;
+#[cfg(feature = "reader")]
 mod describe;
 mod error;
+#[cfg(feature = "writer")]
 mod write;
+
+#[cfg(not(any(feature = "reader", feature = "writer")))]
+compile_error!("build the reader's module, the writer's, or both (features `reader`, `writer`)");
+
+/// 2^53: JS numbers are exact integers up to here.
+pub const MAX_SAFE: u64 = 1 << 53;
 
 use alloc::vec::Vec;
 
+#[cfg(feature = "reader")]
 use safetensors_nano::{Error, ErrorKind, Slot};
 use spin::Mutex;
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "reader")]
 use error::Failure;
 
 #[cfg(target_arch = "wasm32")]
@@ -58,6 +69,7 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     core::arch::wasm32::unreachable()
 }
 
+#[cfg(feature = "reader")]
 #[wasm_bindgen]
 extern "C" {
     /// The caller's output of [`decode`].
@@ -76,20 +88,28 @@ extern "C" {
 /// Buffers reused from call to call.
 struct State {
     /// The slot table of the last header.
+    #[cfg(feature = "reader")]
     slots: Vec<Slot>,
     /// Decoded values of the last chunk.
+    #[cfg(feature = "reader")]
     floats: Vec<f32>,
     /// The numbers of the last decode error.
+    #[cfg(feature = "reader")]
     error: Vec<f64>,
     /// Header bytes of the last write plan.
+    #[cfg(feature = "writer")]
     bytes: Vec<u8>,
 }
 
 /// One module instance runs one call at a time; the lock is never contended.
 static STATE: Mutex<State> = Mutex::new(State {
+    #[cfg(feature = "reader")]
     slots: Vec::new(),
+    #[cfg(feature = "reader")]
     floats: Vec::new(),
+    #[cfg(feature = "reader")]
     error: Vec::new(),
+    #[cfg(feature = "writer")]
     bytes: Vec::new(),
 });
 
@@ -98,6 +118,7 @@ static STATE: Mutex<State> = Mutex::new(State {
 /// Returns its description (`describe.rs`; element 0 is the status: `0`
 /// parsed, `-1` error, otherwise the count of bytes from the file start
 /// still needed).
+#[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn open(prefix: &[u8], file_len: u64) -> Vec<f64> {
     describe::open_prefix(prefix, file_len, &mut STATE.lock().slots)
@@ -107,6 +128,7 @@ pub fn open(prefix: &[u8], file_len: u64) -> Vec<f64> {
 /// bounded chunk) into `out[at..]` through the core's
 /// `decode::decode_f32_into`. Returns the element count, or `-1` after
 /// keeping the error for [`take_error`].
+#[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
     let mut guard = STATE.lock();
@@ -133,6 +155,7 @@ pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
 }
 
 /// The numbers of the last error of [`decode`] (`error.rs`), moved out.
+#[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn take_error() -> Vec<f64> {
     core::mem::take(&mut STATE.lock().error)
@@ -142,12 +165,14 @@ pub fn take_error() -> Vec<f64> {
 /// is the UTF-8 of the names, keys and values): returns
 /// `[0, file_len, (caller_index, begin)…]` or an error; the header bytes
 /// are then taken with [`take_bytes`].
+#[cfg(feature = "writer")]
 #[wasm_bindgen]
 pub fn plan(numbers: &[f64], text: &[u8]) -> Vec<f64> {
     write::plan(numbers, text, &mut STATE.lock().bytes)
 }
 
 /// The header bytes (`8 + N`) of the last [`plan`], moved out.
+#[cfg(feature = "writer")]
 #[wasm_bindgen]
 pub fn take_bytes() -> Vec<u8> {
     core::mem::take(&mut STATE.lock().bytes)

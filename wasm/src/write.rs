@@ -42,8 +42,7 @@ impl Numbers<'_> {
     fn next(&mut self) -> Option<u64> {
         let v = *self.0.next()?;
         // (`as u64` saturates and drops the fraction: equal means whole.)
-        (v >= 0.0 && v <= crate::describe::MAX_SAFE as f64 && (v as u64) as f64 == v)
-            .then_some(v as u64)
+        (v >= 0.0 && v <= crate::MAX_SAFE as f64 && (v as u64) as f64 == v).then_some(v as u64)
     }
 
     fn next_usize(&mut self) -> Option<usize> {

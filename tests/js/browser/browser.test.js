@@ -42,6 +42,9 @@ let ranged;
 let plain;
 let sparseServer;
 const errors = [];
+// URLs the page requested: the writer's .wasm must wait for `serialize`.
+const requested = [];
+const writerWasm = () => requested.filter((u) => u.endsWith('/safetensors_nano_writer_bg.wasm')).length;
 
 before(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/setup.sh web`);
@@ -54,6 +57,7 @@ before(async () => {
   });
   page = await browser.newPage();
   page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => requested.push(r.url()));
   await page.goto(`${ranged.url}/browser/page.html`);
   await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
 });
@@ -92,14 +96,18 @@ test('fromBytes in the browser: names, metadata, typed views (Float16Array), toF
   assert.deepEqual(r.count, { total: 12, byDtype: { F32: 4, F16: 4, F8_E4M3: 4 } });
 });
 
-test('serialize in the browser: edit a tensor, save, reopen the saved Blob', async () => {
+test('serialize in the browser: edit a tensor, save, reopen the saved Blob; the writer loads only then', async () => {
+  // Reading (the tests above) never fetched the writer's module.
+  assert.ok(requested.some((u) => u.endsWith('/safetensors_nano_wasm_bg.wasm')), requested.join('\n'));
+  assert.equal(writerWasm(), 0);
   const r = await page.evaluate(async () => {
     const { SafeTensors, serialize } = window.stn;
     const st = SafeTensors.fromBytes(await (await fetch('/tmp/fixtures/model.safetensors')).arrayBuffer());
     const edited = {};
     for (const t of st.tensors()) edited[t.name] = { dtype: t.dtype, shape: t.shape, data: t.bytes() };
     edited.w = { dtype: 'F32', shape: [4], data: st.tensor('w').toFloat32().map((v) => v * 10) };
-    const saved = serialize(edited, st.metadata());
+    const saved = await serialize(edited, st.metadata());
+    await serialize({}, null); // a second call reuses the loaded module
     const back = await SafeTensors.fromBlob(new Blob([saved]));
     return { names: back.names(), w: [...(await back.tensor('w').readFloat32())], shape: back.tensor('w').shape, q: [...(await back.tensor('q').readFloat32())] };
   });
@@ -107,6 +115,7 @@ test('serialize in the browser: edit a tensor, save, reopen the saved Blob', asy
   assert.deepEqual(r.w, [10, 20, 30, 40]);
   assert.deepEqual(r.shape, [4]);
   assert.deepEqual(r.q, [1, -1, 448, 0]);
+  assert.equal(writerWasm(), 1);
 });
 
 async function pick(path) {

@@ -18,6 +18,7 @@ test('the installed package holds exactly its files', () => {
   const files = readdirSync(installed).sort();
   assert.deepEqual(files, [
     'README.md', 'api.js', 'index.d.ts', 'index.js', 'node.js', 'package.json', 'safetensors_nano_wasm.js', 'safetensors_nano_wasm_bg.wasm',
+    'safetensors_nano_writer.js', 'safetensors_nano_writer_bg.wasm', 'writer.js',
   ]);
   const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   assert.equal(meta.name, 'safetensors-nano');
@@ -26,12 +27,14 @@ test('the installed package holds exactly its files', () => {
   assert.deepEqual(Object.keys(meta.exports['.']), ['types', 'node', 'default']);
 });
 
-test('the .wasm is a valid module; size reported', async () => {
-  const bytes = readFileSync(join(installed, 'safetensors_nano_wasm_bg.wasm'));
-  assert.ok(WebAssembly.validate(bytes));
-  const gz = gzipSync(bytes, { level: 9 }).length;
-  console.log(`# .wasm: ${bytes.length} bytes raw, ${gz} bytes gzip -9`);
-  assert.ok(bytes.length < 200_000);
+test('both .wasm modules are valid; the reader within the 40 KB goal; sizes reported', async () => {
+  for (const [part, file] of [['reader', 'safetensors_nano_wasm_bg.wasm'], ['writer', 'safetensors_nano_writer_bg.wasm']]) {
+    const bytes = readFileSync(join(installed, file));
+    assert.ok(WebAssembly.validate(bytes), file);
+    const gz = gzipSync(bytes, { level: 9 }).length;
+    console.log(`# ${part} .wasm: ${bytes.length} bytes raw, ${gz} bytes gzip -9`);
+    assert.ok(bytes.length <= (part === 'reader' ? 40 * 1024 : 100_000), `${file}: ${bytes.length} bytes`);
+  }
 });
 
 test('runtime exports are exactly the declared ones', () => {

@@ -7,21 +7,21 @@ import { referenceFiles } from '../lib/env.js';
 
 const ref = referenceFiles();
 
-test('re-serializing the reference file gives the same bytes (every dtype it writes, odd names)', { skip: ref.skip }, () => {
+test('re-serializing the reference file gives the same bytes (every dtype it writes, odd names)', { skip: ref.skip }, async () => {
   const st = SafeTensors.fromBytes(ref.mixed);
   const input = {};
   for (const t of st.tensors()) input[t.name] = { dtype: t.dtype, shape: t.shape, data: t.bytes() };
   assert.ok(st.length >= 20);
-  const out = serialize(input, st.metadata());
+  const out = await serialize(input, st.metadata());
   assert.equal(out.length, ref.mixed.length);
   assert.deepEqual(Buffer.from(out), Buffer.from(ref.mixed));
   // A Map, in another insertion order, gives the same bytes.
   const map = new Map(Object.entries(input).reverse());
-  assert.deepEqual(Buffer.from(serialize(map, st.metadata())), Buffer.from(ref.mixed));
+  assert.deepEqual(Buffer.from(await serialize(map, st.metadata())), Buffer.from(ref.mixed));
 });
 
-test('the worked example of SPEC.md: 163 bytes', () => {
-  const out = serialize(
+test('the worked example of SPEC.md: 163 bytes', async () => {
+  const out = await serialize(
     { x: { dtype: 'U8', shape: [3], data: Uint8Array.of(1, 2, 3) }, y: { dtype: 'F32', shape: [2], data: new Float32Array([1, -2]) } },
     { format: 'pt' },
   );
@@ -35,7 +35,7 @@ test('the worked example of SPEC.md: 163 bytes', () => {
   assert.deepEqual([...out.subarray(152)], [0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0, 1, 2, 3]);
 });
 
-test('round trip of every dtype through serialize and fromBytes; data aligned for views', () => {
+test('round trip of every dtype through serialize and fromBytes; data aligned for views', async () => {
   const tensors = {};
   const bits = { F4: 4, F6_E2M3: 6, F6_E3M2: 6 };
   for (const [i, d] of DTYPES.entries()) {
@@ -43,7 +43,7 @@ test('round trip of every dtype through serialize and fromBytes; data aligned fo
     const data = new Uint8Array((8 * b) / 8).map((_, k) => (k * 31 + i) & 0xff);
     tensors[`t${i}`] = { dtype: d, shape: [2, 4], data };
   }
-  const st = SafeTensors.fromBytes(serialize(tensors));
+  const st = SafeTensors.fromBytes(await serialize(tensors));
   assert.equal(st.metadata(), null);
   assert.equal(st.dataOffset % 8, 0);
   for (const [name, t] of Object.entries(tensors)) {
@@ -53,32 +53,32 @@ test('round trip of every dtype through serialize and fromBytes; data aligned fo
     assert.deepEqual([...got.bytes()], [...t.data]);
     assert.notEqual(got.view(), null, `${t.dtype} view`);
   }
-  assert.deepEqual(SafeTensors.fromBytes(serialize({}, {})).metadata(), {});
-  assert.equal(SafeTensors.fromBytes(serialize({})).length, 0);
+  assert.deepEqual(SafeTensors.fromBytes(await serialize({}, {})).metadata(), {});
+  assert.equal(SafeTensors.fromBytes(await serialize({})).length, 0);
 });
 
-test('serialize takes any view of the data (a subarray, a DataView, an ArrayBuffer)', () => {
+test('serialize takes any view of the data (a subarray, a DataView, an ArrayBuffer)', async () => {
   const backing = new Uint8Array([9, 9, 1, 2, 3, 4, 9]);
   const want = [1, 2, 3, 4];
   for (const data of [backing.subarray(2, 6), new DataView(backing.buffer, 2, 4), backing.slice(2, 6).buffer, new Int16Array(backing.slice(2, 6).buffer)]) {
-    const st = SafeTensors.fromBytes(serialize({ t: { dtype: 'I16', shape: [2], data } }));
+    const st = SafeTensors.fromBytes(await serialize({ t: { dtype: 'I16', shape: [2], data } }));
     assert.deepEqual([...st.tensor('t').bytes()], want);
   }
 });
 
-test('serialize errors name the tensor', () => {
+test('serialize errors name the tensor (as rejected promises)', async () => {
   const err = (fn, kind, tensor) =>
-    assert.throws(fn, (e) => {
+    assert.rejects(fn, (e) => {
       assert.ok(e instanceof SafeTensorsError, String(e));
       assert.equal(e.kind, kind, e.message);
       assert.equal(e.tensor, tensor);
       return true;
     });
-  err(() => serialize({ a: { dtype: 'U8', shape: [1], data: new Uint8Array(1) }, b: { dtype: 'F32', shape: [2], data: new Uint8Array(7) } }), 'DataLengthMismatch', 'b');
-  err(() => serialize({ __metadata__: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } }), 'ReservedName', '__metadata__');
-  err(() => serialize({ q: { dtype: 'F4', shape: [3], data: new Uint8Array(2) } }), 'MisalignedSlice', 'q');
-  err(() => serialize({ q: { dtype: 'F99', shape: [1], data: new Uint8Array(1) } }), 'UnknownDtype', 'q');
-  err(() => serialize({ q: { dtype: 'U8', shape: [-1], data: new Uint8Array(1) } }), 'InvalidArgument', 'q');
-  err(() => serialize({ q: { dtype: 'U8', shape: [1], data: [1] } }), 'InvalidArgument', 'q');
-  assert.throws(() => serialize({}, { k: 1 }), (e) => e.kind === 'InvalidArgument');
+  await err(() => serialize({ a: { dtype: 'U8', shape: [1], data: new Uint8Array(1) }, b: { dtype: 'F32', shape: [2], data: new Uint8Array(7) } }), 'DataLengthMismatch', 'b');
+  await err(() => serialize({ __metadata__: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } }), 'ReservedName', '__metadata__');
+  await err(() => serialize({ q: { dtype: 'F4', shape: [3], data: new Uint8Array(2) } }), 'MisalignedSlice', 'q');
+  await err(() => serialize({ q: { dtype: 'F99', shape: [1], data: new Uint8Array(1) } }), 'UnknownDtype', 'q');
+  await err(() => serialize({ q: { dtype: 'U8', shape: [-1], data: new Uint8Array(1) } }), 'InvalidArgument', 'q');
+  await err(() => serialize({ q: { dtype: 'U8', shape: [1], data: [1] } }), 'InvalidArgument', 'q');
+  await assert.rejects(() => serialize({}, { k: 1 }), (e) => e.kind === 'InvalidArgument');
 });

@@ -33,8 +33,8 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   const mm: Record<string, unknown> | null = model.metadata();
   const shardFile: SafeTensors = model.shards[0].file;
   const out: Float32Array = decodeFloat32('F8_E4M3', new Uint8Array(4), new Float32Array(4));
-  const saved: Uint8Array = serialize({ w: { dtype: 'BF16', shape: [2], data: new Uint16Array(2) } }, { format: 'pt' });
-  const saved2: Uint8Array = serialize(new Map([['w', { dtype: 'U8' as const, shape: [1], data: new Uint8Array(1) }]]));
+  const saved: Uint8Array = await serialize({ w: { dtype: 'BF16', shape: [2], data: new Uint16Array(2) } }, { format: 'pt' });
+  const saved2: Uint8Array = await serialize(new Map([['w', { dtype: 'U8' as const, shape: [1], data: new Uint8Array(1) }]]));
   const dt: readonly Dtype[] = DTYPES;
   try {
     SafeTensors.fromBytes(saved);
