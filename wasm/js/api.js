@@ -165,7 +165,11 @@ function wasmError(nums, json, names) {
 
 // One wasm `open` call: a parsed header, or the bytes still needed.
 function openPrefix(prefix, fileSize) {
-  const nums = wasm.open(prefix, BigInt(fileSize));
+  // The size as two 32-bit halves (a number or, from HTTP, a BigInt).
+  const [hi, lo] = typeof fileSize === 'bigint'
+    ? [Number(fileSize >> 32n), Number(fileSize & 0xffffffffn)]
+    : [Math.floor(fileSize / 2 ** 32), fileSize % 2 ** 32];
+  const nums = wasm.open(prefix, hi, lo);
   const status = nums[0];
   if (status > 0) return status;
   if (status < 0) throw wasmError(nums, prefix.subarray(8));

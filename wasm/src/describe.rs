@@ -39,7 +39,7 @@ fn span(json: &[u8], name: Name<'_>) -> Span {
 /// Appends a name's span as `[start, len × 2 + escaped]`.
 fn push_span(out: &mut Vec<f64>, json: &[u8], name: Name<'_>) {
     let (start, len) = span(json, name);
-    let flag = if name.has_escapes() { 1 } else { 0 };
+    let flag = u64::from(name.raw().contains(&b'\\'));
     out.push(start as f64);
     out.push((len.saturating_mul(2) | flag) as f64);
 }
@@ -113,21 +113,31 @@ fn describe(header: &Header<'_, &mut [Slot]>) -> Result<Vec<f64>, Failure> {
         meta.as_ref().map_or(-1.0, |m| m.len() as f64),
     ]);
     for t in header.iter() {
+        let name = t.name();
+        let (start, len) = span(json, name);
         let (begin, end) = t.data_offsets();
         let abs_end = data_start.saturating_add(end);
         if abs_end > MAX_SAFE {
             let f = Failure::new(Kind::OffsetTooLarge, [abs_end, 0, 0]);
-            return Err(f.with_tensor(span(json, t.name())));
+            return Err(f.with_tensor((start, len)));
         }
-        out.push(f64::from(t.dtype() as u8));
-        push_span(&mut out, json, t.name());
-        out.extend_from_slice(&[begin as f64, end as f64, 0.0]);
+        // (As in `push_span`: `contains` is a word-at-a-time scan, the
+        // core's `has_escapes` a bytewise one, for a microcontroller's flash.)
+        let escaped = u64::from(name.raw().contains(&b'\\'));
+        out.extend_from_slice(&[
+            f64::from(t.dtype() as u8),
+            start as f64,
+            (len.saturating_mul(2) | escaped) as f64,
+            begin as f64,
+            end as f64,
+            0.0,
+        ]);
         let rank_at = out.len().saturating_sub(1);
         let mut rank = 0u32;
         for d in t.shape().iter() {
             if d > MAX_SAFE {
                 let f = Failure::new(Kind::DimensionTooLarge, [d, 0, 0]);
-                return Err(f.with_tensor(span(json, t.name())));
+                return Err(f.with_tensor((start, len)));
             }
             out.push(d as f64);
             rank = rank.saturating_add(1);

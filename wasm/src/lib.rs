@@ -113,14 +113,16 @@ static STATE: Mutex<State> = Mutex::new(State {
     bytes: Vec::new(),
 });
 
-/// Parses a header from the first bytes of a file of `file_len` bytes.
+/// Parses a header from the first bytes of a file of `file_len_hi × 2^32 +
+/// file_len_lo` bytes (two numbers: a `u64` would cost JS a `BigInt`).
 ///
 /// Returns its description (`describe.rs`; element 0 is the status: `0`
 /// parsed, `-1` error, otherwise the count of bytes from the file start
 /// still needed).
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
-pub fn open(prefix: &[u8], file_len: u64) -> Vec<f64> {
+pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> Vec<f64> {
+    let file_len = (u64::from(file_len_hi) << 32) | u64::from(file_len_lo);
     describe::open_prefix(prefix, file_len, &mut STATE.lock().slots)
 }
 
