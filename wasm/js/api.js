@@ -131,12 +131,6 @@ const MESSAGES = {
 
 const utf8 = new TextDecoder();
 
-// A name from its raw span of the header (validated by the core).
-function rawName(json, start, len, escaped) {
-  const s = utf8.decode(json.subarray(start, start + len));
-  return escaped ? JSON.parse(`"${s}"`) : s;
-}
-
 // Reads the error numbers of a wasm call: [-1, offset, tensor_start,
 // tensor_len, tensor_index, (hi, lo) × 3, kind number]. `json` holds
 // the header the spans point into; `names` resolves a tensor index (writer
@@ -196,9 +190,8 @@ class NameDecoder {
     this.blocks = [];
   }
 
-  // The name whose raw span is [start, start + (len2 >> 1)); len2 & 1: it has escapes.
-  name(start, len2) {
-    const len = len2 >>> 1;
+  // The name whose raw span is [start, start + len), unescaped.
+  name(start, len) {
     const k = Math.floor(start / NAME_BLOCK);
     const end = start + len;
     let s;
@@ -214,12 +207,13 @@ class NameDecoder {
       if (block !== null) s = block.slice(start - k * NAME_BLOCK, end - k * NAME_BLOCK);
     }
     if (s === undefined) s = utf8.decode(this.json.subarray(start, end));
-    return len2 & 1 ? JSON.parse(`"${s}"`) : s;
+    // (A backslash in the raw text: an escape, the core validated it.)
+    return s.includes('\\') ? JSON.parse(`"${s}"`) : s;
   }
 }
 
 // The parsed header: numbers `[0, N, count, pairs, (dtype, name_start,
-// name_len2, begin, end, rank, dims…)…, (key span, value span)…]`
+// name_len, begin, end, rank, dims…)…, (key span, value span)…]`
 // (wasm/src/describe.rs) and the header bytes the name spans point into.
 // The names are decoded at once: the header bytes may be the caller's.
 class Description {

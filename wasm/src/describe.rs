@@ -2,13 +2,13 @@
 //!
 //! Names do not cross: JS holds the header bytes and decodes a name from
 //! its span when asked (`wasm/js/api.js`, `Description`). A span is the raw
-//! string content between the quotes, as `[start, len × 2 + escaped]`
-//! (header byte offset, byte length, and 1 when it holds a backslash escape).
+//! string content between the quotes, as `[start, len]` (header byte
+//! offset and byte length; JS unescapes what holds a backslash).
 //!
 //! Success: `[0, N, tensors, pairs (-1 = no metadata)]`, then per tensor in
-//! data-offset order `[dtype, name_start, name_len2, begin, end, rank,
-//! dims…]`, then per metadata pair `[key_start, key_len2, value_start,
-//! value_len2]`. (Element counts are `(end − begin) × 8 / bits`: the core
+//! data-offset order `[dtype, name_start, name_len, begin, end, rank,
+//! dims…]`, then per metadata pair `[key_start, key_len, value_start,
+//! value_len]`. (Element counts are `(end − begin) × 8 / bits`: the core
 //! validated exactly that.)
 //!
 //! More bytes needed: `[needed]` (always > 0). An error: as in `error.rs`.
@@ -36,12 +36,10 @@ fn span(json: &[u8], name: Name<'_>) -> Span {
     (start as u64, raw.len() as u64)
 }
 
-/// Appends a name's span as `[start, len × 2 + escaped]`.
+/// Appends a name's span as `[start, len]`.
 fn push_span(out: &mut Vec<f64>, json: &[u8], name: Name<'_>) {
     let (start, len) = span(json, name);
-    let flag = u64::from(name.raw().contains(&b'\\'));
-    out.push(start as f64);
-    out.push((len.saturating_mul(2) | flag) as f64);
+    out.extend_from_slice(&[start as f64, len as f64]);
 }
 
 /// Parses the header in `prefix` (the first bytes of a file of `file_len`
@@ -121,13 +119,10 @@ fn describe(header: &Header<'_, &mut [Slot]>) -> Result<Vec<f64>, Failure> {
             let f = Failure::new(Kind::OffsetTooLarge, [abs_end, 0, 0]);
             return Err(f.with_tensor((start, len)));
         }
-        // (As in `push_span`: `contains` is a word-at-a-time scan, the
-        // core's `has_escapes` a bytewise one, for a microcontroller's flash.)
-        let escaped = u64::from(name.raw().contains(&b'\\'));
         out.extend_from_slice(&[
             f64::from(t.dtype() as u8),
             start as f64,
-            (len.saturating_mul(2) | escaped) as f64,
+            len as f64,
             begin as f64,
             end as f64,
             0.0,
@@ -189,15 +184,15 @@ mod tests {
                 // "a": U8 (4), 1 byte, [0, 2], shape [2]
                 4.0,
                 at("\"a\""),
-                2.0,
+                1.0,
                 0.0,
                 2.0,
                 1.0,
                 2.0,
-                // "b\ud83d\ude00": F32 (17), 13 bytes escaped, [2, 10], shape [2, 1]
+                // "b\ud83d\ude00": F32 (17), 13 bytes, [2, 10], shape [2, 1]
                 17.0,
                 at("\"b\\"),
-                27.0,
+                13.0,
                 2.0,
                 10.0,
                 2.0,
@@ -205,9 +200,9 @@ mod tests {
                 1.0,
                 // "k": "v\u00e9"
                 at("\"k\""),
-                2.0,
+                1.0,
                 at("\"v\\"),
-                15.0,
+                7.0,
             ]
         );
     }
