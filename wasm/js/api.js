@@ -9,7 +9,7 @@
 // except in bounded decode chunks.
 
 import * as wasm from './safetensors_nano_wasm.js';
-import { writerModule } from './writer.js';
+import { loadWriter, loadedWriter } from './writer.js';
 
 /** The 22 dtype names, in the core's order (its `Dtype as u8`). */
 export const DTYPES = Object.freeze([
@@ -580,6 +580,9 @@ export class SafeTensors {
    * file of `fileSize` bytes). Tensors have no data source.
    */
   static fromHeader(prefix, fileSize) {
+    if (typeof fileSize === 'bigint' ? fileSize < 0n || fileSize >= 2n ** 64n : !(Number.isSafeInteger(fileSize) && fileSize >= 0)) {
+      throw new TypeError('fileSize: expected a non-negative integer (a number up to 2^53, or a bigint)');
+    }
     const r = openPrefix(u8(prefix), fileSize);
     if (typeof r === 'number') {
       fail('HeaderIncomplete', `the first ${r} bytes of the file are needed, ${u8(prefix).byteLength} were given`);
@@ -700,6 +703,10 @@ function invalid(message, tensor = null) {
  * caller's buffers straight into the output.
  */
 export async function serialize(tensors, metadata) {
+  // The writer first: once it is loaded the rest runs at the call, so the
+  // inputs are read when `serialize` is called (the first call reads them
+  // once the writer has loaded).
+  const writer = loadedWriter() ?? (await writerOrFail());
   const entries = tensors instanceof Map ? [...tensors] : Object.entries(tensors ?? invalid('tensors: expected an object or a Map'));
   const nums = [entries.length, 0, 0];
   const text = []; // UTF-8 of the names, keys and values
@@ -736,7 +743,6 @@ export async function serialize(tensors, metadata) {
       nums.push(kv[0].byteLength, kv[1].byteLength);
     }
   }
-  const writer = await writerModule();
   const plan = writer.plan(new Float64Array(nums), concatAll(text));
   // Writer errors name the tensor by its position in the caller's list.
   if (plan[0] < 0) throw wasmError(plan, undefined, (i) => entries[i][0]);
@@ -749,6 +755,14 @@ export async function serialize(tensors, metadata) {
 }
 
 /** Bytes of wasm memory grown so far (a diagnostic: tensor data never enters it). */
+async function writerOrFail() {
+  try {
+    return await loadWriter();
+  } catch (e) {
+    return fail('WriterUnavailable', `the writer's wasm module could not be loaded: ${e?.message ?? e}`, { cause: e });
+  }
+}
+
 export function wasmMemoryBytes() {
   return wasm.memory_bytes();
 }

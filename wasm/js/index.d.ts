@@ -38,7 +38,8 @@ export type ErrorKind =
   | 'DataLengthMismatch' | 'DataOutOfOrder' | 'Sink'
   // this package:
   | 'OffsetTooLarge' | 'DimensionTooLarge' | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete'
-  | 'ReadFailed' | 'Http' | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'InvalidArgument';
+  | 'ReadFailed' | 'Http' | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'InvalidArgument'
+  | 'WriterUnavailable';
 
 /** Every error this package throws (besides AbortError and TypeError). */
 export class SafeTensorsError extends Error {
@@ -161,7 +162,7 @@ export function openSharded(
   opts?: UrlOptions,
 ): Promise<ShardedModel>;
 
-/** Bytes of wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever enter it). */
+/** Bytes of the reader module's wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever enter it). */
 export function wasmMemoryBytes(): number;
 
 /**
@@ -181,6 +182,9 @@ export interface TensorInput {
  * Writes a safetensors file through the core writer: the same bytes as the
  * reference implementation (metadata keys sorted, so identical whenever
  * there is at most one key). Async: the writer is a second wasm module,
- * loaded by the first call, so pages that only read never download it.
+ * loaded by the first call, so pages that only read never download it
+ * (a failed load rejects with kind "WriterUnavailable"). The inputs are
+ * read at the call, except by the first call, which reads them once the
+ * writer has loaded: keep them unchanged until its promise settles.
  */
 export function serialize(tensors: Record<string, TensorInput> | Map<string, TensorInput>, metadata?: Record<string, string> | null): Promise<Uint8Array>;

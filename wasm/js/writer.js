@@ -3,21 +3,35 @@
 // The entry (index.js for browsers, node.js for Node) says how to load it.
 
 let load = null;
-let loaded = null;
+let loading = null;
+let ready = null;
 
 /** Called once by the entry: `loader` resolves to the initialised module. */
 export function setWriterLoader(loader) {
   load = loader;
 }
 
-/** The writer's module (wasm-bindgen's exports), loaded at the first call. */
-export function writerModule() {
-  if (loaded === null) {
-    if (load === null) throw new Error('safetensors-nano: import the package through its entry (index.js or node.js)');
-    loaded = load().catch((e) => {
-      loaded = null; // a failed fetch may be retried
-      throw e;
-    });
+/** The writer's module once it has loaded, else null (no waiting). */
+export function loadedWriter() {
+  return ready;
+}
+
+/** Loads the writer's module (once; concurrent callers share the load). */
+export function loadWriter() {
+  if (loading === null) {
+    if (load === null) return Promise.reject(new Error('import the package through its entry (index.js or node.js)'));
+    loading = load().then(
+      (module) => {
+        ready = module;
+        return module;
+      },
+      (e) => {
+        // Let a later call try again (a browser may keep failing an import
+        // until the page reloads; a failed .wasm fetch or read can recover).
+        loading = null;
+        throw e;
+      },
+    );
   }
-  return loaded;
+  return loading;
 }

@@ -208,6 +208,10 @@ test('fromHeader opens from the header bytes and a file size; tensors have no da
   throws(() => SafeTensors.fromHeader(file.subarray(0, 20), file.length), { kind: 'HeaderIncomplete' });
   throws(() => SafeTensors.fromHeader(file.subarray(0, st.dataOffset), BigInt(file.length) + 1n), { kind: 'MetadataIncompleteBuffer' });
   assert.equal(SafeTensors.fromHeader(file.subarray(0, st.dataOffset), BigInt(file.length)).fileSize, file.length);
+  // The size must be a whole, non-negative number (or a bigint below 2^64).
+  for (const size of [undefined, NaN, 67.5, -1, 2 ** 53, '64', -1n, 2n ** 64n]) {
+    assert.throws(() => SafeTensors.fromHeader(file.subarray(0, st.dataOffset), size), TypeError, String(size));
+  }
 });
 
 test('offsets and sizes beyond 4 GiB are exact; beyond 2^53 they are an OffsetTooLarge error', () => {

@@ -2,6 +2,11 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { SafeTensors, SafeTensorsError, serialize, DTYPES } from 'safetensors-nano';
 import { referenceFiles } from '../lib/env.js';
 
@@ -81,4 +86,34 @@ test('serialize errors name the tensor (as rejected promises)', async () => {
   await err(() => serialize({ q: { dtype: 'U8', shape: [-1], data: new Uint8Array(1) } }), 'InvalidArgument', 'q');
   await err(() => serialize({ q: { dtype: 'U8', shape: [1], data: [1] } }), 'InvalidArgument', 'q');
   await assert.rejects(() => serialize({}, { k: 1 }), (e) => e.kind === 'InvalidArgument');
+});
+
+test('serialize reads its inputs at the call once the writer is loaded', async () => {
+  await serialize({}); // the writer is loaded now
+  const data = Uint8Array.of(1, 2, 3, 4);
+  const pending = serialize({ t: { dtype: 'U8', shape: [4], data } });
+  data.fill(9); // after the call: not in the file
+  const st = SafeTensors.fromBytes(await pending);
+  assert.deepEqual([...st.tensor('t').bytes()], [1, 2, 3, 4]);
+});
+
+test('a writer module that cannot load rejects with WriterUnavailable; reading still works', async () => {
+  // A copy of the installed package without the writer's .wasm (a separate
+  // module instance: its own import path).
+  const installed = dirname(createRequire(import.meta.url).resolve('safetensors-nano/package.json'));
+  const copy = join(mkdtempSync(join(tmpdir(), 'stn-nowriter-')), 'safetensors-nano');
+  cpSync(installed, copy, { recursive: true });
+  rmSync(join(copy, 'safetensors_nano_writer_bg.wasm'));
+  const pkg = await import(pathToFileURL(join(copy, 'node.js')).href);
+  const file = await serialize({ t: { dtype: 'U8', shape: [1], data: Uint8Array.of(7) } });
+  assert.deepEqual(pkg.SafeTensors.fromBytes(file).names(), ['t']);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    await assert.rejects(pkg.serialize({}), (e) => {
+      assert.ok(e instanceof pkg.SafeTensorsError, String(e));
+      assert.equal(e.kind, 'WriterUnavailable');
+      assert.ok(e.cause, 'the load error is kept as the cause');
+      return true;
+    });
+  }
+  rmSync(dirname(copy), { recursive: true, force: true });
 });
