@@ -30,6 +30,8 @@ unit:
 	$(CARGO) test --workspace
 	$(CARGO) test -p safetensors-nano --all-features
 	$(CARGO) test -p safetensors-nano --no-default-features --lib
+	# The whole suite again through the code bare metal uses (core/build.rs: cfg(small)).
+	RUSTFLAGS="--cfg safetensors_nano_small" CARGO_TARGET_DIR=target/small $(CARGO) test -p safetensors-nano --all-features
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p safetensors-nano --no-deps --all-features

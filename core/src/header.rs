@@ -1,7 +1,7 @@
 //! The header grammar: walks the JSON once and fills the table with
 //! entries. Rules R5–R8 of SPEC.md and the stricter checks we add.
 
-#[cfg(not(target_os = "none"))]
+#[cfg(not(small))]
 use crate::canonical;
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, Expected, Field, TensorRef};
@@ -74,7 +74,7 @@ impl Sink<'_> {
 fn key_is(json: &[u8], key: RawString, expected: &str) -> bool {
     let raw = json.get(key.start..key.end).unwrap_or_default();
     // Bare metal compares every key decoded: one comparison in flash.
-    if key.escaped || cfg!(target_os = "none") {
+    if key.escaped || cfg!(small) {
         Name::from_raw(raw).cmp_str(expected).is_eq()
     } else {
         raw == expected.as_bytes()
@@ -232,7 +232,7 @@ impl ElementCount {
 }
 
 fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Step<Entry> {
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(small))]
     {
         lexer.skip_ws();
         let rest = json.get(lexer.pos()..).unwrap_or_default();
@@ -323,7 +323,7 @@ fn field_key(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<(Option<Field>, usize)>
     lexer.skip_ws();
     let at = lexer.pos();
     // (Bare metal takes the long way for all: less code.)
-    if !cfg!(target_os = "none") {
+    if !cfg!(small) {
         if lexer.eat_literal(b"\"dtype\"") {
             return Ok((Some(Field::Dtype), at));
         }
@@ -352,7 +352,7 @@ fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<Dtype> {
     }
     // Fast path: a plain dtype name and its closing quote within 13 bytes.
     // (Bare metal takes the long way: less code.)
-    if !cfg!(target_os = "none") {
+    if !cfg!(small) {
         let rest = json.get(at.saturating_add(1)..).unwrap_or_default();
         let short = rest.get(..rest.len().min(13)).unwrap_or_default();
         if let Some(end) = short.iter().position(|&b| b == b'"') {

@@ -71,7 +71,7 @@ const fn zero_bytes(x: u64) -> u64 {
 pub(crate) fn validated_string_len(content: &[u8]) -> usize {
     let mut at = 0usize;
     // Bare metal reads bytewise: smaller code.
-    while !cfg!(target_os = "none") {
+    while !cfg!(small) {
         let rest = content.get(at..).unwrap_or_default();
         let Some((word, _)) = rest.split_first_chunk::<8>() else {
             break;
@@ -254,7 +254,7 @@ impl<'h> Lexer<'h> {
         self.skip_ws();
         let start = self.pos.saturating_add(1);
         // Bare metal takes the general way below: smaller code.
-        if self.peek() == Some(b'"') && !cfg!(target_os = "none") {
+        if self.peek() == Some(b'"') && !cfg!(small) {
             let mut hasher = NameHasher::new();
             let mut rest = self.bytes.get(start..).unwrap_or_default();
             while let Some((word, next)) = rest.split_first_chunk::<8>() {
@@ -315,7 +315,7 @@ impl<'h> Lexer<'h> {
     /// a time where possible.
     #[inline]
     fn skip_plain_string_bytes(&mut self) {
-        if cfg!(target_os = "none") {
+        if cfg!(small) {
             // Bytewise: smaller code, and a smaller parse frame.
             while self.peek().is_some_and(|b| !needs_care(b)) {
                 self.bump();
@@ -675,10 +675,7 @@ pub(crate) fn leading_digits(bytes: &[u8]) -> (u64, usize) {
     let mut len = 0usize;
     let mut rest = bytes;
     // Bare metal reads bytewise: smaller code.
-    while let Some((word, next)) = rest
-        .split_first_chunk::<8>()
-        .filter(|_| !cfg!(target_os = "none"))
-    {
+    while let Some((word, next)) = rest.split_first_chunk::<8>().filter(|_| !cfg!(small)) {
         let v = u64::from_le_bytes(*word).wrapping_sub(ZEROS);
         let mask = non_digit_mask(v);
         if mask == 0 {

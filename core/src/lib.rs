@@ -21,7 +21,7 @@ extern crate std;
 
 #[cfg(feature = "alloc")]
 mod alloc_support;
-#[cfg(not(target_os = "none"))]
+#[cfg(not(small))]
 mod canonical;
 pub mod decode;
 mod dtype;

@@ -3,7 +3,7 @@
 //! [`sort_by`]: `core`'s `sort_unstable` is fast, but each use instantiates
 //! kilobytes of code, which matters on a microcontroller (the firmware
 //! measures it) and in the npm package's .wasm. On bare-metal targets
-//! (`target_os = "none"`) and wasm32 it is a heapsort instead: a few hundred
+//! (`cfg(small)`, see build.rs) and wasm32 it is a heapsort instead: a few hundred
 //! bytes, no memory, O(n log n) on any input, after an O(n) check that skips
 //! input already in order (offsets in files the reference writes).
 //! Elsewhere, `sort_unstable`.
@@ -15,7 +15,7 @@ use core::cmp::Ordering;
 
 /// Sorts `items` so that `less(a, b)` holds for no later `a` before an earlier `b`.
 pub(crate) fn sort_by<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
-    if cfg!(any(target_os = "none", target_arch = "wasm32")) {
+    if cfg!(any(small, target_arch = "wasm32")) {
         heapsort_dyn(items, &mut less);
     } else {
         items.sort_unstable_by(|a, b| {
@@ -40,7 +40,7 @@ pub(crate) fn sort_by<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) 
 /// matters more than time, it is [`sort_by`].
 pub(crate) fn sort_spread(items: &mut [u64]) {
     let n = items.len();
-    if cfg!(target_os = "none") || n > u32::MAX as usize {
+    if cfg!(small) || n > u32::MAX as usize {
         sort_by(items, |a, b| a < b);
     } else if n <= SMALL {
         insertion_sort(items);

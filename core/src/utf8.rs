@@ -10,7 +10,7 @@
 /// invalid or incomplete sequence), or `None` if all of it is: the same
 /// position as `core::str::from_utf8`'s `Utf8Error::valid_up_to`.
 pub(crate) fn invalid_at(bytes: &[u8]) -> Option<usize> {
-    if cfg!(target_os = "none") {
+    if cfg!(small) {
         bytewise_invalid_at(bytes)
     } else {
         // Elsewhere `core`'s check is linked anyway (and faster on long text).

@@ -17,14 +17,14 @@ use crate::error::{Error, ErrorKind};
 
 /// `sink` as the type [`write_json`] takes it: `dyn Sink` on wasm32 and
 /// bare metal, its own type elsewhere (see the module docs).
-#[cfg(any(target_os = "none", target_arch = "wasm32"))]
+#[cfg(any(small, target_arch = "wasm32"))]
 pub(crate) fn json_sink<S: Sink>(sink: &mut S) -> &mut dyn Sink {
     sink
 }
 
 /// `sink` as the type [`write_json`] takes it: `dyn Sink` on wasm32 and
 /// bare metal, its own type elsewhere (see the module docs).
-#[cfg(not(any(target_os = "none", target_arch = "wasm32")))]
+#[cfg(not(any(small, target_arch = "wasm32")))]
 pub(crate) fn json_sink<S: Sink>(sink: &mut S) -> &mut S {
     sink
 }
