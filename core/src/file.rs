@@ -257,7 +257,7 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         let meta_start = capacity.saturating_sub(pairs);
         // Name indexes: sort the links, then keep their entry numbers (on
         // bare metal, keep them, then sort by name: no hashes there).
-        let duplicate = |kind, start| validate::tensor_error(json, kind, start);
+        let duplicate = |kind, start| header::tensor_error(json, kind, start);
         let tensor_twin = |start| duplicate(ErrorKind::DuplicateTensorName, start);
         let meta_twin = |start| duplicate(ErrorKind::DuplicateMetadataKey, start);
         if index::HASH_NAMES {

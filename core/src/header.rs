@@ -89,6 +89,12 @@ pub(crate) fn tensor_ref(json: &[u8], name_start: usize) -> TensorRef {
     }
 }
 
+/// An error about the tensor (or metadata key) whose name starts at header
+/// byte `name_start`: placed at the name's opening quote, naming it.
+pub(crate) fn tensor_error(json: &[u8], kind: ErrorKind, name_start: usize) -> Error {
+    Error::at(kind, name_start.saturating_sub(1)).with_tensor(tensor_ref(json, name_start))
+}
+
 /// Length of a validated string's raw content starting at `start`.
 pub(crate) fn raw_string_len(json: &[u8], start: usize) -> usize {
     crate::json::validated_string_len(json.get(start..).unwrap_or_default())

@@ -174,7 +174,8 @@ fn first_twin<L: Copy>(
     first.map_or(Ok(()), Err)
 }
 
-/// Finds `name` in an index built by [`build`]; returns the entry number.
+/// Finds `name` in an index built by [`sort_links`] (or [`sort_by_name`]);
+/// returns the entry number.
 pub(crate) fn find(json: &[u8], entries: &[Entry], index: &[u32], name: &str) -> Option<u32> {
     let target = hash_str(name);
     index

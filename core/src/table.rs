@@ -342,6 +342,9 @@ mod tests {
     fn regions_split_the_slots() {
         let mut slots = [Slot::EMPTY; 5];
         let r = regions_mut(&mut slots);
-        assert_eq!((r.entries.len(), r.by_offset.len()), (5, 5));
+        assert_eq!(
+            (r.entries.len(), r.by_name.len(), r.by_offset.len()),
+            (5, 5, 5)
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! as long as its shape and dtype say.
 
 use crate::error::{Error, ErrorKind};
-use crate::header::{tensor_ref, Dims};
+use crate::header::{tensor_error, Dims};
 use crate::sort::sort_by;
 use crate::table::{Entry, Verdict};
 
@@ -74,12 +74,6 @@ impl Misfit<'_> {
         };
         tensor_error(json, kind, entry.name_start())
     }
-}
-
-/// An error about the tensor (or metadata key) whose name starts at header
-/// byte `name_start`: placed at the name's opening quote, naming it.
-pub(crate) fn tensor_error(json: &[u8], kind: ErrorKind, name_start: usize) -> Error {
-    Error::at(kind, name_start.saturating_sub(1)).with_tensor(tensor_ref(json, name_start))
 }
 
 /// The element count of a tensor whose verdict is not

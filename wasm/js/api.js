@@ -754,15 +754,16 @@ export async function serialize(tensors, metadata) {
   return out;
 }
 
-/** Bytes of wasm memory grown so far (a diagnostic: tensor data never enters it). */
+// The writer's module, or a WriterUnavailable error saying why it did not load.
 async function writerOrFail() {
   try {
     return await loadWriter();
   } catch (e) {
-    return fail('WriterUnavailable', `the writer's wasm module could not be loaded: ${e?.message ?? e}`, { cause: e });
+    fail('WriterUnavailable', `the writer's wasm module could not be loaded: ${e?.message ?? e}`, { cause: e });
   }
 }
 
+/** Bytes of the reader module's wasm memory grown so far (a diagnostic: tensor data never enters it). */
 export function wasmMemoryBytes() {
   return wasm.memory_bytes();
 }
