@@ -8,6 +8,7 @@ use crate::metadata::Metadata;
 use crate::table::{self, Entry, Slot, OFFSET_MASK};
 use crate::tensor::{TensorInfo, TensorView};
 use crate::validate;
+use crate::visit::Visitor;
 
 /// The largest header the reference accepts, and our default limit: 100,000,000 bytes.
 ///
@@ -153,7 +154,7 @@ impl Parser {
             .ok_or(invalid_len)?;
         let json = file.get(8..data_start).ok_or(invalid_len)?;
         let data = file.get(data_start..).unwrap_or_default();
-        let header = Header::from_json(json, storage)?;
+        let header = Header::from_json(json, storage, &mut ())?;
         header.check_data_len(data.len() as u64)?;
         Ok(SafeTensors { header, data })
     }
@@ -181,6 +182,39 @@ impl Parser {
     where
         S: AsRef<[Slot]> + AsMut<[Slot]>,
     {
+        self.parse_header_with(prefix, storage, &mut ())
+    }
+
+    /// [`parse_header`](Parser::parse_header), showing each entry to
+    /// `visitor` as it is read (see [`Visitor`]).
+    ///
+    /// # Errors
+    /// As [`parse_header`](Parser::parse_header).
+    ///
+    /// ```
+    /// use safetensors_nano::{Dtype, Name, Parser, Shape, Table, Visitor};
+    /// struct Names(Vec<String>);
+    /// impl<'h> Visitor<'h> for Names {
+    ///     fn tensor(&mut self, name: Name<'h>, _: Dtype, _: Shape<'h>, _: (u64, u64)) {
+    ///         self.0.push(name.to_string());
+    ///     }
+    /// }
+    /// let h = br#"{"b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#;
+    /// let mut prefix = (h.len() as u64).to_le_bytes().to_vec();
+    /// prefix.extend_from_slice(h);
+    /// let mut names = Names(Vec::new());
+    /// Parser::new().parse_header_with(&prefix, Table::<2>::new(), &mut names).unwrap();
+    /// assert_eq!(names.0, ["b", "a"]); // header order
+    /// ```
+    pub fn parse_header_with<'a, S>(
+        &self,
+        prefix: &'a [u8],
+        storage: S,
+        visitor: &mut impl Visitor<'a>,
+    ) -> Result<Status<Header<'a, S>>, Error>
+    where
+        S: AsRef<[Slot]> + AsMut<[Slot]>,
+    {
         let needed = self.bytes_needed(prefix)?;
         let Some(json) = usize::try_from(needed)
             .ok()
@@ -188,7 +222,7 @@ impl Parser {
         else {
             return Ok(Status::Partial { needed });
         };
-        Header::from_json(json, storage).map(Status::Complete)
+        Header::from_json(json, storage, visitor).map(Status::Complete)
     }
 }
 
@@ -223,7 +257,11 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         Parser::new().parse_header(prefix, storage)
     }
 
-    fn from_json(json: &'a [u8], mut storage: S) -> Result<Self, Error> {
+    fn from_json(
+        json: &'a [u8],
+        mut storage: S,
+        visitor: &mut impl Visitor<'a>,
+    ) -> Result<Self, Error> {
         // Like the reference, a header that is not UTF-8 fails as that,
         // whatever else is wrong with it. The lexer checks every byte it
         // passes; the whole header is checked only when something failed.
@@ -241,7 +279,7 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         let slots = storage.as_mut();
         let capacity = table::capacity(slots);
         let building = table::building(slots);
-        let parsed = header::parse(json, building).map_err(utf8_first)?;
+        let parsed = header::parse(json, building, visitor).map_err(utf8_first)?;
         let pairs = match parsed.metadata {
             MetadataState::Present(n) => n,
             _ => 0,

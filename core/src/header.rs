@@ -7,7 +7,9 @@ use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, Expected, Field, TensorRef};
 use crate::json::{Lexer, RawString, Step};
 use crate::name::Name;
+use crate::shape::Shape;
 use crate::table::{link, Building, Entry, Verdict};
+use crate::visit::Visitor;
 
 /// What the header said about `__metadata__`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,16 +109,31 @@ pub(crate) fn raw_string_at(json: &[u8], start: usize) -> &[u8] {
         .unwrap_or_default()
 }
 
-/// Parses the whole header into `entries`. Counts past capacity so that the
-/// caller can report how many slots are needed.
-pub(crate) fn parse(json: &[u8], table: Building<'_>) -> Result<Parsed, Error> {
+/// Parses the whole header into `entries`, showing each entry to
+/// `visitor`. Counts past capacity so that the caller can report how many
+/// slots are needed.
+pub(crate) fn parse<'h>(
+    json: &'h [u8],
+    table: Building<'_>,
+    visitor: &mut dyn Visitor<'h>,
+) -> Result<Parsed, Error> {
     let mut lexer = Lexer::new(json);
-    let step = parse_object(&mut lexer, json, table);
+    let step = parse_object(&mut lexer, json, table, visitor);
     lexer.finish(step)
 }
 
+/// The raw content of a string the lexer read.
+fn raw_name(json: &[u8], s: RawString) -> Name<'_> {
+    Name::from_raw(json.get(s.start..s.end).unwrap_or_default())
+}
+
 /// The header object, from its `{` to the end of the header.
-fn parse_object(lexer: &mut Lexer<'_>, json: &[u8], table: Building<'_>) -> Step<Parsed> {
+fn parse_object<'h>(
+    lexer: &mut Lexer<'_>,
+    json: &'h [u8],
+    table: Building<'_>,
+    visitor: &mut dyn Visitor<'h>,
+) -> Step<Parsed> {
     let mut sink = Sink {
         entries: table.entries,
         links: table.links,
@@ -134,9 +151,15 @@ fn parse_object(lexer: &mut Lexer<'_>, json: &[u8], table: Building<'_>) -> Step
                     let at = key.start.saturating_sub(1);
                     return Err(lexer.fail_at(ErrorKind::DuplicateMetadata, at));
                 }
-                metadata = parse_metadata(lexer, &mut sink)?;
+                metadata = parse_metadata(lexer, json, &mut sink, visitor)?;
             } else {
                 let entry = parse_tensor(lexer, json, key)?;
+                visitor.tensor(
+                    raw_name(json, key),
+                    entry.dtype(),
+                    Shape::new(json, entry.shape_start()),
+                    (entry.begin(), entry.end()),
+                );
                 sink.push_tensor(entry, hash);
             }
             lexer.skip_ws();
@@ -159,7 +182,12 @@ fn parse_object(lexer: &mut Lexer<'_>, json: &[u8], table: Building<'_>) -> Step
     })
 }
 
-fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Step<MetadataState> {
+fn parse_metadata<'h>(
+    lexer: &mut Lexer<'_>,
+    json: &'h [u8],
+    sink: &mut Sink<'_>,
+    visitor: &mut dyn Visitor<'h>,
+) -> Step<MetadataState> {
     if lexer.eat_null()? {
         return Ok(MetadataState::Null);
     }
@@ -184,6 +212,7 @@ fn parse_metadata(lexer: &mut Lexer<'_>, sink: &mut Sink<'_>) -> Step<MetadataSt
             });
         }
         let value = lexer.string()?;
+        visitor.metadata(raw_name(json, key), raw_name(json, value));
         sink.push_metadata(Entry::metadata(key.start, value.start), hash);
         pairs = pairs.saturating_add(1);
         if lexer.eat(b',') {

@@ -43,6 +43,7 @@ mod table;
 mod tensor;
 mod utf8;
 mod validate;
+mod visit;
 pub mod write;
 
 pub use dtype::Dtype;
@@ -56,3 +57,4 @@ pub use slice::{SliceChunks, SliceIndex, SliceRanges};
 pub use std_io::{read_header, read_slice, read_tensor, ReadError};
 pub use table::{Slot, Table};
 pub use tensor::{Element, TensorInfo, TensorView};
+pub use visit::Visitor;

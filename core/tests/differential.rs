@@ -6,7 +6,7 @@ mod common;
 
 use common::{compare, Agreement};
 use proptest::prelude::*;
-use safetensors_nano::{Dtype, SafeTensors, Slot};
+use safetensors_nano::{Dtype, Name, Parser, SafeTensors, Shape, Slot, Status, Visitor};
 
 fn reference_dtype(d: Dtype) -> safetensors::Dtype {
     serde_json::from_str(&format!("\"{}\"", d.name())).expect("reference knows every dtype")
@@ -151,6 +151,48 @@ fn our_reading(bytes: &[u8]) -> Vec<String> {
     out
 }
 
+/// What a visitor is shown: tensors, then metadata pairs, each in header order.
+#[derive(Default)]
+struct Shown {
+    tensors: Vec<String>,
+    pairs: Vec<String>,
+}
+
+impl<'h> Visitor<'h> for Shown {
+    fn tensor(&mut self, name: Name<'h>, dtype: Dtype, shape: Shape<'h>, offsets: (u64, u64)) {
+        let shape: Vec<u64> = shape.iter().collect();
+        self.tensors
+            .push(format!("{name} {dtype:?} {shape:?} {offsets:?}"));
+    }
+
+    fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
+        self.pairs.push(format!("{key}={value}"));
+    }
+}
+
+/// A visitor is shown exactly what the parsed header holds, in header
+/// order (when the parse succeeds).
+fn assert_visitor_sees_the_header(bytes: &[u8]) {
+    let mut shown = Shown::default();
+    let parsed = Parser::new().parse_header_with(bytes, vec![Slot::EMPTY; 64], &mut shown);
+    let Ok(Status::Complete(header)) = parsed else {
+        return;
+    };
+    let tensors: Vec<String> = header
+        .iter_header_order()
+        .map(|t| {
+            let shape: Vec<u64> = t.shape().iter().collect();
+            format!("{} {:?} {shape:?} {:?}", t.name(), t.dtype(), t.data_offsets())
+        })
+        .collect();
+    let pairs: Vec<String> = header
+        .metadata()
+        .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+        .unwrap_or_default();
+    assert_eq!(shown.tensors, tensors);
+    assert_eq!(shown.pairs, pairs);
+}
+
 const JSON_BYTES: &[u8] = b"{}[],:\"\\0123456789-.eE ntfu \t\n\r\x00\x7f";
 
 #[derive(Debug, Clone)]
@@ -225,6 +267,8 @@ proptest! {
         let general = spaced(&file);
         prop_assert_eq!(compare(&general), Agreement::Same);
         prop_assert_eq!(our_reading(&file), our_reading(&general));
+        assert_visitor_sees_the_header(&file);
+        assert_visitor_sees_the_header(&general);
     }
 
     #[test]
@@ -240,6 +284,7 @@ proptest! {
         if agreement == Agreement::Same && common::ours(&bytes).is_ok() {
             assert_same_contents(&bytes);
         }
+        assert_visitor_sees_the_header(&bytes);
     }
 
     #[test]

@@ -157,13 +157,31 @@ function wasmError(nums, json, names) {
   return new SafeTensorsError(kind, message, { offset: nums[1] < 0 ? null : nums[1], tensor });
 }
 
+// Descriptions are views of shared slabs: a typed array costs about a
+// microsecond to make (outside the JS heap), a view of one much less. A
+// description keeps its slab alive, so large ones get their own array.
+const SLAB_NUMBERS = 8192;
+let slab = new Float64Array(0);
+let slabUsed = 0;
+
+function numbersArray(n) {
+  if (n > SLAB_NUMBERS / 4) return new Float64Array(n);
+  if (slabUsed + n > slab.length) {
+    slab = new Float64Array(SLAB_NUMBERS);
+    slabUsed = 0;
+  }
+  slabUsed += n;
+  return slab.subarray(slabUsed - n, slabUsed);
+}
+
 // One wasm `open` call: a parsed header, or the bytes still needed.
 function openPrefix(prefix, fileSize) {
   // The size as two 32-bit halves (a number or, from HTTP, a BigInt).
   const [hi, lo] = typeof fileSize === 'bigint'
     ? [Number(fileSize >> 32n), Number(fileSize & 0xffffffffn)]
     : [Math.floor(fileSize / 2 ** 32), fileSize % 2 ** 32];
-  const nums = wasm.open(prefix, hi, lo);
+  const nums = numbersArray(wasm.open(prefix, hi, lo));
+  wasm.take_numbers(nums);
   const status = nums[0];
   if (status > 0) return status;
   if (status < 0) throw wasmError(nums, prefix.subarray(8));
@@ -188,32 +206,40 @@ class NameDecoder {
   constructor(json) {
     this.json = json;
     this.blocks = [];
+    // Per block: whether it holds a backslash (so maybe an escaped name).
+    this.escapes = [];
   }
 
   // The name whose raw span is [start, start + len), unescaped.
   name(start, len) {
-    const k = Math.floor(start / NAME_BLOCK);
-    const end = start + len;
+    const k = (start / NAME_BLOCK) | 0;
+    const offset = k * NAME_BLOCK;
+    const block = this.blocks[k] ?? this.decodeBlock(k);
     let s;
-    if (end <= (k + 1) * NAME_BLOCK) {
-      let block = this.blocks[k];
-      if (block === undefined) {
-        const bytes = this.json.subarray(k * NAME_BLOCK, (k + 1) * NAME_BLOCK);
-        block = utf8.decode(bytes);
-        // Only an ASCII block has string indices equal to byte offsets.
-        if (block.length !== bytes.length) block = null;
-        this.blocks[k] = block;
-      }
-      if (block !== null) s = block.slice(start - k * NAME_BLOCK, end - k * NAME_BLOCK);
+    if (block !== null && start + len <= offset + NAME_BLOCK) {
+      s = block.slice(start - offset, start + len - offset);
+      if (!this.escapes[k]) return s;
+    } else {
+      s = utf8.decode(this.json.subarray(start, start + len));
     }
-    if (s === undefined) s = utf8.decode(this.json.subarray(start, end));
     // (A backslash in the raw text: an escape, the core validated it.)
     return s.includes('\\') ? JSON.parse(`"${s}"`) : s;
+  }
+
+  decodeBlock(k) {
+    const bytes = this.json.subarray(k * NAME_BLOCK, (k + 1) * NAME_BLOCK);
+    let block = utf8.decode(bytes);
+    this.escapes[k] = block.includes('\\');
+    // Only an ASCII block has string indices equal to byte offsets.
+    if (block.length !== bytes.length) block = null;
+    this.blocks[k] = block;
+    return block;
   }
 }
 
 // The parsed header: numbers `[0, N, count, pairs, (dtype, name_start,
-// name_len, begin, end, rank, dims…)…, (key span, value span)…]`
+// name_len, begin, end, rank, dims…)… in header order, (key span, value
+// span)…, where each tensor's numbers start… in data-offset order]`
 // (wasm/src/describe.rs) and the header bytes the name spans point into.
 // The names are decoded at once: the header bytes may be the caller's.
 class Description {
@@ -221,24 +247,24 @@ class Description {
     this.nums = nums;
     this.headerSize = nums[1];
     const count = nums[2];
+    const pairs = nums[3];
+    const base = nums.length - count;
+    // Tensor i (offset order) is described from nums[at[i]].
+    const at = nums.subarray(base);
     const decoder = new NameDecoder(json);
     const names = new Array(count);
-    const at = new Uint32Array(count);
-    let p = 4;
     for (let i = 0; i < count; i++) {
-      at[i] = p;
+      const p = at[i];
       names[i] = decoder.name(nums[p + 1], nums[p + 2]);
-      p += 6 + nums[p + 5];
     }
     this.names = names;
     this.at = at;
     this.index = null;
-    const pairs = nums[3];
     if (pairs < 0) {
       this.metadata = null;
     } else {
       const entries = new Array(pairs);
-      for (let i = 0; i < pairs; i++, p += 4) {
+      for (let i = 0, p = base - 4 * pairs; i < pairs; i++, p += 4) {
         entries[i] = [decoder.name(nums[p], nums[p + 1]), decoder.name(nums[p + 2], nums[p + 3])];
       }
       this.metadata = entries;

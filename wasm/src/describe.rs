@@ -1,4 +1,5 @@
-//! Opening a header and describing it to JS as numbers alone.
+//! Opening a header and describing it to JS as numbers alone, in the same
+//! pass as the parse (a [`Visitor`]).
 //!
 //! Names do not cross: JS holds the header bytes and decodes a name from
 //! its span when asked (`wasm/js/api.js`, `Description`). A span is the raw
@@ -6,16 +7,19 @@
 //! offset and byte length; JS unescapes what holds a backslash).
 //!
 //! Success: `[0, N, tensors, pairs (-1 = no metadata)]`, then per tensor in
-//! data-offset order `[dtype, name_start, name_len, begin, end, rank,
-//! dims…]`, then per metadata pair `[key_start, key_len, value_start,
-//! value_len]`. (Element counts are `(end − begin) × 8 / bits`: the core
-//! validated exactly that.)
+//! header order `[dtype, name_start, name_len, begin, end, rank, dims…]`,
+//! then per metadata pair in header order `[key_start, key_len,
+//! value_start, value_len]`, then, in data-offset order, where each
+//! tensor's numbers start (its index in the whole array). (Element counts
+//! are `(end − begin) × 8 / bits`: the core validated exactly that.)
 //!
 //! More bytes needed: `[needed]` (always > 0). An error: as in `error.rs`.
 
 use alloc::vec::Vec;
 
-use safetensors_nano::{Error, ErrorKind, Header, Name, Parser, Slot, Status};
+use safetensors_nano::{
+    Dtype, Error, ErrorKind, Header, Name, Parser, Shape, Slot, Status, Visitor,
+};
 
 use crate::error::{Failure, Kind, Span};
 
@@ -26,8 +30,8 @@ use crate::MAX_SAFE;
 /// only metadata-heavy headers need a second pass.
 const BYTES_PER_SLOT: usize = 48;
 
-/// Numbers per tensor before its dims.
-const TENSOR_NUMBERS: usize = 6;
+/// Numbers before the first tensor's.
+const HEAD: usize = 4;
 
 /// A raw name's span in `json` (the name borrows from it).
 fn span(json: &[u8], name: Name<'_>) -> Span {
@@ -36,10 +40,71 @@ fn span(json: &[u8], name: Name<'_>) -> Span {
     (start as u64, raw.len() as u64)
 }
 
-/// Appends a name's span as `[start, len]`.
-fn push_span(out: &mut Vec<f64>, json: &[u8], name: Name<'_>) {
-    let (start, len) = span(json, name);
-    out.extend_from_slice(&[start as f64, len as f64]);
+/// Writes the description while the core parses.
+struct Describer<'h> {
+    json: &'h [u8],
+    /// The head, then the tensors' numbers in header order.
+    out: Vec<f64>,
+    /// Where each tensor's numbers start in `out`, in header order.
+    starts: Vec<u32>,
+    /// The metadata pairs' spans.
+    pairs: Vec<f64>,
+    /// Whether a dimension or an absolute data offset is above 2^53 (then
+    /// [`first_unsafe`] finds which, as a reader in offset order would).
+    unsafe_number: bool,
+}
+
+impl<'h> Describer<'h> {
+    fn new(json: &'h [u8]) -> Self {
+        // About 9 numbers per tensor entry of ~100 bytes.
+        let mut out = Vec::with_capacity((json.len() / 12).saturating_add(HEAD));
+        out.extend_from_slice(&[0.0; HEAD]);
+        Describer {
+            json,
+            out,
+            starts: Vec::with_capacity(json.len() / 64),
+            pairs: Vec::new(),
+            unsafe_number: false,
+        }
+    }
+}
+
+impl<'h> Visitor<'h> for Describer<'h> {
+    fn tensor(&mut self, name: Name<'h>, dtype: Dtype, shape: Shape<'h>, (begin, end): (u64, u64)) {
+        let (start, len) = span(self.json, name);
+        let out = &mut self.out;
+        self.starts
+            .push(u32::try_from(out.len()).unwrap_or(u32::MAX));
+        let abs_end = (self.json.len() as u64)
+            .saturating_add(8)
+            .saturating_add(end);
+        self.unsafe_number |= abs_end > MAX_SAFE;
+        out.extend_from_slice(&[
+            f64::from(dtype as u8),
+            start as f64,
+            len as f64,
+            begin as f64,
+            end as f64,
+            0.0,
+        ]);
+        let rank_at = out.len().saturating_sub(1);
+        let mut rank = 0u32;
+        for d in shape.iter() {
+            self.unsafe_number |= d > MAX_SAFE;
+            out.push(d as f64);
+            rank = rank.wrapping_add(1);
+        }
+        if let Some(r) = out.get_mut(rank_at) {
+            *r = f64::from(rank);
+        }
+    }
+
+    fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
+        let (k, k_len) = span(self.json, key);
+        let (v, v_len) = span(self.json, value);
+        self.pairs
+            .extend_from_slice(&[k as f64, k_len as f64, v as f64, v_len as f64]);
+    }
 }
 
 /// Parses the header in `prefix` (the first bytes of a file of `file_len`
@@ -75,10 +140,11 @@ fn open(prefix: &[u8], file_len: u64, slots: &mut Vec<Slot>) -> Result<Vec<f64>,
         slots.resize(want, Slot::EMPTY);
     }
     loop {
-        match parser.parse_header(prefix, &mut slots[..]) {
+        let mut describer = Describer::new(json);
+        match parser.parse_header_with(prefix, &mut slots[..], &mut describer) {
             Ok(Status::Complete(header)) => {
                 header.check_file_len(file_len)?;
-                return describe(&header);
+                return finish(&header, describer);
             }
             Ok(Status::Partial { needed }) => return Ok(alloc::vec![needed as f64]),
             Err(e) => match e.kind() {
@@ -92,62 +158,53 @@ fn open(prefix: &[u8], file_len: u64, slots: &mut Vec<Slot>) -> Result<Vec<f64>,
     }
 }
 
-fn describe(header: &Header<'_, &mut [Slot]>) -> Result<Vec<f64>, Failure> {
-    let json = header.json();
-    let data_start = header.data_start();
-    let meta = header.metadata();
-    let pairs = meta.as_ref().map_or(0, |m| m.len());
-    // Room for rank-2 tensors and the metadata without growing.
-    let room = header
-        .len()
-        .saturating_mul(TENSOR_NUMBERS.saturating_add(2))
-        .saturating_add(pairs.saturating_mul(4))
-        .saturating_add(4);
-    let mut out = Vec::with_capacity(room);
-    out.extend_from_slice(&[
+/// The head, the metadata and the offset order, after a successful parse.
+fn finish(header: &Header<'_, &mut [Slot]>, d: Describer<'_>) -> Result<Vec<f64>, Failure> {
+    if d.unsafe_number {
+        first_unsafe(header)?;
+    }
+    let Describer {
+        mut out,
+        starts,
+        pairs,
+        ..
+    } = d;
+    let head = [
         0.0,
         header.header_len() as f64,
         header.len() as f64,
-        meta.as_ref().map_or(-1.0, |m| m.len() as f64),
-    ]);
-    for t in header.iter() {
-        let name = t.name();
-        let (start, len) = span(json, name);
-        let (begin, end) = t.data_offsets();
-        let abs_end = data_start.saturating_add(end);
-        if abs_end > MAX_SAFE {
-            let f = Failure::new(Kind::OffsetTooLarge, [abs_end, 0, 0]);
-            return Err(f.with_tensor((start, len)));
-        }
-        out.extend_from_slice(&[
-            f64::from(t.dtype() as u8),
-            start as f64,
-            len as f64,
-            begin as f64,
-            end as f64,
-            0.0,
-        ]);
-        let rank_at = out.len().saturating_sub(1);
-        let mut rank = 0u32;
-        for d in t.shape().iter() {
-            if d > MAX_SAFE {
-                let f = Failure::new(Kind::DimensionTooLarge, [d, 0, 0]);
-                return Err(f.with_tensor((start, len)));
-            }
-            out.push(d as f64);
-            rank = rank.saturating_add(1);
-        }
-        if let Some(r) = out.get_mut(rank_at) {
-            *r = f64::from(rank);
-        }
+        header.metadata().map_or(-1.0, |m| m.len() as f64),
+    ];
+    if let Some(slot) = out.get_mut(..HEAD) {
+        slot.copy_from_slice(&head);
     }
-    if let Some(meta) = meta {
-        for (k, v) in meta.iter() {
-            push_span(&mut out, json, k);
-            push_span(&mut out, json, v);
-        }
+    out.extend_from_slice(&pairs);
+    out.reserve(header.len());
+    for t in header.iter() {
+        let start = starts.get(t.header_index()).copied().unwrap_or(0);
+        out.push(f64::from(start));
     }
     Ok(out)
+}
+
+/// The first tensor, in data-offset order, whose data ends above 2^53 in
+/// the file or that has a dimension above 2^53 (JS numbers would round
+/// them).
+#[cold]
+fn first_unsafe(header: &Header<'_, &mut [Slot]>) -> Result<(), Failure> {
+    let json = header.json();
+    let data_start = header.data_start();
+    for t in header.iter() {
+        let name = span(json, t.name());
+        let abs_end = data_start.saturating_add(t.data_offsets().1);
+        if abs_end > MAX_SAFE {
+            return Err(Failure::new(Kind::OffsetTooLarge, [abs_end, 0, 0]).with_tensor(name));
+        }
+        if let Some(d) = t.shape().iter().find(|&d| d > MAX_SAFE) {
+            return Err(Failure::new(Kind::DimensionTooLarge, [d, 0, 0]).with_tensor(name));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -168,7 +225,7 @@ mod tests {
     use crate::error::tests::kind_name as kind;
 
     #[test]
-    fn describes_tensors_in_offset_order_with_name_spans() {
+    fn describes_tensors_in_header_order_with_name_spans_then_the_offset_order() {
         let h = r#"{"__metadata__":{"k":"v\u00e9"},"b\ud83d\ude00":{"dtype":"F32","shape":[2,1],"data_offsets":[2,10]},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
         let f = file(h, 10);
         let n = open(&f, f.len() as u64);
@@ -181,15 +238,7 @@ mod tests {
                 hl,
                 2.0,
                 1.0,
-                // "a": U8 (4), 1 byte, [0, 2], shape [2]
-                4.0,
-                at("\"a\""),
-                1.0,
-                0.0,
-                2.0,
-                1.0,
-                2.0,
-                // "b\ud83d\ude00": F32 (17), 13 bytes, [2, 10], shape [2, 1]
+                // [4] "b\ud83d\ude00": F32 (17), 13 bytes, [2, 10], shape [2, 1]
                 17.0,
                 at("\"b\\"),
                 13.0,
@@ -198,13 +247,62 @@ mod tests {
                 2.0,
                 2.0,
                 1.0,
+                // [12] "a": U8 (4), 1 byte, [0, 2], shape [2]
+                4.0,
+                at("\"a\""),
+                1.0,
+                0.0,
+                2.0,
+                1.0,
+                2.0,
                 // "k": "v\u00e9"
                 at("\"k\""),
                 1.0,
                 at("\"v\\"),
                 7.0,
+                // offset order: "a", then "b\ud83d\ude00"
+                12.0,
+                4.0,
             ]
         );
+    }
+
+    #[test]
+    fn metadata_pairs_keep_header_order_wherever_they_are() {
+        let h = r#"{"t":{"dtype":"U8","shape":[],"data_offsets":[0,1]},"__metadata__":{"z":"1","a":"2"}}"#;
+        let f = file(h, 1);
+        let n = open(&f, f.len() as u64);
+        let at = |s: &str| h.find(s).unwrap() as f64 + 1.0;
+        assert_eq!(&n[..4], [0.0, h.len() as f64, 1.0, 2.0]);
+        assert_eq!(
+            &n[10..],
+            [
+                at("\"z\""),
+                1.0,
+                at("\"1\""),
+                1.0,
+                at("\"a\""),
+                1.0,
+                at("\"2\""),
+                1.0,
+                4.0
+            ]
+        );
+    }
+
+    #[test]
+    fn the_first_unsafe_number_in_offset_order_is_reported() {
+        // Header order: "late" (dim above 2^53) first; offset order: "early"
+        // (dim above 2^53 too) first, which is the one reported.
+        let big = MAX_SAFE + 1;
+        let h = format!(
+            r#"{{"late":{{"dtype":"U8","shape":[{big},0],"data_offsets":[1,1]}},"mid":{{"dtype":"U8","shape":[1],"data_offsets":[0,1]}},"early":{{"dtype":"U8","shape":[0,{big}],"data_offsets":[0,0]}}}}"#
+        );
+        let f = file(&h, 1);
+        let n = open(&f, f.len() as u64);
+        assert_eq!(kind(&n), "DimensionTooLarge");
+        let early = h.find("\"early\"").unwrap() as f64 + 1.0;
+        assert_eq!(&n[2..4], [early, 5.0]);
     }
 
     #[test]

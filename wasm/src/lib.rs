@@ -83,6 +83,13 @@ extern "C" {
     /// memory: one copy).
     #[wasm_bindgen(method)]
     fn set(this: &Float32Array, values: &[f32], at: u32);
+
+    /// The caller's output of [`take_numbers`].
+    pub type Float64Array;
+
+    /// Copies `values` to `at..` (one copy, as [`Float32Array`]'s).
+    #[wasm_bindgen(method, js_name = set)]
+    fn set_f64(this: &Float64Array, values: &[f64], at: u32);
 }
 
 /// Buffers reused from call to call.
@@ -90,6 +97,9 @@ struct State {
     /// The slot table of the last header.
     #[cfg(feature = "reader")]
     slots: Vec<Slot>,
+    /// The numbers of the last [`open`].
+    #[cfg(feature = "reader")]
+    numbers: Vec<f64>,
     /// Decoded values of the last chunk.
     #[cfg(feature = "reader")]
     floats: Vec<f32>,
@@ -106,6 +116,8 @@ static STATE: Mutex<State> = Mutex::new(State {
     #[cfg(feature = "reader")]
     slots: Vec::new(),
     #[cfg(feature = "reader")]
+    numbers: Vec::new(),
+    #[cfg(feature = "reader")]
     floats: Vec::new(),
     #[cfg(feature = "reader")]
     error: Vec::new(),
@@ -116,14 +128,28 @@ static STATE: Mutex<State> = Mutex::new(State {
 /// Parses a header from the first bytes of a file of `file_len_hi × 2^32 +
 /// file_len_lo` bytes (two numbers: a `u64` would cost JS a `BigInt`).
 ///
-/// Returns its description (`describe.rs`; element 0 is the status: `0`
+/// Keeps its description (`describe.rs`; element 0 is the status: `0`
 /// parsed, `-1` error, otherwise the count of bytes from the file start
-/// still needed).
+/// still needed) for [`take_numbers`], and returns how many numbers it
+/// has. (JS gives the array to copy them into: it can make one cheaper than
+/// a returned `Vec` would be.)
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
-pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> Vec<f64> {
+pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> u32 {
     let file_len = (u64::from(file_len_hi) << 32) | u64::from(file_len_lo);
-    describe::open_prefix(prefix, file_len, &mut STATE.lock().slots)
+    let mut guard = STATE.lock();
+    let state = &mut *guard;
+    state.numbers = describe::open_prefix(prefix, file_len, &mut state.slots);
+    u32::try_from(state.numbers.len()).unwrap_or(u32::MAX)
+}
+
+/// Copies the numbers of the last [`open`] into `out` (as long as
+/// [`open`] said) and lets them go.
+#[cfg(feature = "reader")]
+#[wasm_bindgen]
+pub fn take_numbers(out: &Float64Array) {
+    let numbers = core::mem::take(&mut STATE.lock().numbers);
+    out.set_f64(&numbers, 0);
 }
 
 /// Decodes `input` (whole elements of the dtype with this index, at most a
