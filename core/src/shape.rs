@@ -80,6 +80,21 @@ impl<'a> Shape<'a> {
         element_count(Dims::at(self.json, self.start)).unwrap_or(u64::MAX)
     }
 
+    /// Where the shape's `[` is in the header JSON (a byte offset), for
+    /// callers that keep the header text and read the shape later.
+    ///
+    /// ```
+    /// # use safetensors_nano::{SafeTensors, Table};
+    /// let h = br#"{"t":{"dtype":"U8","shape":[3,1],"data_offsets":[0,3]}}"#;
+    /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h); file.extend_from_slice(&[0; 3]);
+    /// # let st = SafeTensors::parse(&file, Table::<1>::new()).unwrap();
+    /// let at = st.tensor("t").unwrap().shape().offset();
+    /// assert_eq!(&h[at..at + 5], b"[3,1]");
+    /// ```
+    pub fn offset(&self) -> usize {
+        self.start
+    }
+
     /// Copies the dimensions into `out` and returns the filled prefix, or
     /// `None` when `out` is shorter than the rank.
     ///

@@ -182,7 +182,12 @@ fn assert_visitor_sees_the_header(bytes: &[u8]) {
         .iter_header_order()
         .map(|t| {
             let shape: Vec<u64> = t.shape().iter().collect();
-            format!("{} {:?} {shape:?} {:?}", t.name(), t.dtype(), t.data_offsets())
+            format!(
+                "{} {:?} {shape:?} {:?}",
+                t.name(),
+                t.dtype(),
+                t.data_offsets()
+            )
         })
         .collect();
     let pairs: Vec<String> = header

@@ -226,6 +226,28 @@ class NameDecoder {
     return s.includes('\\') ? JSON.parse(`"${s}"`) : s;
   }
 
+  // Decodes every block; whether all are ASCII (so every header offset
+  // maps to a string index).
+  allAscii() {
+    let ascii = true;
+    for (let k = 0; k * NAME_BLOCK < this.json.length; k++) {
+      if ((this.blocks[k] ?? this.decodeBlock(k)) === null) ascii = false;
+    }
+    return ascii;
+  }
+
+  // The dims of the validated shape whose `[` is at header byte `at`, read
+  // from the decoded text (after allAscii() said yes): JS strings do not
+  // change, the caller's header bytes might.
+  shape(at) {
+    const k = (at / NAME_BLOCK) | 0;
+    const block = this.blocks[k];
+    const from = at - k * NAME_BLOCK + 1;
+    if (block.indexOf(']', from) >= 0) return dims(block, from);
+    const next = this.blocks[k + 1];
+    return dims(block.slice(from) + next.slice(0, next.indexOf(']') + 1), 0);
+  }
+
   decodeBlock(k) {
     const bytes = this.json.subarray(k * NAME_BLOCK, (k + 1) * NAME_BLOCK);
     let block = utf8.decode(bytes);
@@ -237,11 +259,47 @@ class NameDecoder {
   }
 }
 
+// The dims of a validated shape in `text` from index `from` (after its
+// `[`) to its `]`: each is at most 2^53 (wasm refused larger ones), so the
+// sums are exact. (The end of the text stops it too: charCodeAt gives NaN.)
+function dims(text, from) {
+  const out = [];
+  let v = -1;
+  for (let i = from; ; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      v = v < 0 ? c - 48 : v * 10 + (c - 48);
+    } else {
+      if (v >= 0) out.push(v);
+      v = -1;
+      if (c === 93 || c !== c) return out;
+    }
+  }
+}
+
+// The same from the header bytes (for headers that are not all ASCII).
+function dimsFromBytes(json, at) {
+  const out = [];
+  let v = -1;
+  for (let i = at + 1; i < json.length; i++) {
+    const c = json[i];
+    if (c >= 48 && c <= 57) {
+      v = v < 0 ? c - 48 : v * 10 + (c - 48);
+    } else {
+      if (v >= 0) out.push(v);
+      v = -1;
+      if (c === 93) break;
+    }
+  }
+  return out;
+}
+
 // The parsed header: numbers `[0, N, count, pairs, (dtype, name_start,
-// name_len, begin, end, rank, dims…)… in header order, (key span, value
+// name_len, begin, end, shape_start)… in header order, (key span, value
 // span)…, where each tensor's numbers start… in data-offset order]`
-// (wasm/src/describe.rs) and the header bytes the name spans point into.
-// The names are decoded at once: the header bytes may be the caller's.
+// (wasm/src/describe.rs) and the header bytes the spans point into. The
+// names are decoded at once, and the rest of the header text kept (as JS
+// strings) for the shapes: the header bytes may be the caller's.
 class Description {
   constructor(nums, json) {
     this.nums = nums;
@@ -269,6 +327,18 @@ class Description {
       }
       this.metadata = entries;
     }
+    this.decoder = decoder;
+    // A header that is not all ASCII has its shapes read now, from the bytes.
+    this.shapes = null;
+    if (!decoder.allAscii()) {
+      this.shapes = new Array(count);
+      for (let i = 0; i < count; i++) this.shapes[i] = dimsFromBytes(json, nums[at[i] + 5]);
+    }
+  }
+
+  // The shape of tensor i (offset order), a new array.
+  shape(i) {
+    return this.shapes === null ? this.decoder.shape(this.nums[this.at[i] + 5]) : this.shapes[i].slice();
   }
 
   find(name) {
@@ -655,11 +725,8 @@ export class SafeTensors {
   #make(i) {
     const nums = this.#desc.nums;
     const p = this.#desc.at[i];
-    const rank = nums[p + 5];
-    const shape = new Array(rank);
-    for (let k = 0; k < rank; k++) shape[k] = nums[p + 6 + k];
     const d = nums[p];
-    return new Tensor(this, this.#desc.names[i], DTYPES[d], shape, nums[p + 3], nums[p + 4], elements(d, nums, p));
+    return new Tensor(this, this.#desc.names[i], DTYPES[d], this.#desc.shape(i), nums[p + 3], nums[p + 4], elements(d, nums, p));
   }
 
   /** The tensor with this name, or undefined. */

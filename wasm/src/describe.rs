@@ -7,11 +7,13 @@
 //! offset and byte length; JS unescapes what holds a backslash).
 //!
 //! Success: `[0, N, tensors, pairs (-1 = no metadata)]`, then per tensor in
-//! header order `[dtype, name_start, name_len, begin, end, rank, dims…]`,
-//! then per metadata pair in header order `[key_start, key_len,
-//! value_start, value_len]`, then, in data-offset order, where each
-//! tensor's numbers start (its index in the whole array). (Element counts
-//! are `(end − begin) × 8 / bits`: the core validated exactly that.)
+//! header order `[dtype, name_start, name_len, begin, end, shape_start]`
+//! (the header offset of its shape's `[`: JS reads the dims from its copy
+//! of the header text when asked), then per metadata pair in header order
+//! `[key_start, key_len, value_start, value_len]`, then, in data-offset
+//! order, where each tensor's numbers start (its index in the whole
+//! array). (Element counts are `(end − begin) × 8 / bits`: the core
+//! validated exactly that.) Every dim and offset is at most 2^53.
 //!
 //! More bytes needed: `[needed]` (always > 0). An error: as in `error.rs`.
 
@@ -33,6 +35,9 @@ const BYTES_PER_SLOT: usize = 48;
 /// Numbers before the first tensor's.
 const HEAD: usize = 4;
 
+/// Numbers per tensor.
+const TENSOR_NUMBERS: usize = 6;
+
 /// A raw name's span in `json` (the name borrows from it).
 fn span(json: &[u8], name: Name<'_>) -> Span {
     let raw = name.raw();
@@ -45,8 +50,6 @@ struct Describer<'h> {
     json: &'h [u8],
     /// The head, then the tensors' numbers in header order.
     out: Vec<f64>,
-    /// Where each tensor's numbers start in `out`, in header order.
-    starts: Vec<u32>,
     /// The metadata pairs' spans.
     pairs: Vec<f64>,
     /// Whether a dimension or an absolute data offset is above 2^53 (then
@@ -56,13 +59,12 @@ struct Describer<'h> {
 
 impl<'h> Describer<'h> {
     fn new(json: &'h [u8]) -> Self {
-        // About 9 numbers per tensor entry of ~100 bytes.
-        let mut out = Vec::with_capacity((json.len() / 12).saturating_add(HEAD));
+        // Six numbers per tensor entry of ~100 bytes.
+        let mut out = Vec::with_capacity((json.len() / 16).saturating_add(HEAD));
         out.extend_from_slice(&[0.0; HEAD]);
         Describer {
             json,
             out,
-            starts: Vec::with_capacity(json.len() / 64),
             pairs: Vec::new(),
             unsafe_number: false,
         }
@@ -72,31 +74,24 @@ impl<'h> Describer<'h> {
 impl<'h> Visitor<'h> for Describer<'h> {
     fn tensor(&mut self, name: Name<'h>, dtype: Dtype, shape: Shape<'h>, (begin, end): (u64, u64)) {
         let (start, len) = span(self.json, name);
-        let out = &mut self.out;
-        self.starts
-            .push(u32::try_from(out.len()).unwrap_or(u32::MAX));
         let abs_end = (self.json.len() as u64)
             .saturating_add(8)
             .saturating_add(end);
         self.unsafe_number |= abs_end > MAX_SAFE;
-        out.extend_from_slice(&[
+        // A tensor of whole bytes that has any fits its dims in its byte
+        // count, so they are at most 2^53 when its end is; only the others
+        // need their dims read.
+        if begin == end || dtype.bits() < 8 {
+            self.unsafe_number |= shape.iter().any(|d| d > MAX_SAFE);
+        }
+        self.out.extend_from_slice(&[
             f64::from(dtype as u8),
             start as f64,
             len as f64,
             begin as f64,
             end as f64,
-            0.0,
+            shape.offset() as f64,
         ]);
-        let rank_at = out.len().saturating_sub(1);
-        let mut rank = 0u32;
-        for d in shape.iter() {
-            self.unsafe_number |= d > MAX_SAFE;
-            out.push(d as f64);
-            rank = rank.wrapping_add(1);
-        }
-        if let Some(r) = out.get_mut(rank_at) {
-            *r = f64::from(rank);
-        }
     }
 
     fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
@@ -163,12 +158,7 @@ fn finish(header: &Header<'_, &mut [Slot]>, d: Describer<'_>) -> Result<Vec<f64>
     if d.unsafe_number {
         first_unsafe(header)?;
     }
-    let Describer {
-        mut out,
-        starts,
-        pairs,
-        ..
-    } = d;
+    let Describer { mut out, pairs, .. } = d;
     let head = [
         0.0,
         header.header_len() as f64,
@@ -181,8 +171,8 @@ fn finish(header: &Header<'_, &mut [Slot]>, d: Describer<'_>) -> Result<Vec<f64>
     out.extend_from_slice(&pairs);
     out.reserve(header.len());
     for t in header.iter() {
-        let start = starts.get(t.header_index()).copied().unwrap_or(0);
-        out.push(f64::from(start));
+        let at = t.header_index().saturating_mul(TENSOR_NUMBERS);
+        out.push(at.saturating_add(HEAD) as f64);
     }
     Ok(out)
 }
@@ -230,6 +220,7 @@ mod tests {
         let f = file(h, 10);
         let n = open(&f, f.len() as u64);
         let at = |s: &str| h.find(s).unwrap() as f64 + 1.0;
+        let shape = |s: &str| h.find(s).unwrap() as f64;
         let hl = h.len() as f64;
         assert_eq!(
             n,
@@ -244,24 +235,21 @@ mod tests {
                 13.0,
                 2.0,
                 10.0,
-                2.0,
-                2.0,
-                1.0,
-                // [12] "a": U8 (4), 1 byte, [0, 2], shape [2]
+                shape("[2,1]"),
+                // [10] "a": U8 (4), 1 byte, [0, 2], shape [2]
                 4.0,
                 at("\"a\""),
                 1.0,
                 0.0,
                 2.0,
-                1.0,
-                2.0,
+                shape("[2]"),
                 // "k": "v\u00e9"
                 at("\"k\""),
                 1.0,
                 at("\"v\\"),
                 7.0,
                 // offset order: "a", then "b\ud83d\ude00"
-                12.0,
+                10.0,
                 4.0,
             ]
         );
@@ -347,6 +335,22 @@ mod tests {
         let n = open(&f, f.len() as u64);
         assert_eq!(kind(&n), "DimensionTooLarge");
         assert_eq!(&n[5..7], [(end >> 32) as f64, 1.0]);
+    }
+
+    #[test]
+    fn a_sub_byte_tensor_can_hold_a_dim_above_2_53_in_fewer_bytes() {
+        // F4: 2^53 + 2 elements in 2^52 + 1 bytes.
+        let dim = MAX_SAFE + 2;
+        let bytes = dim / 2;
+        let h = format!(r#"{{"t":{{"dtype":"F4","shape":[{dim}],"data_offsets":[0,{bytes}]}}}}"#);
+        let f = file(&h, 0);
+        let n = open(&f, f.len() as u64 + bytes);
+        assert_eq!(kind(&n), "DimensionTooLarge");
+        // The same count as F8 would need 2^53 + 2 bytes: its end is refused first.
+        let h =
+            format!(r#"{{"t":{{"dtype":"F8_E4M3","shape":[{dim}],"data_offsets":[0,{dim}]}}}}"#);
+        let f = file(&h, 0);
+        assert_eq!(kind(&open(&f, f.len() as u64 + dim)), "OffsetTooLarge");
     }
 
     #[test]

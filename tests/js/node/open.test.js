@@ -137,6 +137,29 @@ test('names and metadata with JSON escapes and non-ASCII decode exactly', () => 
   }
 });
 
+test('shapes read the same in every header layout, and after the caller changes its bytes', () => {
+  const entry = (name, shape, begin, end) => `${JSON.stringify(name)}:{"dtype":"U8","shape":${shape},"data_offsets":[${begin},${end}]}`;
+  const want = { a: [2, 3], b: [], c: [1, 0, 4], d: [1] };
+  const spaced = `{ ${entry('a', '[ 2 ,\n3 ]', 0, 6)} , ${entry('b', '[ ]', 6, 7)}, ${entry('c', '[1,0,4]', 7, 7)},${entry('d', '[1]', 7, 8)}}`;
+  // Not all ASCII: shapes are read at open, from the bytes.
+  const wide = spaced.replace('"d"', '"d"').replace('{ ', '{"__metadata__":{"\u00e9":"é"}, ');
+  // A shape across the 32 KiB block boundary of the name decoder.
+  const padTo = (n) => `{"__metadata__":{"p":"${'x'.repeat(n)}"},${entry('a', '[2,3]', 0, 6)},${entry('b', '[]', 6, 7)},${entry('c', '[1,0,4]', 7, 7)},${entry('d', '[1]', 7, 8)}}`;
+  const at = padTo(0).indexOf('[2,3]');
+  const crossing = padTo(32768 - at - 2);
+  assert.equal(crossing.indexOf('[2,3]') + 2, 32768);
+  for (const header of [spaced, wide, crossing]) {
+    const file = rawFile(header, new Uint8Array(8));
+    const st = SafeTensors.fromBytes(file);
+    // The caller reuses its buffer: the description does not change.
+    file.fill(0x39, 8, file.length - 8);
+    for (const [name, shape] of Object.entries(want)) assert.deepEqual(st.tensor(name).shape, shape, `${name} in ${header.slice(0, 40)}`);
+    // Each call gives a new array.
+    st.tensor('a').shape.push(7);
+    assert.deepEqual(st.tensor('a').shape, [2, 3]);
+  }
+});
+
 test('metadata: null, absent, empty, and a key named __proto__', () => {
   assert.equal(SafeTensors.fromBytes(rawFile('{}')).metadata(), null);
   assert.equal(SafeTensors.fromBytes(rawFile('{"__metadata__":null}')).metadata(), null);
