@@ -294,29 +294,29 @@ function dimsFromBytes(json, at) {
   return out;
 }
 
-// The parsed header: numbers `[0, N, count, pairs, (dtype, name_start,
-// name_len, begin, end, shape_start)… in header order, (key span, value
-// span)…, where each tensor's numbers start… in data-offset order]`
-// (wasm/src/describe.rs) and the header bytes the spans point into. The
-// names are decoded at once, and the rest of the header text kept (as JS
-// strings) for the shapes: the header bytes may be the caller's.
+// The parsed header: numbers `[0, N, count, pairs, reordered, (dtype,
+// name_start, name_len, begin, end, shape_start)… in header order, (key
+// span, value span)…, then if reordered, where each tensor's numbers
+// start… in data-offset order]` (wasm/src/describe.rs) and the header
+// bytes the spans point into. The names are decoded at once, and the rest
+// of the header text kept (as JS strings) for the shapes: the header bytes
+// may be the caller's.
 class Description {
   constructor(nums, json) {
     this.nums = nums;
     this.headerSize = nums[1];
     const count = nums[2];
     const pairs = nums[3];
-    const base = nums.length - count;
-    // Tensor i (offset order) is described from nums[at[i]].
-    const at = nums.subarray(base);
+    // Tensor i (offset order) is described from nums[at(i)].
+    const base = nums[4] === 1 ? nums.length - count : nums.length;
+    this.order = base < nums.length ? nums.subarray(base) : null;
     const decoder = new NameDecoder(json);
     const names = new Array(count);
     for (let i = 0; i < count; i++) {
-      const p = at[i];
+      const p = this.at(i);
       names[i] = decoder.name(nums[p + 1], nums[p + 2]);
     }
     this.names = names;
-    this.at = at;
     this.index = null;
     if (pairs < 0) {
       this.metadata = null;
@@ -332,13 +332,18 @@ class Description {
     this.shapes = null;
     if (!decoder.allAscii()) {
       this.shapes = new Array(count);
-      for (let i = 0; i < count; i++) this.shapes[i] = dimsFromBytes(json, nums[at[i] + 5]);
+      for (let i = 0; i < count; i++) this.shapes[i] = dimsFromBytes(json, nums[this.at(i) + 5]);
     }
+  }
+
+  // Where tensor i (offset order) is described in nums.
+  at(i) {
+    return this.order === null ? 5 + 6 * i : this.order[i];
   }
 
   // The shape of tensor i (offset order), a new array.
   shape(i) {
-    return this.shapes === null ? this.decoder.shape(this.nums[this.at[i] + 5]) : this.shapes[i].slice();
+    return this.shapes === null ? this.decoder.shape(this.nums[this.at(i) + 5]) : this.shapes[i].slice();
   }
 
   find(name) {
@@ -724,7 +729,7 @@ export class SafeTensors {
 
   #make(i) {
     const nums = this.#desc.nums;
-    const p = this.#desc.at[i];
+    const p = this.#desc.at(i);
     const d = nums[p];
     return new Tensor(this, this.#desc.names[i], DTYPES[d], this.#desc.shape(i), nums[p + 3], nums[p + 4], elements(d, nums, p));
   }
@@ -752,7 +757,10 @@ export class SafeTensors {
   parameterCount() {
     const count = emptyCount();
     const nums = this.#desc.nums;
-    for (const p of this.#desc.at) addCount(count, DTYPES[nums[p]], elements(nums[p], nums, p));
+    for (let i = 0; i < this.#desc.names.length; i++) {
+      const p = this.#desc.at(i);
+      addCount(count, DTYPES[nums[p]], elements(nums[p], nums, p));
+    }
     return count;
   }
 

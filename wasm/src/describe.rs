@@ -6,13 +6,14 @@
 //! string content between the quotes, as `[start, len]` (header byte
 //! offset and byte length; JS unescapes what holds a backslash).
 //!
-//! Success: `[0, N, tensors, pairs (-1 = no metadata)]`, then per tensor in
+//! Success: `[0, N, tensors, pairs (-1 = no metadata), reordered]`, then per tensor in
 //! header order `[dtype, name_start, name_len, begin, end, shape_start]`
 //! (the header offset of its shape's `[`: JS reads the dims from its copy
 //! of the header text when asked), then per metadata pair in header order
-//! `[key_start, key_len, value_start, value_len]`, then, in data-offset
-//! order, where each tensor's numbers start (its index in the whole
-//! array). (Element counts are `(end − begin) × 8 / bits`: the core
+//! `[key_start, key_len, value_start, value_len]`, then, when `reordered`
+//! is 1 (the header does not list tensors in data-offset order), in
+//! data-offset order, where each tensor's numbers start (its index in the
+//! whole array). (Element counts are `(end − begin) × 8 / bits`: the core
 //! validated exactly that.) Every dim and offset is at most 2^53.
 //!
 //! More bytes needed: `[needed]` (always > 0). An error: as in `error.rs`.
@@ -33,7 +34,7 @@ use crate::MAX_SAFE;
 const BYTES_PER_SLOT: usize = 48;
 
 /// Numbers before the first tensor's.
-const HEAD: usize = 4;
+const HEAD: usize = 5;
 
 /// Numbers per tensor.
 const TENSOR_NUMBERS: usize = 6;
@@ -59,8 +60,9 @@ struct Describer<'h> {
 
 impl<'h> Describer<'h> {
     fn new(json: &'h [u8]) -> Self {
-        // Six numbers per tensor entry of ~100 bytes.
-        let mut out = Vec::with_capacity((json.len() / 16).saturating_add(HEAD));
+        // Six numbers (seven with the offset order) per tensor entry of
+        // ~100 bytes.
+        let mut out = Vec::with_capacity((json.len() / 14).saturating_add(HEAD));
         out.extend_from_slice(&[0.0; HEAD]);
         Describer {
             json,
@@ -159,20 +161,28 @@ fn finish(header: &Header<'_, &mut [Slot]>, d: Describer<'_>) -> Result<Vec<f64>
         first_unsafe(header)?;
     }
     let Describer { mut out, pairs, .. } = d;
+    out.extend_from_slice(&pairs);
+    // Files from the reference writer list tensors in offset order.
+    let in_header_order = header
+        .iter()
+        .enumerate()
+        .all(|(i, t)| t.header_index() == i);
+    if !in_header_order {
+        out.reserve(header.len());
+        for t in header.iter() {
+            let at = t.header_index().saturating_mul(TENSOR_NUMBERS);
+            out.push(at.saturating_add(HEAD) as f64);
+        }
+    }
     let head = [
         0.0,
         header.header_len() as f64,
         header.len() as f64,
         header.metadata().map_or(-1.0, |m| m.len() as f64),
+        if in_header_order { 0.0 } else { 1.0 },
     ];
     if let Some(slot) = out.get_mut(..HEAD) {
         slot.copy_from_slice(&head);
-    }
-    out.extend_from_slice(&pairs);
-    out.reserve(header.len());
-    for t in header.iter() {
-        let at = t.header_index().saturating_mul(TENSOR_NUMBERS);
-        out.push(at.saturating_add(HEAD) as f64);
     }
     Ok(out)
 }
@@ -229,14 +239,16 @@ mod tests {
                 hl,
                 2.0,
                 1.0,
-                // [4] "b\ud83d\ude00": F32 (17), 13 bytes, [2, 10], shape [2, 1]
+                // reordered
+                1.0,
+                // [5] "b\ud83d\ude00": F32 (17), 13 bytes, [2, 10], shape [2, 1]
                 17.0,
                 at("\"b\\"),
                 13.0,
                 2.0,
                 10.0,
                 shape("[2,1]"),
-                // [10] "a": U8 (4), 1 byte, [0, 2], shape [2]
+                // [11] "a": U8 (4), 1 byte, [0, 2], shape [2]
                 4.0,
                 at("\"a\""),
                 1.0,
@@ -249,8 +261,8 @@ mod tests {
                 at("\"v\\"),
                 7.0,
                 // offset order: "a", then "b\ud83d\ude00"
-                10.0,
-                4.0,
+                11.0,
+                5.0,
             ]
         );
     }
@@ -261,9 +273,10 @@ mod tests {
         let f = file(h, 1);
         let n = open(&f, f.len() as u64);
         let at = |s: &str| h.find(s).unwrap() as f64 + 1.0;
-        assert_eq!(&n[..4], [0.0, h.len() as f64, 1.0, 2.0]);
+        // One tensor, in offset order: no order follows the pairs.
+        assert_eq!(&n[..5], [0.0, h.len() as f64, 1.0, 2.0, 0.0]);
         assert_eq!(
-            &n[10..],
+            &n[11..],
             [
                 at("\"z\""),
                 1.0,
@@ -273,7 +286,6 @@ mod tests {
                 1.0,
                 at("\"2\""),
                 1.0,
-                4.0
             ]
         );
     }
@@ -361,6 +373,6 @@ mod tests {
         let n = open(&f, f.len() as u64);
         assert_eq!(n[0], 0.0);
         assert_eq!(n[3], 500.0);
-        assert_eq!(n.len(), 4 + 500 * 4);
+        assert_eq!(n.len(), 5 + 500 * 4);
     }
 }

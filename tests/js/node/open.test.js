@@ -148,9 +148,13 @@ test('shapes read the same in every header layout, and after the caller changes 
   const at = padTo(0).indexOf('[2,3]');
   const crossing = padTo(32768 - at - 2);
   assert.equal(crossing.indexOf('[2,3]') + 2, 32768);
-  for (const header of [spaced, wide, crossing]) {
+  // Listed out of offset order (names() gives offset order).
+  const reordered = `{${entry('d', '[1]', 7, 8)},${entry('c', '[1,0,4]', 7, 7)},${entry('b', '[]', 6, 7)},${entry('a', '[2,3]', 0, 6)}}`;
+  for (const header of [spaced, wide, crossing, reordered]) {
     const file = rawFile(header, new Uint8Array(8));
     const st = SafeTensors.fromBytes(file);
+    assert.deepEqual(st.names(), ['a', 'b', 'c', 'd']);
+    assert.deepEqual(st.parameterCount(), { total: 8, byDtype: { U8: 8 } });
     // The caller reuses its buffer: the description does not change.
     file.fill(0x39, 8, file.length - 8);
     for (const [name, shape] of Object.entries(want)) assert.deepEqual(st.tensor(name).shape, shape, `${name} in ${header.slice(0, 40)}`);
