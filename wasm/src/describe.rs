@@ -56,6 +56,12 @@ struct Describer<'h> {
     /// Whether a dimension or an absolute data offset is above 2^53 (then
     /// [`first_unsafe`] finds which, as a reader in offset order would).
     unsafe_number: bool,
+    /// The last tensor's `data_offsets`: while each tensor's are at least
+    /// the last one's, the layout check's order (offsets, then header
+    /// position) is the header order.
+    last_offsets: (u64, u64),
+    /// Whether the header lists tensors out of data-offset order.
+    reordered: bool,
 }
 
 impl<'h> Describer<'h> {
@@ -69,6 +75,8 @@ impl<'h> Describer<'h> {
             out,
             pairs: Vec::new(),
             unsafe_number: false,
+            last_offsets: (0, 0),
+            reordered: false,
         }
     }
 }
@@ -86,7 +94,9 @@ impl<'h> Visitor<'h> for Describer<'h> {
         if begin == end || dtype.bits() < 8 {
             self.unsafe_number |= shape.iter().any(|d| d > MAX_SAFE);
         }
-        self.out.extend_from_slice(&[
+        self.reordered |= (begin, end) < self.last_offsets;
+        self.last_offsets = (begin, end);
+        self.out.extend([
             f64::from(dtype as u8),
             start as f64,
             len as f64,
@@ -160,14 +170,15 @@ fn finish(header: &Header<'_, &mut [Slot]>, d: Describer<'_>) -> Result<Vec<f64>
     if d.unsafe_number {
         first_unsafe(header)?;
     }
-    let Describer { mut out, pairs, .. } = d;
+    let Describer {
+        mut out,
+        pairs,
+        reordered,
+        ..
+    } = d;
     out.extend_from_slice(&pairs);
-    // Files from the reference writer list tensors in offset order.
-    let in_header_order = header
-        .iter()
-        .enumerate()
-        .all(|(i, t)| t.header_index() == i);
-    if !in_header_order {
+    // (Files from the reference writer list tensors in offset order.)
+    if reordered {
         out.reserve(header.len());
         for t in header.iter() {
             let at = t.header_index().saturating_mul(TENSOR_NUMBERS);
@@ -179,7 +190,7 @@ fn finish(header: &Header<'_, &mut [Slot]>, d: Describer<'_>) -> Result<Vec<f64>
         header.header_len() as f64,
         header.len() as f64,
         header.metadata().map_or(-1.0, |m| m.len() as f64),
-        if in_header_order { 0.0 } else { 1.0 },
+        if reordered { 1.0 } else { 0.0 },
     ];
     if let Some(slot) = out.get_mut(..HEAD) {
         slot.copy_from_slice(&head);
