@@ -8,7 +8,7 @@ use crate::metadata::Metadata;
 use crate::table::{self, Entry, Slot, OFFSET_MASK};
 use crate::tensor::{TensorInfo, TensorView};
 use crate::validate;
-use crate::visit::Visitor;
+use crate::visit::{Forward, Visitor};
 
 /// The largest header the reference accepts, and our default limit: 100,000,000 bytes.
 ///
@@ -206,14 +206,15 @@ impl Parser {
     /// Parser::new().parse_header_with(&prefix, Table::<2>::new(), &mut names).unwrap();
     /// assert_eq!(names.0, ["b", "a"]); // header order
     /// ```
-    pub fn parse_header_with<'a, S>(
+    pub fn parse_header_with<'a, S, V>(
         &self,
         prefix: &'a [u8],
         storage: S,
-        visitor: &mut impl Visitor<'a>,
+        visitor: &mut V,
     ) -> Result<Status<Header<'a, S>>, Error>
     where
         S: AsRef<[Slot]> + AsMut<[Slot]>,
+        V: Visitor<'a> + ?Sized,
     {
         let needed = self.bytes_needed(prefix)?;
         let Some(json) = usize::try_from(needed)
@@ -257,10 +258,10 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         Parser::new().parse_header(prefix, storage)
     }
 
-    fn from_json(
+    fn from_json<V: Visitor<'a> + ?Sized>(
         json: &'a [u8],
         mut storage: S,
-        visitor: &mut impl Visitor<'a>,
+        visitor: &mut V,
     ) -> Result<Self, Error> {
         // Like the reference, a header that is not UTF-8 fails as that,
         // whatever else is wrong with it. The lexer checks every byte it
@@ -279,7 +280,8 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         let slots = storage.as_mut();
         let capacity = table::capacity(slots);
         let building = table::building(slots);
-        let parsed = header::parse(json, building, visitor).map_err(utf8_first)?;
+        let mut visitor = Forward(visitor);
+        let parsed = header::parse(json, building, &mut visitor).map_err(utf8_first)?;
         let pairs = match parsed.metadata {
             MetadataState::Present(n) => n,
             _ => 0,

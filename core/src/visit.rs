@@ -23,8 +23,10 @@ use crate::shape::Shape;
 /// struct Largest { bytes: u64, rank: usize }
 /// impl<'h> Visitor<'h> for Largest {
 ///     fn tensor(&mut self, _: Name<'h>, _: Dtype, shape: Shape<'h>, (begin, end): (u64, u64)) {
-///         if end - begin > self.bytes {
-///             (self.bytes, self.rank) = (end - begin, shape.rank());
+///         // Not validated yet: `end < begin` is possible here.
+///         let bytes = end.saturating_sub(begin);
+///         if bytes > self.bytes {
+///             (self.bytes, self.rank) = (bytes, shape.rank());
 ///         }
 ///     }
 /// }
@@ -42,14 +44,19 @@ pub trait Visitor<'h> {
     /// shape and `data_offsets`.
     ///
     /// ```
-    /// use safetensors_nano::{Dtype, Name, Shape, Visitor};
+    /// use safetensors_nano::{Dtype, Name, Parser, Shape, Table, Visitor};
     /// struct Count(usize);
     /// impl<'h> Visitor<'h> for Count {
     ///     fn tensor(&mut self, _: Name<'h>, _: Dtype, _: Shape<'h>, _: (u64, u64)) {
     ///         self.0 += 1;
     ///     }
     /// }
-    /// # let _ = Count(0);
+    /// let h = br#"{"a":{"dtype":"U8","shape":[],"data_offsets":[0,1]}}"#;
+    /// let mut prefix = (h.len() as u64).to_le_bytes().to_vec();
+    /// prefix.extend_from_slice(h);
+    /// let mut count = Count(0);
+    /// Parser::new().parse_header_with(&prefix, Table::<1>::new(), &mut count).unwrap();
+    /// assert_eq!(count.0, 1);
     /// ```
     fn tensor(&mut self, name: Name<'h>, dtype: Dtype, shape: Shape<'h>, data_offsets: (u64, u64));
 
@@ -57,15 +64,20 @@ pub trait Visitor<'h> {
     /// unless implemented.
     ///
     /// ```
-    /// use safetensors_nano::{Dtype, Name, Shape, Visitor};
-    /// struct Keys(usize);
+    /// use safetensors_nano::{Dtype, Name, Parser, Shape, Table, Visitor};
+    /// struct Keys(Vec<String>);
     /// impl<'h> Visitor<'h> for Keys {
     ///     fn tensor(&mut self, _: Name<'h>, _: Dtype, _: Shape<'h>, _: (u64, u64)) {}
-    ///     fn metadata(&mut self, _key: Name<'h>, _value: Name<'h>) {
-    ///         self.0 += 1;
+    ///     fn metadata(&mut self, key: Name<'h>, _value: Name<'h>) {
+    ///         self.0.push(key.to_string());
     ///     }
     /// }
-    /// # let _ = Keys(0);
+    /// let h = br#"{"__metadata__":{"b":"1","a":"2"}}"#;
+    /// let mut prefix = (h.len() as u64).to_le_bytes().to_vec();
+    /// prefix.extend_from_slice(h);
+    /// let mut keys = Keys(Vec::new());
+    /// Parser::new().parse_header_with(&prefix, Table::<2>::new(), &mut keys).unwrap();
+    /// assert_eq!(keys.0, ["b", "a"]);
     /// ```
     fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
         let _ = (key, value);
@@ -86,4 +98,20 @@ impl<'h> Visitor<'h> for () {
 
     #[inline(always)]
     fn metadata(&mut self, _: Name<'h>, _: Name<'h>) {}
+}
+
+/// A visitor of any size (`dyn Visitor` included) behind one that the
+/// grammar can take as `&mut dyn Visitor`.
+pub(crate) struct Forward<'v, V: ?Sized>(pub &'v mut V);
+
+impl<'h, V: Visitor<'h> + ?Sized> Visitor<'h> for Forward<'_, V> {
+    #[inline]
+    fn tensor(&mut self, name: Name<'h>, dtype: Dtype, shape: Shape<'h>, data_offsets: (u64, u64)) {
+        self.0.tensor(name, dtype, shape, data_offsets);
+    }
+
+    #[inline]
+    fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
+        self.0.metadata(key, value);
+    }
 }

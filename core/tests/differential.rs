@@ -174,7 +174,9 @@ impl<'h> Visitor<'h> for Shown {
 /// order (when the parse succeeds).
 fn assert_visitor_sees_the_header(bytes: &[u8]) {
     let mut shown = Shown::default();
-    let parsed = Parser::new().parse_header_with(bytes, vec![Slot::EMPTY; 64], &mut shown);
+    // (Through `dyn`: any visitor is accepted, sized or not.)
+    let visitor: &mut dyn Visitor = &mut shown;
+    let parsed = Parser::new().parse_header_with(bytes, vec![Slot::EMPTY; 64], visitor);
     let Ok(Status::Complete(header)) = parsed else {
         return;
     };

@@ -159,8 +159,9 @@ function wasmError(nums, json, names) {
 
 // Descriptions are views of shared slabs: a typed array costs about a
 // microsecond to make (outside the JS heap), a view of one much less. A
-// description keeps its slab alive, so large ones get their own array.
-const SLAB_NUMBERS = 8192;
+// description keeps its slab alive (32 KiB at most), so only small ones
+// (up to 8 KiB, ~170 tensors) share.
+const SLAB_NUMBERS = 4096;
 let slab = new Float64Array(0);
 let slabUsed = 0;
 
@@ -214,7 +215,8 @@ class NameDecoder {
   name(start, len) {
     const k = (start / NAME_BLOCK) | 0;
     const offset = k * NAME_BLOCK;
-    const block = this.blocks[k] ?? this.decodeBlock(k);
+    let block = this.blocks[k];
+    if (block === undefined) block = this.decodeBlock(k);
     let s;
     if (block !== null && start + len <= offset + NAME_BLOCK) {
       s = block.slice(start - offset, start + len - offset);
@@ -226,26 +228,33 @@ class NameDecoder {
     return s.includes('\\') ? JSON.parse(`"${s}"`) : s;
   }
 
-  // Decodes every block; whether all are ASCII (so every header offset
-  // maps to a string index).
+  // Decodes every block (until one is not ASCII); whether all are ASCII,
+  // so that every header offset maps to a string index.
   allAscii() {
-    let ascii = true;
     for (let k = 0; k * NAME_BLOCK < this.json.length; k++) {
-      if ((this.blocks[k] ?? this.decodeBlock(k)) === null) ascii = false;
+      const block = this.blocks[k] === undefined ? this.decodeBlock(k) : this.blocks[k];
+      if (block === null) return false;
     }
-    return ascii;
+    return true;
   }
 
   // The dims of the validated shape whose `[` is at header byte `at`, read
   // from the decoded text (after allAscii() said yes): JS strings do not
   // change, the caller's header bytes might.
   shape(at) {
-    const k = (at / NAME_BLOCK) | 0;
-    const block = this.blocks[k];
+    let k = (at / NAME_BLOCK) | 0;
+    let block = this.blocks[k];
     const from = at - k * NAME_BLOCK + 1;
     if (block.indexOf(']', from) >= 0) return dims(block, from);
-    const next = this.blocks[k + 1];
-    return dims(block.slice(from) + next.slice(0, next.indexOf(']') + 1), 0);
+    // Across blocks (whitespace can make a shape any length).
+    let text = block.slice(from);
+    for (;;) {
+      block = this.blocks[++k];
+      if (block === undefined) return dims(text, 0);
+      const close = block.indexOf(']');
+      if (close >= 0) return dims(text + block.slice(0, close + 1), 0);
+      text += block;
+    }
   }
 
   decodeBlock(k) {
@@ -327,10 +336,15 @@ class Description {
       }
       this.metadata = entries;
     }
-    this.decoder = decoder;
-    // A header that is not all ASCII has its shapes read now, from the bytes.
+    // The shapes are read later from the decoded header text (which the
+    // names are slices of anyway) or, when the header is not all ASCII, now
+    // from the bytes. Either way the header bytes are let go.
+    this.decoder = null;
     this.shapes = null;
-    if (!decoder.allAscii()) {
+    if (decoder.allAscii()) {
+      decoder.json = null;
+      this.decoder = decoder;
+    } else {
       this.shapes = new Array(count);
       for (let i = 0; i < count; i++) this.shapes[i] = dimsFromBytes(json, nums[this.at(i) + 5]);
     }

@@ -67,8 +67,10 @@ struct Describer<'h> {
 impl<'h> Describer<'h> {
     fn new(json: &'h [u8]) -> Self {
         // Six numbers (seven with the offset order) per tensor entry of
-        // ~100 bytes.
-        let mut out = Vec::with_capacity((json.len() / 14).saturating_add(HEAD));
+        // ~100 bytes, up to 64 Ki numbers: past that the Vec grows as the
+        // entries come (a header can be one long metadata value).
+        let numbers = (json.len() / 14).min(1 << 16);
+        let mut out = Vec::with_capacity(numbers.saturating_add(HEAD));
         out.extend_from_slice(&[0.0; HEAD]);
         Describer {
             json,

@@ -3,6 +3,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { SafeTensors, SafeTensorsError, DTYPES, wasmMemoryBytes } from 'safetensors-nano';
 import { rawFile, tensorFile } from '../lib/format.js';
 
@@ -142,7 +144,7 @@ test('shapes read the same in every header layout, and after the caller changes 
   const want = { a: [2, 3], b: [], c: [1, 0, 4], d: [1] };
   const spaced = `{ ${entry('a', '[ 2 ,\n3 ]', 0, 6)} , ${entry('b', '[ ]', 6, 7)}, ${entry('c', '[1,0,4]', 7, 7)},${entry('d', '[1]', 7, 8)}}`;
   // Not all ASCII: shapes are read at open, from the bytes.
-  const wide = spaced.replace('"d"', '"d"').replace('{ ', '{"__metadata__":{"\u00e9":"é"}, ');
+  const wide = spaced.replace('{ ', '{"__metadata__":{"\u00e9":"é"}, ');
   // A shape across the 32 KiB block boundary of the name decoder.
   const padTo = (n) => `{"__metadata__":{"p":"${'x'.repeat(n)}"},${entry('a', '[2,3]', 0, 6)},${entry('b', '[]', 6, 7)},${entry('c', '[1,0,4]', 7, 7)},${entry('d', '[1]', 7, 8)}}`;
   const at = padTo(0).indexOf('[2,3]');
@@ -162,6 +164,61 @@ test('shapes read the same in every header layout, and after the caller changes 
     st.tensor('a').shape.push(7);
     assert.deepEqual(st.tensor('a').shape, [2, 3]);
   }
+});
+
+test('a shape that whitespace spreads over three 32 KiB blocks reads whole', () => {
+  for (const shape of [`[1,${' '.repeat(70000)}2]`, `[${' '.repeat(70000)}1,0]`]) {
+    const want = JSON.parse(shape);
+    const bytes = want.reduce((a, b) => a * b, 1);
+    const header = `{"t":{"dtype":"U8","shape":${shape},"data_offsets":[0,${bytes}]}}`;
+    const st = SafeTensors.fromBytes(rawFile(header, new Uint8Array(bytes)));
+    assert.deepEqual(st.tensor('t').shape, want);
+  }
+});
+
+test('a header that is not ASCII is decoded once per block, not once per name', () => {
+  const entries = [];
+  for (let i = 0; i < 2000; i++) entries.push(`"\u00e9${i}é":{"dtype":"U8","shape":[1],"data_offsets":[${i},${i + 1}]}`);
+  const file = rawFile(`{${entries.join(',')}}`, new Uint8Array(2000));
+  const decode = TextDecoder.prototype.decode;
+  let calls = 0;
+  TextDecoder.prototype.decode = function (...args) {
+    calls++;
+    return decode.apply(this, args);
+  };
+  let st;
+  try {
+    st = SafeTensors.fromBytes(file);
+  } finally {
+    TextDecoder.prototype.decode = decode;
+  }
+  assert.equal(st.names()[1999], '\u00e91999\u00e9');
+  // One call per block, then one per name that is not in an ASCII block.
+  const blocks = Math.ceil(file.length / 32768);
+  assert.ok(calls <= blocks + 2000, `${calls} TextDecoder calls for ${blocks} blocks and 2000 names`);
+});
+
+// Opens `header` with fromHeader from the start of a large buffer; returns
+// the file and a weak reference to the buffer (nothing else holds it).
+function openFromLargeBuffer(header) {
+  const big = new Uint8Array(8 << 20);
+  const file = rawFile(header, new Uint8Array(2));
+  big.set(file);
+  return [SafeTensors.fromHeader(big.subarray(0, file.length - 2), file.length), new WeakRef(big.buffer)];
+}
+
+test('an opened file keeps no reference to the header bytes it was given', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  // ASCII (shapes read later from the decoded text), and not (read at open).
+  const opened = [
+    openFromLargeBuffer('{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}'),
+    openFromLargeBuffer('{"\u00e9":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}'),
+  ];
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+  for (const [i, [, ref]] of opened.entries()) assert.equal(ref.deref(), undefined, `header ${i}`);
+  assert.deepEqual(opened.map(([f]) => f.tensor(f.names()[0]).shape), [[2], [2]]);
 });
 
 test('metadata: null, absent, empty, and a key named __proto__', () => {
