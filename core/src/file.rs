@@ -8,7 +8,7 @@ use crate::metadata::Metadata;
 use crate::table::{self, Entry, Slot, OFFSET_MASK};
 use crate::tensor::{TensorInfo, TensorView};
 use crate::validate;
-use crate::visit::{Forward, Visitor};
+use crate::visit::Visitor;
 
 /// The largest header the reference accepts, and our default limit: 100,000,000 bytes.
 ///
@@ -206,15 +206,14 @@ impl Parser {
     /// Parser::new().parse_header_with(&prefix, Table::<2>::new(), &mut names).unwrap();
     /// assert_eq!(names.0, ["b", "a"]); // header order
     /// ```
-    pub fn parse_header_with<'a, S, V>(
+    pub fn parse_header_with<'a, S>(
         &self,
         prefix: &'a [u8],
         storage: S,
-        visitor: &mut V,
+        visitor: &mut dyn Visitor<'a>,
     ) -> Result<Status<Header<'a, S>>, Error>
     where
         S: AsRef<[Slot]> + AsMut<[Slot]>,
-        V: Visitor<'a> + ?Sized,
     {
         let needed = self.bytes_needed(prefix)?;
         let Some(json) = usize::try_from(needed)
@@ -258,10 +257,10 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         Parser::new().parse_header(prefix, storage)
     }
 
-    fn from_json<V: Visitor<'a> + ?Sized>(
+    fn from_json(
         json: &'a [u8],
         mut storage: S,
-        visitor: &mut V,
+        visitor: &mut dyn Visitor<'a>,
     ) -> Result<Self, Error> {
         // Like the reference, a header that is not UTF-8 fails as that,
         // whatever else is wrong with it. The lexer checks every byte it
@@ -280,8 +279,7 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         let slots = storage.as_mut();
         let capacity = table::capacity(slots);
         let building = table::building(slots);
-        let mut visitor = Forward(visitor);
-        let parsed = header::parse(json, building, &mut visitor).map_err(utf8_first)?;
+        let parsed = header::parse(json, building, visitor).map_err(utf8_first)?;
         let pairs = match parsed.metadata {
             MetadataState::Present(n) => n,
             _ => 0,

@@ -99,19 +99,3 @@ impl<'h> Visitor<'h> for () {
     #[inline(always)]
     fn metadata(&mut self, _: Name<'h>, _: Name<'h>) {}
 }
-
-/// A visitor of any size (`dyn Visitor` included) behind one that the
-/// grammar can take as `&mut dyn Visitor`.
-pub(crate) struct Forward<'v, V: ?Sized>(pub &'v mut V);
-
-impl<'h, V: Visitor<'h> + ?Sized> Visitor<'h> for Forward<'_, V> {
-    #[inline]
-    fn tensor(&mut self, name: Name<'h>, dtype: Dtype, shape: Shape<'h>, data_offsets: (u64, u64)) {
-        self.0.tensor(name, dtype, shape, data_offsets);
-    }
-
-    #[inline]
-    fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
-        self.0.metadata(key, value);
-    }
-}

@@ -321,9 +321,19 @@ class Description {
     this.order = base < nums.length ? nums.subarray(base) : null;
     const decoder = new NameDecoder(json);
     const names = new Array(count);
-    for (let i = 0; i < count; i++) {
-      const p = this.at(i);
-      names[i] = decoder.name(nums[p + 1], nums[p + 2]);
+    // One plain ASCII block (most headers under 32 KiB): slices of it.
+    const block = json.length <= NAME_BLOCK ? decoder.decodeBlock(0) : null;
+    if (block !== null && !decoder.escapes[0]) {
+      for (let i = 0; i < count; i++) {
+        const p = this.at(i);
+        const start = nums[p + 1];
+        names[i] = block.slice(start, start + nums[p + 2]);
+      }
+    } else {
+      for (let i = 0; i < count; i++) {
+        const p = this.at(i);
+        names[i] = decoder.name(nums[p + 1], nums[p + 2]);
+      }
     }
     this.names = names;
     this.index = null;

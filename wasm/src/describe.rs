@@ -98,14 +98,13 @@ impl<'h> Visitor<'h> for Describer<'h> {
         }
         self.reordered |= (begin, end) < self.last_offsets;
         self.last_offsets = (begin, end);
-        self.out.extend([
-            f64::from(dtype as u8),
-            start as f64,
-            len as f64,
-            begin as f64,
-            end as f64,
-            shape.offset() as f64,
-        ]);
+        let out = &mut self.out;
+        out.push(f64::from(dtype as u8));
+        out.push(start as f64);
+        out.push(len as f64);
+        out.push(begin as f64);
+        out.push(end as f64);
+        out.push(shape.offset() as f64);
     }
 
     fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
