@@ -120,16 +120,28 @@ fn name_of<'h>(json: &'h [u8], entries: &[Entry], i: u32) -> Name<'h> {
 pub(crate) fn sort_links(json: &[u8], entries: &[Entry], links: &mut [u64]) -> Result<(), usize> {
     let name = |l: u64| name_of(json, entries, link_entry(l));
     sort_spread(links);
-    // Within runs of equal hashes (rare), order by name.
-    let same_hash = |a: &u64, b: &u64| link_hash(*a) == link_hash(*b);
-    for run in links.chunk_by_mut(same_hash) {
+    // Only runs of equal hashes (rare) can hold twins: order each by name
+    // and look in it. (One pass over the hashes, nothing else per link.)
+    let mut first: Option<usize> = None;
+    let mut rest = &mut links[..];
+    while let Some((&head, _)) = rest.split_first() {
+        let hash = link_hash(head);
+        let len = rest
+            .iter()
+            .position(|&l| link_hash(l) != hash)
+            .unwrap_or(rest.len());
+        let (run, tail) = rest.split_at_mut(len);
         if run.len() > 1 {
             sort_by(run, |a, b| {
                 name(*a).cmp_name(&name(*b)).then(a.cmp(b)).is_lt()
             });
+            if let Err(repeat) = first_twin(json, entries, run, |l| (0, link_entry(l))) {
+                first = Some(first.map_or(repeat, |f| f.min(repeat)));
+            }
         }
+        rest = tail;
     }
-    first_twin(json, entries, links, |l| (link_hash(l), link_entry(l)))
+    first.map_or(Ok(()), Err)
 }
 
 /// Without hashing (bare metal): sorts a name-index column, whose items are
