@@ -177,6 +177,9 @@ function numbersArray(n) {
 
 // One wasm `open` call: a parsed header, or the bytes still needed.
 function openPrefix(prefix, fileSize) {
+  // Shared memory can change under us between the parse and the name
+  // decoding: read a private copy of the header (it is small).
+  if (typeof SharedArrayBuffer === 'function' && prefix.buffer instanceof SharedArrayBuffer) prefix = prefix.slice();
   // The size as two 32-bit halves (a number or, from HTTP, a BigInt).
   const [hi, lo] = typeof fileSize === 'bigint'
     ? [Number(fileSize >> 32n), Number(fileSize & 0xffffffffn)]

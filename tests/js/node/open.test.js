@@ -57,6 +57,20 @@ test('fromBytes takes an ArrayBuffer, a Uint8Array at an offset, or any view', (
   }
 });
 
+test('fromBytes on shared memory: the header is read from a private copy, tensors stay views', () => {
+  const file = sample();
+  const shared = new Uint8Array(new SharedArrayBuffer(file.length));
+  shared.set(file);
+  const st = SafeTensors.fromBytes(shared.buffer);
+  assert.deepEqual(st.names(), ['w', 'b', 'ids', 'mask']);
+  // Another thread rewriting the header later changes nothing described.
+  shared.fill(0x20, 8, st.dataOffset);
+  assert.deepEqual(st.tensor('w').shape, [2, 2]);
+  const w = st.tensor('w').bytes();
+  assert.equal(w.buffer, shared.buffer);
+  assert.deepEqual([...new Float32Array(w.slice().buffer)], [1, 2, 3, 4]);
+});
+
 test('bytes() and view() are zero-copy views of the caller buffer', () => {
   const file = tensorFile(
     [
