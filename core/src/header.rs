@@ -146,7 +146,11 @@ fn parse_object<'h>(
         loop {
             let (key, hash) = lexer.key()?;
             lexer.expect(b':', Expected::Colon)?;
-            if key_is(json, key, "__metadata__") {
+            // (A plain key of another length cannot be it: skip the compare.
+            // Bare metal always compares: less code.)
+            let maybe_metadata =
+                cfg!(small) || key.escaped || key.end.wrapping_sub(key.start) == 12;
+            if maybe_metadata && key_is(json, key, "__metadata__") {
                 if metadata != MetadataState::Absent {
                     let at = key.start.saturating_sub(1);
                     return Err(lexer.fail_at(ErrorKind::DuplicateMetadata, at));

@@ -209,6 +209,8 @@ fn r7_metadata() {
         format!("{{\"__metadata__\":null,\"a\":{T}}}"),
         format!("{{\"a\":{T},\"__metadata__\":{{\"k\":\"v\",\"k2\":\"\"}}}}"),
         format!("{{\"\\u005f_metadata__\":{{\"k\":\"v\"}},\"a\":{T}}}"),
+        // As long as "__metadata__", but a tensor.
+        format!("{{\"__metadata_x\":{T}}}"),
     ];
     for header in &ok {
         let bytes = file(header, 2);
