@@ -128,21 +128,21 @@ fn spaced(file: &[u8]) -> Vec<u8> {
     out
 }
 
+/// One tensor as the readings below compare it.
+fn tensor_line(name: Name<'_>, dtype: Dtype, shape: Shape<'_>, offsets: (u64, u64)) -> String {
+    let shape: Vec<u64> = shape.iter().collect();
+    format!("{name} {dtype:?} {shape:?} {offsets:?}")
+}
+
 /// Everything our parser reports about a file, in data-offset order.
 fn our_reading(bytes: &[u8]) -> Vec<String> {
     let file = SafeTensors::parse(bytes, vec![Slot::EMPTY; 64]).unwrap();
     let mut out: Vec<String> = file
         .iter()
         .map(|t| {
-            let shape: Vec<u64> = t.shape().iter().collect();
             let by_name = file.tensor(&t.name().to_string()).unwrap();
             assert_eq!(by_name.data_offsets(), t.data_offsets());
-            format!(
-                "{} {:?} {shape:?} {:?}",
-                t.name(),
-                t.dtype(),
-                t.data_offsets()
-            )
+            tensor_line(t.name(), t.dtype(), t.shape(), t.data_offsets())
         })
         .collect();
     if let Some(m) = file.metadata() {
@@ -160,9 +160,7 @@ struct Shown {
 
 impl<'h> Visitor<'h> for Shown {
     fn tensor(&mut self, name: Name<'h>, dtype: Dtype, shape: Shape<'h>, offsets: (u64, u64)) {
-        let shape: Vec<u64> = shape.iter().collect();
-        self.tensors
-            .push(format!("{name} {dtype:?} {shape:?} {offsets:?}"));
+        self.tensors.push(tensor_line(name, dtype, shape, offsets));
     }
 
     fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
@@ -182,15 +180,7 @@ fn assert_visitor_sees_the_header(bytes: &[u8]) {
     };
     let tensors: Vec<String> = header
         .iter_header_order()
-        .map(|t| {
-            let shape: Vec<u64> = t.shape().iter().collect();
-            format!(
-                "{} {:?} {shape:?} {:?}",
-                t.name(),
-                t.dtype(),
-                t.data_offsets()
-            )
-        })
+        .map(|t| tensor_line(t.name(), t.dtype(), t.shape(), t.data_offsets()))
         .collect();
     let pairs: Vec<String> = header
         .metadata()
