@@ -218,8 +218,7 @@ class NameDecoder {
   name(start, len) {
     const k = (start / NAME_BLOCK) | 0;
     const offset = k * NAME_BLOCK;
-    let block = this.blocks[k];
-    if (block === undefined) block = this.decodeBlock(k);
+    const block = this.block(k);
     let s;
     if (block !== null && start + len <= offset + NAME_BLOCK) {
       s = block.slice(start - offset, start + len - offset);
@@ -235,8 +234,7 @@ class NameDecoder {
   // so that every header offset maps to a string index.
   allAscii() {
     for (let k = 0; k * NAME_BLOCK < this.json.length; k++) {
-      const block = this.blocks[k] === undefined ? this.decodeBlock(k) : this.blocks[k];
-      if (block === null) return false;
+      if (this.block(k) === null) return false;
     }
     return true;
   }
@@ -258,6 +256,12 @@ class NameDecoder {
       if (close >= 0) return dims(text + block.slice(0, close + 1), 0);
       text += block;
     }
+  }
+
+  // Block k's text, decoded on first use; null when it is not ASCII.
+  block(k) {
+    const block = this.blocks[k];
+    return block === undefined ? this.decodeBlock(k) : block;
   }
 
   decodeBlock(k) {
@@ -306,6 +310,10 @@ function dimsFromBytes(json, at) {
   return out;
 }
 
+// The description's layout (wasm/src/describe.rs: HEAD, TENSOR_NUMBERS).
+const HEAD_NUMBERS = 5;
+const TENSOR_NUMBERS = 6;
+
 // The parsed header: numbers `[0, N, count, pairs, reordered, (dtype,
 // name_start, name_len, begin, end, shape_start)… in header order, (key
 // span, value span)…, then if reordered, where each tensor's numbers
@@ -325,7 +333,7 @@ class Description {
     const decoder = new NameDecoder(json);
     const names = new Array(count);
     // One plain ASCII block (most headers under 32 KiB): slices of it.
-    const block = json.length <= NAME_BLOCK ? decoder.decodeBlock(0) : null;
+    const block = json.length <= NAME_BLOCK ? decoder.block(0) : null;
     if (block !== null && !decoder.escapes[0]) {
       for (let i = 0; i < count; i++) {
         const p = this.at(i);
@@ -365,7 +373,7 @@ class Description {
 
   // Where tensor i (offset order) is described in nums.
   at(i) {
-    return this.order === null ? 5 + 6 * i : this.order[i];
+    return this.order === null ? HEAD_NUMBERS + TENSOR_NUMBERS * i : this.order[i];
   }
 
   // The shape of tensor i (offset order), a new array.

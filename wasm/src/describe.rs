@@ -33,10 +33,10 @@ use crate::MAX_SAFE;
 /// only metadata-heavy headers need a second pass.
 const BYTES_PER_SLOT: usize = 48;
 
-/// Numbers before the first tensor's.
+/// Numbers before the first tensor's (`HEAD_NUMBERS` in api.js).
 const HEAD: usize = 5;
 
-/// Numbers per tensor.
+/// Numbers per tensor (`TENSOR_NUMBERS` in api.js).
 const TENSOR_NUMBERS: usize = 6;
 
 /// A raw name's span in `json` (the name borrows from it).
