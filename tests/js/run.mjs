@@ -49,6 +49,8 @@ for (const dep of ['playwright-core', 'typescript']) {
 }
 for (const dir of ['lib', 'node', 'browser', 'types']) cpSync(join(here, dir), join(project, dir), { recursive: true });
 cpSync(join(here, 'bench.mjs'), join(project, 'bench.mjs'));
+// The seeded random numbers the demo and the viewer's tests draw from, for tests too.
+cpSync(join(repo, 'scripts', 'rng.mjs'), join(project, 'lib', 'rng.mjs'));
 
 const env = { ...process.env, SAFETENSORS_NANO_REPO: repo, SAFETENSORS_NANO_TARBALL: tarball };
 const testFiles = (dir) =>

@@ -7,19 +7,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SafeTensors } from 'safetensors-nano';
 import { rawFile } from '../lib/format.js';
+import { rng } from '../lib/rng.mjs'; // scripts/rng.mjs, copied in by run.mjs
 
 const PIECES = ['a', 'Z', '.', '_', '0', '\u00e9', '\u4e2d', '\u{1F600}', '"', '\\', '\n', '\t', '/'];
 const WHITESPACE = ['', '', '', ' ', '\n', '\t', '  \r\n'];
 
 function generator(seed) {
-  // Seeded uniform numbers in [0, 1) (mulberry32).
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const { next } = rng(seed);
   const pick = (list) => list[Math.floor(next() * list.length)];
   const int = (n) => Math.floor(next() * n);
   // A JSON string literal for `text`, with some characters escaped as \u.
