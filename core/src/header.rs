@@ -74,12 +74,12 @@ impl Sink<'_> {
 }
 
 fn key_is(json: &[u8], key: RawString, expected: &str) -> bool {
-    let raw = json.get(key.start..key.end).unwrap_or_default();
+    let name = raw_name(json, key);
     // Bare metal compares every key decoded: one comparison in flash.
     if key.escaped || cfg!(small) {
-        Name::from_raw(raw).cmp_str(expected).is_eq()
+        name.cmp_str(expected).is_eq()
     } else {
-        raw == expected.as_bytes()
+        name.raw() == expected.as_bytes()
     }
 }
 
