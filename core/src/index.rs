@@ -123,23 +123,29 @@ pub(crate) fn sort_links(json: &[u8], entries: &[Entry], links: &mut [u64]) -> R
     // Only runs of equal hashes (rare) can hold twins: order each by name
     // and look in it. (One pass over the hashes, nothing else per link.)
     let mut first: Option<usize> = None;
-    let mut rest = &mut links[..];
-    while let Some((&head, _)) = rest.split_first() {
-        let hash = link_hash(head);
-        let len = rest
+    let mut start = 0;
+    while let Some(rest) = links.get_mut(start..) {
+        // The next run: from the first link whose hash its successor shares.
+        let Some(at) = rest.windows(2).position(|w| match w {
+            [a, b] => link_hash(*a) == link_hash(*b),
+            _ => false,
+        }) else {
+            break;
+        };
+        let run = rest.get_mut(at..).unwrap_or_default();
+        let hash = run.first().map_or(0, |&l| link_hash(l));
+        let len = run
             .iter()
             .position(|&l| link_hash(l) != hash)
-            .unwrap_or(rest.len());
-        let (run, tail) = rest.split_at_mut(len);
-        if run.len() > 1 {
-            sort_by(run, |a, b| {
-                name(*a).cmp_name(&name(*b)).then(a.cmp(b)).is_lt()
-            });
-            if let Err(repeat) = first_twin(json, entries, run, |l| (0, link_entry(l))) {
-                first = Some(first.map_or(repeat, |f| f.min(repeat)));
-            }
+            .unwrap_or(run.len());
+        let run = run.get_mut(..len).unwrap_or_default();
+        sort_by(run, |a, b| {
+            name(*a).cmp_name(&name(*b)).then(a.cmp(b)).is_lt()
+        });
+        if let Err(repeat) = first_twin(json, entries, run, |l| (0, link_entry(l))) {
+            first = Some(first.map_or(repeat, |f| f.min(repeat)));
         }
-        rest = tail;
+        start = start.saturating_add(at).saturating_add(len);
     }
     first.map_or(Ok(()), Err)
 }

@@ -49,8 +49,10 @@ fn span(json: &[u8], name: Name<'_>) -> Span {
 /// Writes the description while the core parses.
 struct Describer<'h> {
     json: &'h [u8],
-    /// The head, then the tensors' numbers in header order.
+    /// The head, then the tensors' numbers in header order, in
+    /// `out[..used]` (the rest is room, zeroed ahead: see [`Describer::record`]).
     out: Vec<f64>,
+    used: usize,
     /// The metadata pairs' spans.
     pairs: Vec<f64>,
     /// Whether a dimension or an absolute data offset is above 2^53 (then
@@ -70,16 +72,36 @@ impl<'h> Describer<'h> {
         // ~100 bytes, up to 64 Ki numbers: past that the Vec grows as the
         // entries come (a header can be one long metadata value).
         let numbers = (json.len() / 14).min(1 << 16);
-        let mut out = Vec::with_capacity(numbers.saturating_add(HEAD));
-        out.extend_from_slice(&[0.0; HEAD]);
         Describer {
             json,
-            out,
+            out: alloc::vec![0.0; numbers.saturating_add(HEAD)],
+            used: HEAD,
             pairs: Vec::new(),
             unsafe_number: false,
             last_offsets: (0, 0),
             reordered: false,
         }
+    }
+
+    /// Appends a tensor's six numbers. Stored one by one into room made
+    /// ahead: in the size-first .wasm a `push` is a call and a copy of six
+    /// is a `memory.copy`, each several times slower than six stores.
+    fn record(&mut self, dtype: Dtype, [start, len, begin, end]: [u64; 4], shape_start: f64) {
+        let at = self.used;
+        let next = at.saturating_add(TENSOR_NUMBERS);
+        if self.out.len() < next {
+            let room = next.max(self.out.len().saturating_mul(2));
+            self.out.resize(room, 0.0);
+        }
+        if let Some([d, s, l, b, e, shape]) = self.out.get_mut(at..next) {
+            *d = f64::from(dtype as u8);
+            *s = start as f64;
+            *l = len as f64;
+            *b = begin as f64;
+            *e = end as f64;
+            *shape = shape_start;
+        }
+        self.used = next;
     }
 }
 
@@ -98,13 +120,7 @@ impl<'h> Visitor<'h> for Describer<'h> {
         }
         self.reordered |= (begin, end) < self.last_offsets;
         self.last_offsets = (begin, end);
-        let out = &mut self.out;
-        out.push(f64::from(dtype as u8));
-        out.push(start as f64);
-        out.push(len as f64);
-        out.push(begin as f64);
-        out.push(end as f64);
-        out.push(shape.offset() as f64);
+        self.record(dtype, [start, len, begin, end], shape.offset() as f64);
     }
 
     fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
@@ -173,10 +189,12 @@ fn finish(header: &Header<'_, &mut [Slot]>, d: Describer<'_>) -> Result<Vec<f64>
     }
     let Describer {
         mut out,
+        used,
         pairs,
         reordered,
         ..
     } = d;
+    out.truncate(used);
     out.extend_from_slice(&pairs);
     // (Files from the reference writer list tensors in offset order.)
     if reordered {
