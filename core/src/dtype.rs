@@ -137,6 +137,7 @@ impl Dtype {
     /// assert_eq!(Dtype::from_name(b"F32"), Some(Dtype::F32));
     /// assert_eq!(Dtype::from_name(b"f32"), None);
     /// ```
+    #[cfg_attr(not(small), inline(always))]
     pub fn from_name(name: &[u8]) -> Option<Dtype> {
         // One probe of a perfect hash, then one comparison: a few dozen
         // bytes of code where a `match` on the names takes hundreds.

@@ -343,6 +343,7 @@ fn tensor_fields(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Step<En
 
 /// What the layout check will say of a tensor's size: `elements` is `None`
 /// when the element count overflowed.
+#[cfg_attr(not(small), inline(always))]
 pub(crate) fn verdict(dtype: Dtype, elements: Option<u64>, begin: u64, end: u64) -> Verdict {
     match elements {
         None => Verdict::Overflow,

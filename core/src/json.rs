@@ -249,7 +249,7 @@ impl<'h> Lexer<'h> {
     /// Skips whitespace and reads a string that is a key, with the hash of
     /// its decoded text ([`NameHasher`]). Plain keys are hashed while they
     /// are scanned; others are read by [`Lexer::string`] and hashed after.
-    #[inline]
+    #[cfg_attr(not(small), inline(always))]
     pub(crate) fn key(&mut self) -> Step<(RawString, u32)> {
         self.skip_ws();
         let start = self.pos.saturating_add(1);
@@ -669,7 +669,7 @@ const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_0
 /// The run of ASCII digits that `bytes` starts with: its value (exact when
 /// the run is at most 19 digits long, which always fits a `u64`) and its
 /// length. Reads eight bytes at a time while eight are there.
-#[inline]
+#[cfg_attr(not(small), inline(always))]
 pub(crate) fn leading_digits(bytes: &[u8]) -> (u64, usize) {
     let mut value = 0u64;
     let mut len = 0usize;

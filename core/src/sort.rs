@@ -56,11 +56,7 @@ pub(crate) fn sort_spread(items: &mut [u64]) {
             .saturating_sub(n.leading_zeros())
             .saturating_sub(3)
             .min(11);
-        if bits <= 8 {
-            bucket_pass::<256>(items, bits);
-        } else {
-            bucket_pass::<2048>(items, bits);
-        }
+        bucket_pass::<2048>(items, bits);
     }
 }
 
@@ -107,7 +103,11 @@ fn scatter_pass(items: &mut [u64], bits: u32) {
     for &end in next.iter().take(buckets) {
         let end = end as usize;
         if let Some(bucket) = items.get_mut(start..end) {
-            insertion_sort(bucket);
+            if bucket.len() <= SMALL {
+                insertion_sort(bucket);
+            } else {
+                sort_by(bucket, |a, b| a < b);
+            }
         }
         start = end;
     }
