@@ -272,6 +272,37 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// With hashes that collide often (a few values for many names):
+        /// every run of equal hashes, wherever it lies, ends ordered by
+        /// (name, entry), and the twin reported is the first repeat in
+        /// header order, as a naive search finds it.
+        #[test]
+        fn equal_hash_runs_are_ordered_and_searched(
+            named in proptest::collection::vec((raw_name(), 0u32..4), 0..120),
+        ) {
+            let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
+            let (json, entries) = entries_of(&names);
+            let json = json.as_bytes();
+            let decoded = |i: u32| -> String { name_of(json, &entries, i).chars().collect() };
+            // Twins share a hash, as real hashes do: the hash of the first
+            // spelling's decoded name.
+            let hash_of = |i: usize| {
+                let first = (0..=i).find(|&j| decoded(j as u32) == decoded(i as u32)).unwrap_or(i);
+                named[first].1
+            };
+            let mut links: Vec<u64> = (0..names.len()).map(|i| link(hash_of(i), i)).collect();
+            let got = sort_links(json, &entries, &mut links);
+            let first_repeat = (0..names.len())
+                .filter(|&i| (0..i).any(|j| decoded(j as u32) == decoded(i as u32)))
+                .map(|i| entries[i].name_start())
+                .min();
+            prop_assert_eq!(got, first_repeat.map_or(Ok(()), Err));
+            let key = |l: u64| (link_hash(l), decoded(link_entry(l)), link_entry(l));
+            prop_assert!(links.windows(2).all(|w| key(w[0]) < key(w[1])));
+        }
+    }
+
     #[test]
     #[cfg_attr(small, ignore = "names are not hashed in small builds")]
     fn hash_is_split_invariant_and_decodes() {
