@@ -564,7 +564,11 @@ function decodeInto(d, src, out, at) {
   let pos = 0;
   do {
     const n = wasm.decode(d, src.subarray(pos, pos + DECODE_CHUNK), out, at);
-    if (n < 0) throw wasmError(wasm.take_error());
+    if (n < 0) {
+      const nums = new Float64Array(-n);
+      wasm.take_numbers(nums);
+      throw wasmError(nums);
+    }
     at += n;
     pos += DECODE_CHUNK;
   } while (pos < src.byteLength);

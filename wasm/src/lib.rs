@@ -97,15 +97,12 @@ struct State {
     /// The slot table of the last header.
     #[cfg(feature = "reader")]
     slots: Vec<Slot>,
-    /// The numbers of the last [`open`].
+    /// The numbers of the last [`open`], or of the last [`decode`] error.
     #[cfg(feature = "reader")]
     numbers: Vec<f64>,
     /// Decoded values of the last chunk.
     #[cfg(feature = "reader")]
     floats: Vec<f32>,
-    /// The numbers of the last decode error.
-    #[cfg(feature = "reader")]
-    error: Vec<f64>,
     /// Header bytes of the last write plan.
     #[cfg(feature = "writer")]
     bytes: Vec<u8>,
@@ -119,8 +116,6 @@ static STATE: Mutex<State> = Mutex::new(State {
     numbers: Vec::new(),
     #[cfg(feature = "reader")]
     floats: Vec::new(),
-    #[cfg(feature = "reader")]
-    error: Vec::new(),
     #[cfg(feature = "writer")]
     bytes: Vec::new(),
 });
@@ -143,8 +138,8 @@ pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> u32 {
     u32::try_from(state.numbers.len()).unwrap_or(u32::MAX)
 }
 
-/// Copies the numbers of the last [`open`] into `out` (as long as
-/// [`open`] said) and lets them go.
+/// Copies the numbers of the last [`open`] or [`decode`] error into `out`
+/// (as many as that call said) and lets them go.
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn take_numbers(out: &Float64Array) {
@@ -154,8 +149,8 @@ pub fn take_numbers(out: &Float64Array) {
 
 /// Decodes `input` (whole elements of the dtype with this index, at most a
 /// bounded chunk) into `out[at..]` through the core's
-/// `decode::decode_f32_into`. Returns the element count, or `-1` after
-/// keeping the error for [`take_error`].
+/// `decode::decode_f32_into`. Returns the element count, or after an error
+/// minus the count of its numbers (`error.rs`), kept for [`take_numbers`].
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
@@ -178,15 +173,8 @@ pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
         }
         Err(f) => f,
     };
-    state.error = failure.encode();
-    -1.0
-}
-
-/// The numbers of the last error of [`decode`] (`error.rs`), moved out.
-#[cfg(feature = "reader")]
-#[wasm_bindgen]
-pub fn take_error() -> Vec<f64> {
-    core::mem::take(&mut STATE.lock().error)
+    state.numbers = failure.encode();
+    -(state.numbers.len() as f64)
 }
 
 /// Plans a file to write through the core writer (see `write.rs`; `text`
