@@ -53,7 +53,7 @@ done
 
 mkdir -p "$PKG"
 cp "$OUT"/safetensors_nano_{wasm,writer}_bg.wasm "$OUT"/safetensors_nano_{wasm,writer}.js "$PKG/"
-cp wasm/js/api.js wasm/js/writer.js wasm/js/index.js wasm/js/node.js wasm/js/index.d.ts wasm/README.md "$PKG/"
+cp wasm/js/api.js wasm/js/text.js wasm/js/writer.js wasm/js/index.js wasm/js/node.js wasm/js/index.d.ts wasm/README.md "$PKG/"
 sed "s/\"version\": \"0.0.0\"/\"version\": \"$VERSION\"/" wasm/js/package.json >"$PKG/package.json"
 for f in LICENSE-MIT LICENSE-APACHE; do [ -f "$f" ] && cp "$f" "$PKG/"; done
 

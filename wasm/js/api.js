@@ -9,6 +9,7 @@
 // except in bounded decode chunks.
 
 import * as wasm from './safetensors_nano_wasm.js';
+import { decodeText } from './text.js';
 import { loadWriter, loadedWriter } from './writer.js';
 
 /** The 22 dtype names, in the core's order (its `Dtype as u8`). */
@@ -224,7 +225,7 @@ class NameDecoder {
       s = block.slice(start - offset, start + len - offset);
       if (!this.escapes[k]) return s;
     } else {
-      s = utf8.decode(this.json.subarray(start, start + len));
+      s = decodeText(this.json.subarray(start, start + len));
     }
     // (A backslash in the raw text: an escape, the core validated it.)
     return s.includes('\\') ? JSON.parse(`"${s}"`) : s;
@@ -266,7 +267,7 @@ class NameDecoder {
 
   decodeBlock(k) {
     const bytes = this.json.subarray(k * NAME_BLOCK, (k + 1) * NAME_BLOCK);
-    let block = utf8.decode(bytes);
+    let block = decodeText(bytes);
     this.escapes[k] = block.includes('\\');
     // Only an ASCII block has string indices equal to byte offsets.
     if (block.length !== bytes.length) block = null;

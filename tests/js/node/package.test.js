@@ -18,7 +18,7 @@ test('the installed package holds exactly its files', () => {
   const files = readdirSync(installed).sort();
   assert.deepEqual(files, [
     'README.md', 'api.js', 'index.d.ts', 'index.js', 'node.js', 'package.json', 'safetensors_nano_wasm.js', 'safetensors_nano_wasm_bg.wasm',
-    'safetensors_nano_writer.js', 'safetensors_nano_writer_bg.wasm', 'writer.js',
+    'safetensors_nano_writer.js', 'safetensors_nano_writer_bg.wasm', 'text.js', 'writer.js',
   ]);
   const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   assert.equal(meta.name, 'safetensors-nano');
