@@ -272,6 +272,35 @@ mod tests {
         }
     }
 
+    /// Many links of one hash (as crafted collisions would give): one run
+    /// over the whole index, through the scatter and the bucket passes.
+    #[test]
+    fn one_long_run_of_equal_hashes() {
+        for n in [2usize, 48, 49, 512, 513, 2100] {
+            let names: Vec<String> = (0..n).map(|i| std::format!("n{}", n - i)).collect();
+            let (json, entries) = entries_of(&names);
+            let mut links: Vec<u64> = (0..n).map(|i| link(7, i)).collect();
+            assert_eq!(sort_links(json.as_bytes(), &entries, &mut links), Ok(()));
+            let decoded = |l: u64| -> String {
+                name_of(json.as_bytes(), &entries, link_entry(l))
+                    .chars()
+                    .collect()
+            };
+            assert!(
+                links.windows(2).all(|w| decoded(w[0]) < decoded(w[1])),
+                "n = {n}"
+            );
+            // The same name everywhere: the second is the first repeat.
+            let same: Vec<String> = (0..n).map(|_| String::from("x")).collect();
+            let (json, entries) = entries_of(&same);
+            let mut links: Vec<u64> = (0..n).rev().map(|i| link(7, i)).collect();
+            assert_eq!(
+                sort_links(json.as_bytes(), &entries, &mut links),
+                Err(entries[1].name_start())
+            );
+        }
+    }
+
     proptest! {
         /// With hashes that collide often (a few values for many names):
         /// every run of equal hashes, wherever it lies, ends ordered by

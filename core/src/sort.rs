@@ -238,6 +238,39 @@ mod tests {
     use proptest::prelude::*;
     use std::vec::Vec;
 
+    /// Every length at the passes' boundaries, with keys that all share
+    /// their top bits, keys at the extremes, and spread keys.
+    #[test]
+    fn radix_sort_boundaries() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for n in [
+            0usize, 1, 2, 47, 48, 49, 50, 63, 64, 255, 256, 257, 511, 512, 513, 1023, 1024, 2047,
+            2048, 8191, 8192,
+        ] {
+            let shapes: [&dyn Fn(usize, u64) -> u64; 6] = [
+                &|_, r| r,
+                &|_, r| r & 0x0000_ffff_ffff_ffff,
+                &|_, _| 7,
+                &|i, _| if i % 2 == 0 { u64::MAX } else { 0 },
+                &|i, _| (n - i) as u64,
+                &|i, r| (0xabcd_u64 << 48) | (r >> 16) ^ i as u64,
+            ];
+            for shape in shapes {
+                let mut v: Vec<u64> = (0..n).map(|i| shape(i, rnd())).collect();
+                let mut expected = v.clone();
+                expected.sort_unstable();
+                sort_spread(&mut v);
+                assert_eq!(v, expected, "n = {n}");
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn sorts_like_the_standard_library(mut v in proptest::collection::vec(any::<u16>(), 0..300)) {
