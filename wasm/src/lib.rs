@@ -154,25 +154,30 @@ pub fn take_numbers(out: &Float64Array) {
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
-    let mut guard = STATE.lock();
-    let state = &mut *guard;
-    let failure = match decode::decode(dtype, input, &mut state.floats) {
+    // JS is called with no lock held: a call that throws (a detached
+    // `out`) unwinds past this frame, and a lock it held would stay taken.
+    let room = out.length();
+    let mut floats = core::mem::take(&mut STATE.lock().floats);
+    let failure = match decode::decode(dtype, input, &mut floats) {
         Ok(values) => {
             let n = values.len();
             let end = u32::try_from(n).ok().and_then(|n| at.checked_add(n));
             match end {
-                Some(end) if end <= out.length() => {
+                Some(end) if end <= room => {
                     out.set(values, at);
+                    STATE.lock().floats = floats;
                     return n as f64;
                 }
                 _ => Failure::from(Error::new(ErrorKind::LengthMismatch {
                     expected: u64::from(at).saturating_add(n as u64),
-                    found: u64::from(out.length()),
+                    found: u64::from(room),
                 })),
             }
         }
         Err(f) => f,
     };
+    let mut state = STATE.lock();
+    state.floats = floats;
     state.numbers = failure.encode();
     -(state.numbers.len() as f64)
 }

@@ -2,6 +2,8 @@
 // exact f32 bits ml_dtypes gives (golden file written by the reference),
 // in bounded wasm memory.
 
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SafeTensors, SafeTensorsError, decodeFloat32, wasmMemoryBytes } from 'safetensors-nano';
@@ -80,4 +82,22 @@ test('toFloat32 of a 256 MiB BF16 tensor streams through bounded wasm memory', (
     assert.equal(bits(out.subarray(i, i + 1))[0], (0x3f80 + (i % 64)) << 16, `element ${i}`);
   }
   assert.equal(out[1], 0);
+});
+
+test('an output array whose buffer was transferred is an error, and the module keeps working', () => {
+  // In a child: a hang there (wasm holding its state lock after the JS
+  // `set` threw) fails the test instead of stalling the run.
+  const script = `
+    import { decodeFloat32 } from 'safetensors-nano';
+    const out = new Float32Array(0);
+    structuredClone(out.buffer, { transfer: [out.buffer] });
+    try { decodeFloat32('F32', new Uint8Array(0), out); } catch {}
+    const again = decodeFloat32('F32', new Uint8Array([0, 0, 128, 63]));
+    process.stdout.write(String(again[0]));
+  `;
+  const cwd = fileURLToPath(new URL('..', import.meta.url));
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd, timeout: 10_000, encoding: 'utf8' });
+  assert.equal(r.signal, null, 'the second decode hung');
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, '1');
 });
