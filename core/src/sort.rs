@@ -31,13 +31,13 @@ pub(crate) fn sort_by<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) 
 }
 
 /// Sorts integers whose top bits are spread evenly, such as the name links
-/// (a hash in the high half): one in-place radix pass on the top bits
-/// ("American flag sort", with up to 2,048 buckets: two count arrays of up
-/// to 8 KB each on the stack), then insertion sorts of the buckets, a few
-/// keys each. Linear
-/// time on such keys; a bucket that is not small after all (keys that share
-/// their top bits) goes to [`sort_by`]. On bare metal, where that stack
-/// matters more than time, it is [`sort_by`].
+/// (a hash in the high half), in linear time on such keys: one radix pass
+/// on the top bits, then insertion sorts of the buckets, a few keys each
+/// (a bucket that is not small after all, keys sharing their top bits,
+/// goes to [`sort_by`]). Up to 512 keys pass through a buffer on the stack
+/// ([`scatter_pass`], 5 KB with its counts); more are moved in place
+/// ("American flag sort", two arrays of 2,048 counts, 16 KB). On bare
+/// metal, where that stack matters more than time, it is [`sort_by`].
 pub(crate) fn sort_spread(items: &mut [u64]) {
     let n = items.len();
     if cfg!(small) || n > u32::MAX as usize {
@@ -45,7 +45,7 @@ pub(crate) fn sort_spread(items: &mut [u64]) {
     } else if n <= SMALL {
         insertion_sort(items);
     } else if n <= SCRATCH {
-        // About two keys a bucket.
+        // Two to four keys a bucket.
         let bits = usize::BITS
             .saturating_sub(n.leading_zeros())
             .saturating_sub(2);
@@ -66,11 +66,16 @@ const SMALL: usize = 48;
 /// Up to this many keys are sorted through a buffer on the stack (4 KB).
 const SCRATCH: usize = 512;
 
-/// [`bucket_pass`] for at most [`SCRATCH`] keys and `2^bits` ≤ 256 buckets,
-/// through a buffer: each key is written once to its bucket's next free
-/// place. Swapping in place (American flag) mispredicts a branch or two per
-/// key; this does not, and runs about three times as fast.
+/// [`bucket_pass`] for at most [`SCRATCH`] keys and `2^bits` ≤ 256 buckets
+/// (more keys go to [`sort_by`]; `bits` is kept to 1..=8), through a
+/// buffer: each key is written once to its bucket's next free place.
+/// Swapping in place (American flag) mispredicts a branch or two per key;
+/// this does not, and runs about three times as fast.
 fn scatter_pass(items: &mut [u64], bits: u32) {
+    if items.len() > SCRATCH {
+        return sort_by(items, |a, b| a < b);
+    }
+    let bits = bits.clamp(1, 8);
     let shift = 64u32.wrapping_sub(bits) & 63;
     let bucket_of = |key: u64| usize::try_from(key >> shift).unwrap_or(0);
     let mut scratch = [0u64; SCRATCH];
@@ -286,7 +291,7 @@ mod tests {
         #[test]
         #[cfg_attr(miri, ignore = "an exhaustive sweep of safe code: slow under Miri, and natively tested")]
         fn radix_sorts_like_the_standard_library(
-            // 4,096 keys and more take the 2,048-bucket pass.
+            // Up to 512 keys take the scatter pass, more the 2,048-bucket one.
             mut v in proptest::collection::vec(any::<u64>(), 0..5000),
             shared_top in 0u32..3,
         ) {

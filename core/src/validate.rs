@@ -119,17 +119,18 @@ mod tests {
         /// misfit.
         #[test]
         fn tile_is_a_check_in_sorted_order(
-            spans in proptest::collection::vec((0u64..6, 0u64..4, any::<bool>()), 0..8),
+            spans in proptest::collection::vec((0u64..6, 0u64..4, proptest::bool::weighted(0.9)), 0..8),
             in_order in any::<bool>(),
         ) {
-            // Half the cases tile in header order (ends chained from 0).
+            // Half the cases tile in header order (ends chained from 0),
+            // sizes mostly right.
             let mut at = 0;
             let entries: Vec<Entry> = spans
                 .iter()
                 .map(|&(begin, len, ok)| {
                     let begin = if in_order { at } else { begin };
                     at = begin + len;
-                    let verdict = if ok || in_order { Verdict::Ok } else { Verdict::WrongSize };
+                    let verdict = if ok { Verdict::Ok } else { Verdict::WrongSize };
                     Entry::tensor(0, Dtype::U8, 0, (begin, begin + len), verdict)
                 })
                 .collect();

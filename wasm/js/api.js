@@ -592,7 +592,15 @@ export function decodeFloat32(dtype, bytes, out) {
   else if (!(out instanceof Float32Array) || out.length !== elements) {
     fail('LengthMismatch', `output of ${out?.length} floats where ${elements} are needed`);
   }
-  decodeInto(d, src, out, 0);
+  // wasm writes through a plain view of the caller's memory: a subclass's
+  // own `set`, or a detached buffer, never runs or throws inside wasm.
+  let view;
+  try {
+    view = new Float32Array(out.buffer, out.byteOffset, out.length);
+  } catch (e) {
+    fail('InvalidArgument', 'the output array cannot be written (its buffer was detached)', { cause: e });
+  }
+  decodeInto(d, src, view, 0);
   return out;
 }
 

@@ -1,4 +1,4 @@
-// Entry for browsers, bundlers and Deno: fetches the .wasm files beside this file.
+// Entry for browsers and bundlers (Node and Deno take node.js): fetches the .wasm files beside this file.
 import init from './safetensors_nano_wasm.js';
 import { setWriterLoader } from './writer.js';
 

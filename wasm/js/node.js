@@ -1,5 +1,5 @@
 // Entry for Node (the "node" export condition): reads the .wasm files beside this file.
-import { Buffer, isAscii } from 'node:buffer';
+import * as buffer from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { initSync } from './safetensors_nano_wasm.js';
 import { setAsciiDecoder } from './text.js';
@@ -15,9 +15,13 @@ setWriterLoader(async () => {
 });
 
 // ASCII header text through Buffer: an 11 KB header in ~0.8 µs, where
-// Node's TextDecoder takes ~1.2 µs.
-setAsciiDecoder((bytes) =>
-  isAscii(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1') : null,
-);
+// Node's TextDecoder takes ~1.2 µs. (Deno loads this entry too, and its
+// node:buffer has isAscii only from 1.44: without it, TextDecoder.)
+const { Buffer, isAscii } = buffer;
+if (typeof isAscii === 'function') {
+  setAsciiDecoder((bytes) =>
+    isAscii(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1') : null,
+  );
+}
 
 export * from './api.js';
