@@ -275,6 +275,10 @@ mod tests {
     /// Many links of one hash (as crafted collisions would give): one run
     /// over the whole index, through the scatter and the bucket passes.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "an exhaustive sweep of safe code: slow under Miri, and natively tested"
+    )]
     fn one_long_run_of_equal_hashes() {
         for n in [2usize, 48, 49, 512, 513, 2100] {
             let names: Vec<String> = (0..n).map(|i| std::format!("n{}", n - i)).collect();

@@ -246,6 +246,10 @@ mod tests {
     /// Every length at the passes' boundaries, with keys that all share
     /// their top bits, keys at the extremes, and spread keys.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "an exhaustive sweep of safe code: slow under Miri, and natively tested"
+    )]
     fn radix_sort_boundaries() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut rnd = move || {
