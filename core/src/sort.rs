@@ -104,18 +104,7 @@ fn scatter_pass(items: &mut [u64], bits: u32) {
         items.copy_from_slice(placed);
     }
     // Each bucket's `next` is now its end.
-    let mut start = 0usize;
-    for &end in next.iter().take(buckets) {
-        let end = end as usize;
-        if let Some(bucket) = items.get_mut(start..end) {
-            if bucket.len() <= SMALL {
-                insertion_sort(bucket);
-            } else {
-                sort_by(bucket, |a, b| a < b);
-            }
-        }
-        start = end;
-    }
+    sort_each_bucket(items, next.get(..buckets).unwrap_or_default());
 }
 
 /// One radix pass on the top `bits` bits (`2^bits` ≤ `B` buckets), then
@@ -158,8 +147,13 @@ fn bucket_pass<const B: usize>(items: &mut [u64], bits: u32) {
             *slot = slot.wrapping_add(1);
         }
     }
+    sort_each_bucket(items, ends.get(..buckets).unwrap_or_default());
+}
+
+/// Sorts each bucket of `items` on its own: the buckets end at `ends`.
+fn sort_each_bucket(items: &mut [u64], ends: &[u32]) {
     let mut start = 0usize;
-    for &end in ends.iter().take(buckets) {
+    for &end in ends {
         let end = end as usize;
         if let Some(bucket) = items.get_mut(start..end) {
             if bucket.len() <= SMALL {
