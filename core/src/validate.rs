@@ -25,7 +25,7 @@ pub(crate) fn tile<'e>(entries: &'e [Entry], by_offset: &mut [u32]) -> Result<u6
     // the header order tiles, it is the sorted order too (each tensor
     // begins where the last ended, so neither begin nor end goes down, and
     // ties keep header positions): no sort needed, and no error to report.
-    if let Some(len) = tiles_in_header_order(entries) {
+    if let Ok(len) = tiling(entries.iter()) {
         return Ok(len);
     }
     let key = |i: u32| {
@@ -34,11 +34,14 @@ pub(crate) fn tile<'e>(entries: &'e [Entry], by_offset: &mut [u32]) -> Result<u6
             .map_or((0, 0, i), |e| (e.begin(), e.end(), i))
     };
     sort_by(by_offset, |&a, &b| key(a) < key(b));
+    tiling(by_offset.iter().filter_map(|&i| entries.get(i as usize)))
+}
+
+/// Checks that `entries`, in this order, tile the byte buffer from 0 with
+/// every size right; returns its length, or the first that does not fit.
+fn tiling<'e>(entries: impl Iterator<Item = &'e Entry>) -> Result<u64, Misfit<'e>> {
     let mut expected_begin = 0u64;
-    for &i in by_offset.iter() {
-        let Some(entry) = entries.get(i as usize) else {
-            continue;
-        };
+    for entry in entries {
         let (begin, end) = (entry.begin(), entry.end());
         if begin != expected_begin || end < begin || entry.verdict() != Verdict::Ok {
             return Err(Misfit {
@@ -49,20 +52,6 @@ pub(crate) fn tile<'e>(entries: &'e [Entry], by_offset: &mut [u32]) -> Result<u6
         expected_begin = end;
     }
     Ok(expected_begin)
-}
-
-/// The byte buffer length if `entries`, in header order, tile it from 0
-/// with every size right.
-fn tiles_in_header_order(entries: &[Entry]) -> Option<u64> {
-    let mut expected_begin = 0u64;
-    for entry in entries {
-        let (begin, end) = (entry.begin(), entry.end());
-        if begin != expected_begin || end < begin || entry.verdict() != Verdict::Ok {
-            return None;
-        }
-        expected_begin = end;
-    }
-    Some(expected_begin)
 }
 
 impl Misfit<'_> {
