@@ -190,22 +190,26 @@ test('a shape that whitespace spreads over three 32 KiB blocks reads whole', () 
   }
 });
 
-test('a header that is not ASCII is decoded once per block, not once per name', () => {
-  const entries = [];
-  for (let i = 0; i < 2000; i++) entries.push(`"\u00e9${i}é":{"dtype":"U8","shape":[1],"data_offsets":[${i},${i + 1}]}`);
-  const file = rawFile(`{${entries.join(',')}}`, new Uint8Array(2000));
+// Runs `fn`; returns its result and how many TextDecoder calls it made.
+function countingTextDecoder(fn) {
   const decode = TextDecoder.prototype.decode;
   let calls = 0;
   TextDecoder.prototype.decode = function (...args) {
     calls++;
     return decode.apply(this, args);
   };
-  let st;
   try {
-    st = SafeTensors.fromBytes(file);
+    return [fn(), calls];
   } finally {
     TextDecoder.prototype.decode = decode;
   }
+}
+
+test('a header that is not ASCII is decoded once per block, not once per name', () => {
+  const entries = [];
+  for (let i = 0; i < 2000; i++) entries.push(`"\u00e9${i}é":{"dtype":"U8","shape":[1],"data_offsets":[${i},${i + 1}]}`);
+  const file = rawFile(`{${entries.join(',')}}`, new Uint8Array(2000));
+  const [st, calls] = countingTextDecoder(() => SafeTensors.fromBytes(file));
   assert.equal(st.names()[1999], '\u00e91999\u00e9');
   // One call per block, then one per name that is not in an ASCII block.
   const blocks = Math.ceil(file.length / 32768);
@@ -216,18 +220,7 @@ test('in Node, an ASCII header becomes text through Buffer, not TextDecoder (the
   const entries = [];
   for (let i = 0; i < 3000; i++) entries.push(`"w.${i}":{"dtype":"U8","shape":[1],"data_offsets":[${i},${i + 1}]}`);
   const file = rawFile(`{${entries.join(',')}}`, new Uint8Array(3000));
-  const decode = TextDecoder.prototype.decode;
-  let calls = 0;
-  TextDecoder.prototype.decode = function (...args) {
-    calls++;
-    return decode.apply(this, args);
-  };
-  let st;
-  try {
-    st = SafeTensors.fromBytes(file);
-  } finally {
-    TextDecoder.prototype.decode = decode;
-  }
+  const [st, calls] = countingTextDecoder(() => SafeTensors.fromBytes(file));
   // Three 32 KiB blocks of names and shapes, none through TextDecoder.
   assert.ok(file.length > 2 * 32768);
   assert.equal(calls, 0);
