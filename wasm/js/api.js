@@ -158,22 +158,42 @@ function wasmError(nums, json, names) {
   return new SafeTensorsError(kind, message, { offset: nums[1] < 0 ? null : nums[1], tensor });
 }
 
-// Descriptions are views of shared slabs: a typed array costs about a
-// microsecond to make (outside the JS heap), a view of one much less. A
-// description keeps its slab alive (32 KiB at most), so only small ones
-// (up to 8 KiB, ~170 tensors) share.
+// The numbers of wasm's last `open` are read where they are, in wasm
+// memory: only the part a description keeps is copied out, into a shared
+// slab (a typed array costs about half a microsecond to make, outside the
+// JS heap, plus about 2 ns a number). A description keeps its slab alive
+// (32 KiB at most), so only small ones (up to 8 KiB, ~500 tensors) share.
 const SLAB_NUMBERS = 4096;
 let slab = new Float64Array(0);
 let slabUsed = 0;
 
-function numbersArray(n) {
-  if (n > SLAB_NUMBERS / 4) return new Float64Array(n);
+// wasm memory as numbers; a new view after the memory grew (which
+// detaches the old one's buffer, leaving it empty).
+let memoryNumbers = new Float64Array(0);
+
+function wasmNumbers() {
+  if (memoryNumbers.length === 0) memoryNumbers = new Float64Array(wasmMemory().buffer);
+  return memoryNumbers;
+}
+
+// The reader module's memory. (Once the entry has instantiated the module,
+// initSync only returns its exports.)
+function wasmMemory() {
+  return wasm.initSync().memory;
+}
+
+// A copy of `nums[at..at + n)` that lasts: its array (shared or, when
+// large, its own) and where the copy starts in it.
+function keep(nums, at, n) {
+  const part = nums.subarray(at, at + n);
+  if (n > SLAB_NUMBERS / 4) return { array: part.slice(), from: 0 };
   if (slabUsed + n > slab.length) {
     slab = new Float64Array(SLAB_NUMBERS);
     slabUsed = 0;
   }
+  slab.set(part, slabUsed);
   slabUsed += n;
-  return slab.subarray(slabUsed - n, slabUsed);
+  return { array: slab, from: slabUsed - n };
 }
 
 // One wasm `open` call: a parsed header, or the bytes still needed.
@@ -185,12 +205,13 @@ function openPrefix(prefix, fileSize) {
   const [hi, lo] = typeof fileSize === 'bigint'
     ? [Number(fileSize >> 32n), Number(fileSize & 0xffffffffn)]
     : [Math.floor(fileSize / 2 ** 32), fileSize % 2 ** 32];
-  const nums = numbersArray(wasm.open(prefix, hi, lo));
-  wasm.take_numbers(nums);
-  const status = nums[0];
+  // (Read before any other wasm call: the next one replaces them.)
+  const at = wasm.open(prefix, hi, lo) / 8;
+  const nums = wasmNumbers();
+  const status = nums[at];
   if (status > 0) return status;
-  if (status < 0) throw wasmError(nums, prefix.subarray(8));
-  return new Description(nums, prefix.subarray(8, 8 + nums[1]));
+  if (status < 0) throw wasmError(nums.subarray(at), prefix.subarray(8));
+  return new Description(nums, at, prefix.subarray(8, 8 + nums[at + 1]));
 }
 
 function u8(buf) {
@@ -311,41 +332,37 @@ function dimsFromBytes(json, at) {
   return out;
 }
 
-// The description's layout (wasm/src/describe.rs: HEAD, TENSOR_NUMBERS).
-const HEAD_NUMBERS = 5;
-const TENSOR_NUMBERS = 6;
+// The description's layout (wasm/src/describe.rs: HEAD).
+const HEAD_NUMBERS = 4;
 
-// The parsed header: numbers `[0, N, count, pairs, reordered, (dtype,
-// name_start, name_len, begin, end, shape_start)… in header order, (key
-// span, value span)…, then if reordered, where each tensor's numbers
-// start… in data-offset order]` (wasm/src/describe.rs) and the header
-// bytes the spans point into. The names are decoded at once, and the rest
-// of the header text kept (as JS strings) for the shapes: the header bytes
-// may be the caller's.
+// The parsed header, from the numbers of wasm's `open` — `[0, N, count,
+// pairs, (end, dtype + 32 × shape_start)… and (name_start, name_len)… in
+// data-offset order, (key span, value span)… in header order]`
+// (wasm/src/describe.rs), read from `nums[at]` on — and the header bytes
+// the spans point into. The names are decoded at once, and the head and
+// each tensor's first two numbers kept; the rest of the header text is
+// kept (as JS strings) for the shapes: the header bytes may be the
+// caller's.
 class Description {
-  constructor(nums, json) {
-    this.nums = nums;
-    this.headerSize = nums[1];
-    const count = nums[2];
-    const pairs = nums[3];
-    // Tensor i (offset order) is described from nums[at(i)].
-    const base = nums[4] === 1 ? nums.length - count : nums.length;
-    this.order = base < nums.length ? nums.subarray(base) : null;
+  constructor(nums, at, json) {
+    this.headerSize = nums[at + 1];
+    const count = nums[at + 2];
+    const pairs = nums[at + 3];
+    const spans = at + HEAD_NUMBERS + 2 * count;
+    const { array, from } = keep(nums, at, spans - at);
+    this.nums = array;
+    this.from = from;
     const decoder = new NameDecoder(json);
     const names = new Array(count);
     // One plain ASCII block (most headers under 32 KiB): slices of it.
     const block = json.length <= NAME_BLOCK ? decoder.block(0) : null;
     if (block !== null && !decoder.escapes[0]) {
-      for (let i = 0; i < count; i++) {
-        const p = this.at(i);
-        const start = nums[p + 1];
-        names[i] = block.slice(start, start + nums[p + 2]);
+      for (let i = 0, p = spans; i < count; i++, p += 2) {
+        const start = nums[p];
+        names[i] = block.slice(start, start + nums[p + 1]);
       }
     } else {
-      for (let i = 0; i < count; i++) {
-        const p = this.at(i);
-        names[i] = decoder.name(nums[p + 1], nums[p + 2]);
-      }
+      for (let i = 0, p = spans; i < count; i++, p += 2) names[i] = decoder.name(nums[p], nums[p + 1]);
     }
     this.names = names;
     this.index = null;
@@ -353,7 +370,7 @@ class Description {
       this.metadata = null;
     } else {
       const entries = new Array(pairs);
-      for (let i = 0, p = base - 4 * pairs; i < pairs; i++, p += 4) {
+      for (let i = 0, p = spans + 2 * count; i < pairs; i++, p += 4) {
         entries[i] = [decoder.name(nums[p], nums[p + 1]), decoder.name(nums[p + 2], nums[p + 3])];
       }
       this.metadata = entries;
@@ -368,18 +385,38 @@ class Description {
       this.decoder = decoder;
     } else {
       this.shapes = new Array(count);
-      for (let i = 0; i < count; i++) this.shapes[i] = dimsFromBytes(json, nums[this.at(i) + 5]);
+      for (let i = 0; i < count; i++) this.shapes[i] = dimsFromBytes(json, this.shapeStart(i));
     }
   }
 
-  // Where tensor i (offset order) is described in nums.
-  at(i) {
-    return this.order === null ? HEAD_NUMBERS + TENSOR_NUMBERS * i : this.order[i];
+  // Tensor i's (offset order) data offsets: it begins where the one
+  // before it ends (the core checked that they tile the byte buffer).
+  begin(i) {
+    return i === 0 ? 0 : this.end(i - 1);
+  }
+
+  end(i) {
+    return this.nums[this.from + HEAD_NUMBERS + 2 * i];
+  }
+
+  // Its dtype's index in DTYPES.
+  dtype(i) {
+    return this.nums[this.from + HEAD_NUMBERS + 2 * i + 1] % 32;
+  }
+
+  // The header offset of its shape's `[`.
+  shapeStart(i) {
+    return Math.floor(this.nums[this.from + HEAD_NUMBERS + 2 * i + 1] / 32);
+  }
+
+  // Its element count: the core checked (end − begin) × 8 = elements × bits.
+  elements(i) {
+    return ((this.end(i) - this.begin(i)) * 8) / BITS[this.dtype(i)];
   }
 
   // The shape of tensor i (offset order), a new array.
   shape(i) {
-    return this.shapes === null ? this.decoder.shape(this.nums[this.at(i) + 5]) : this.shapes[i].slice();
+    return this.shapes === null ? this.decoder.shape(this.shapeStart(i)) : this.shapes[i].slice();
   }
 
   find(name) {
@@ -679,12 +716,6 @@ class Tensor {
   }
 }
 
-// Elements of the tensor described at nums[p]: the core validated
-// (end − begin) × 8 = elements × bits.
-function elements(d, nums, p) {
-  return ((nums[p + 4] - nums[p + 3]) * 8) / BITS[d];
-}
-
 function emptyCount() {
   return { total: 0, byDtype: {} };
 }
@@ -776,10 +807,8 @@ export class SafeTensors {
   }
 
   #make(i) {
-    const nums = this.#desc.nums;
-    const p = this.#desc.at(i);
-    const d = nums[p];
-    return new Tensor(this, this.#desc.names[i], DTYPES[d], this.#desc.shape(i), nums[p + 3], nums[p + 4], elements(d, nums, p));
+    const d = this.#desc;
+    return new Tensor(this, d.names[i], DTYPES[d.dtype(i)], d.shape(i), d.begin(i), d.end(i), d.elements(i));
   }
 
   /** The tensor with this name, or undefined. */
@@ -804,11 +833,8 @@ export class SafeTensors {
   /** Element counts: the total and per dtype. */
   parameterCount() {
     const count = emptyCount();
-    const nums = this.#desc.nums;
-    for (let i = 0; i < this.#desc.names.length; i++) {
-      const p = this.#desc.at(i);
-      addCount(count, DTYPES[nums[p]], elements(nums[p], nums, p));
-    }
+    const d = this.#desc;
+    for (let i = 0; i < d.names.length; i++) addCount(count, DTYPES[d.dtype(i)], d.elements(i));
     return count;
   }
 
@@ -914,7 +940,7 @@ async function writerOrFail() {
 
 /** Bytes of the reader module's wasm memory grown so far (a diagnostic: tensor data never enters it). */
 export function wasmMemoryBytes() {
-  return wasm.memory_bytes();
+  return wasmMemory().buffer.byteLength;
 }
 
 // ---- sharded models ----

@@ -6,15 +6,20 @@
 //! string content between the quotes, as `[start, len]` (header byte
 //! offset and byte length; JS unescapes what holds a backslash).
 //!
-//! Success: `[0, N, tensors, pairs (-1 = no metadata), reordered]`, then per tensor in
-//! header order `[dtype, name_start, name_len, begin, end, shape_start]`
-//! (the header offset of its shape's `[`: JS reads the dims from its copy
-//! of the header text when asked), then per metadata pair in header order
-//! `[key_start, key_len, value_start, value_len]`, then, when `reordered`
-//! is 1 (the header does not list tensors in data-offset order), in
-//! data-offset order, where each tensor's numbers start (its index in the
-//! whole array). (Element counts are `(end − begin) × 8 / bits`: the core
-//! validated exactly that.) Every dim and offset is at most 2^53.
+//! Success, in four parts (element counts are `(end − begin) × 8 / bits`:
+//! the core validated exactly that; every dim and offset is at most 2^53):
+//! - the head `[0, N, tensors, pairs (-1 = no metadata)]`;
+//! - per tensor in data-offset order, what JS keeps: `[end, dtype + 32 ×
+//!   shape_start]` (the data offsets tile the byte buffer, so a tensor
+//!   begins where the one before it ends; `shape_start` is the header offset
+//!   of its shape's `[`, below 2^27 in a header of at most 100 MB: JS reads
+//!   the dims from its copy of the header text when asked);
+//! - per tensor in data-offset order, its name's span `[start, len]`;
+//! - per metadata pair in header order `[key_start, key_len, value_start,
+//!   value_len]`.
+//!
+//! The last two are read once while JS builds its description, the first
+//! two kept: JS copies only those (a typed array costs per byte).
 //!
 //! More bytes needed: `[needed]` (always > 0). An error: as in `error.rs`.
 
@@ -34,10 +39,7 @@ use crate::MAX_SAFE;
 const BYTES_PER_SLOT: usize = 48;
 
 /// Numbers before the first tensor's (`HEAD_NUMBERS` in api.js).
-const HEAD: usize = 5;
-
-/// Numbers per tensor (`TENSOR_NUMBERS` in api.js).
-const TENSOR_NUMBERS: usize = 6;
+const HEAD: usize = 4;
 
 /// A raw name's span in `json` (the name borrows from it).
 fn span(json: &[u8], name: Name<'_>) -> Span {
@@ -49,14 +51,18 @@ fn span(json: &[u8], name: Name<'_>) -> Span {
 /// Writes the description while the core parses.
 struct Describer<'h> {
     json: &'h [u8],
-    /// The head, then the tensors' numbers in header order, in
-    /// `out[..used]` (the rest is room, zeroed ahead: see [`Describer::record`]).
+    /// The head, then per tensor in header order `[end, dtype + 32 ×
+    /// shape_start]`, in `out[..used]` (the rest is room, zeroed ahead: see
+    /// [`Describer::record`]); at the end the spans follow.
     out: Vec<f64>,
     used: usize,
+    /// Per tensor in header order its name's span, in `names[..named]`.
+    names: Vec<f64>,
+    named: usize,
     /// The metadata pairs' spans.
     pairs: Vec<f64>,
-    /// Whether a dimension or an absolute data offset is above 2^53 (then
-    /// [`first_unsafe`] finds which, as a reader in offset order would).
+    /// Whether a dimension is above 2^53 (then [`first_unsafe`] finds
+    /// which, as a reader in offset order would).
     unsafe_number: bool,
     /// The last tensor's `data_offsets`: while each tensor's are at least
     /// the last one's, the layout check's order (offsets, then header
@@ -66,61 +72,74 @@ struct Describer<'h> {
     reordered: bool,
 }
 
+/// Stores `values` at `out[at..]`, growing `out` (zeroed) if it is short.
+/// One store per number: in the size-first .wasm a `push` is a call and a
+/// copy of a few numbers a `memory.copy`, each several times slower.
+#[inline(always)]
+fn store(out: &mut Vec<f64>, at: usize, [a, b]: [f64; 2]) {
+    let next = at.saturating_add(2);
+    if out.len() < next {
+        let room = next.max(out.len().saturating_mul(2));
+        out.resize(room, 0.0);
+    }
+    if let Some([x, y]) = out.get_mut(at..next) {
+        *x = a;
+        *y = b;
+    }
+}
+
 impl<'h> Describer<'h> {
     fn new(json: &'h [u8]) -> Self {
-        // Six numbers (seven with the offset order) per tensor entry of
-        // ~100 bytes, up to 64 Ki numbers: past that the Vec grows as the
-        // entries come (a header can be one long metadata value).
-        let numbers = (json.len() / 14).min(1 << 16);
+        // Four numbers per tensor entry of ~100 bytes, up to 64 Ki numbers:
+        // past that the Vecs grow as the entries come (a header can be one
+        // long metadata value). `out` has room for the spans it takes in at
+        // the end.
+        let numbers = (json.len() / 25).min(1 << 16);
         Describer {
             json,
             out: alloc::vec![0.0; numbers.saturating_add(HEAD)],
             used: HEAD,
+            names: alloc::vec![0.0; numbers / 2],
+            named: 0,
             pairs: Vec::new(),
             unsafe_number: false,
             last_offsets: (0, 0),
             reordered: false,
         }
     }
+}
 
-    /// Appends a tensor's six numbers. Stored one by one into room made
-    /// ahead: in the size-first .wasm a `push` is a call and a copy of six
-    /// is a `memory.copy`, each several times slower than six stores.
-    fn record(&mut self, dtype: Dtype, [start, len, begin, end]: [u64; 4], shape_start: f64) {
-        let at = self.used;
-        let next = at.saturating_add(TENSOR_NUMBERS);
-        if self.out.len() < next {
-            let room = next.max(self.out.len().saturating_mul(2));
-            self.out.resize(room, 0.0);
-        }
-        if let Some([d, s, l, b, e, shape]) = self.out.get_mut(at..next) {
-            *d = f64::from(dtype as u8);
-            *s = start as f64;
-            *l = len as f64;
-            *b = begin as f64;
-            *e = end as f64;
-            *shape = shape_start;
-        }
-        self.used = next;
-    }
+/// Whether a tensor of this dtype can hold more elements than bytes.
+fn sub_byte(dtype: Dtype) -> bool {
+    matches!(dtype, Dtype::F4 | Dtype::F6_E2M3 | Dtype::F6_E3M2)
 }
 
 impl<'h> Visitor<'h> for Describer<'h> {
+    // Called for every tensor: kept to a few stores. (Data ends above 2^53
+    // are found once, from the file's length: see `finish`.)
     fn tensor(&mut self, name: Name<'h>, dtype: Dtype, shape: Shape<'h>, (begin, end): (u64, u64)) {
-        let (start, len) = span(self.json, name);
-        let abs_end = (self.json.len() as u64)
-            .saturating_add(8)
-            .saturating_add(end);
-        self.unsafe_number |= abs_end > MAX_SAFE;
         // A tensor of whole bytes that has any fits its dims in its byte
         // count, so they are at most 2^53 when its end is; only the others
         // need their dims read.
-        if begin == end || dtype.bits() < 8 {
+        if begin == end || sub_byte(dtype) {
             self.unsafe_number |= shape.iter().any(|d| d > MAX_SAFE);
         }
         self.reordered |= (begin, end) < self.last_offsets;
         self.last_offsets = (begin, end);
-        self.record(dtype, [start, len, begin, end], shape.offset() as f64);
+        let raw = name.raw();
+        let start = (raw.as_ptr() as usize).wrapping_sub(self.json.as_ptr() as usize);
+        // (Exact: the shape's offset is below the header's 100 MB limit.
+        // An end of 2^63 or more converts wrongly, but is then above 2^53:
+        // `finish` refuses the header before JS sees it.)
+        let kind = f64::from(dtype as u8) + 32.0 * shape.offset() as f64;
+        store(&mut self.out, self.used, [end as i64 as f64, kind]);
+        self.used = self.used.saturating_add(2);
+        store(
+            &mut self.names,
+            self.named,
+            [start as f64, raw.len() as f64],
+        );
+        self.named = self.named.saturating_add(2);
     }
 
     fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
@@ -168,7 +187,7 @@ fn open(prefix: &[u8], file_len: u64, slots: &mut Vec<Slot>) -> Result<Vec<f64>,
         match parser.parse_header_with(prefix, &mut slots[..], &mut describer) {
             Ok(Status::Complete(header)) => {
                 header.check_file_len(file_len)?;
-                return finish(&header, describer);
+                return finish(&header, file_len, describer);
             }
             Ok(Status::Partial { needed }) => return Ok(alloc::vec![needed as f64]),
             Err(e) => match e.kind() {
@@ -182,34 +201,49 @@ fn open(prefix: &[u8], file_len: u64, slots: &mut Vec<Slot>) -> Result<Vec<f64>,
     }
 }
 
-/// The head, the metadata and the offset order, after a successful parse.
-fn finish(header: &Header<'_, &mut [Slot]>, d: Describer<'_>) -> Result<Vec<f64>, Failure> {
-    if d.unsafe_number {
+/// The head, the spans and the metadata, after a successful parse of a
+/// file of `file_len` bytes; the tensors put in offset order if the header
+/// lists them otherwise.
+fn finish(
+    header: &Header<'_, &mut [Slot]>,
+    file_len: u64,
+    d: Describer<'_>,
+) -> Result<Vec<f64>, Failure> {
+    // The last tensor in offset order ends at the file's end: some data
+    // ends above 2^53 exactly when the file does.
+    if d.unsafe_number || file_len > MAX_SAFE {
         first_unsafe(header)?;
     }
     let Describer {
         mut out,
         used,
+        mut names,
+        named,
         pairs,
         reordered,
         ..
     } = d;
     out.truncate(used);
-    out.extend_from_slice(&pairs);
+    names.truncate(named);
     // (Files from the reference writer list tensors in offset order.)
     if reordered {
-        out.reserve(header.len());
+        let by_header = (out.get(HEAD..).unwrap_or_default().to_vec(), names);
+        names = Vec::with_capacity(by_header.1.len());
+        out.truncate(HEAD);
         for t in header.iter() {
-            let at = t.header_index().saturating_mul(TENSOR_NUMBERS);
-            out.push(at.saturating_add(HEAD) as f64);
+            let at = t.header_index().saturating_mul(2);
+            let pair = at..at.saturating_add(2);
+            out.extend_from_slice(by_header.0.get(pair.clone()).unwrap_or_default());
+            names.extend_from_slice(by_header.1.get(pair).unwrap_or_default());
         }
     }
+    out.extend_from_slice(&names);
+    out.extend_from_slice(&pairs);
     let head = [
         0.0,
         header.header_len() as f64,
         header.len() as f64,
         header.metadata().map_or(-1.0, |m| m.len() as f64),
-        if reordered { 1.0 } else { 0.0 },
     ];
     if let Some(slot) = out.get_mut(..HEAD) {
         slot.copy_from_slice(&head);
@@ -255,7 +289,7 @@ mod tests {
     use crate::error::tests::kind_name as kind;
 
     #[test]
-    fn describes_tensors_in_header_order_with_name_spans_then_the_offset_order() {
+    fn describes_tensors_in_offset_order_then_their_name_spans_then_the_metadata() {
         let h = r#"{"__metadata__":{"k":"v\u00e9"},"b\ud83d\ude00":{"dtype":"F32","shape":[2,1],"data_offsets":[2,10]},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
         let f = file(h, 10);
         let n = open(&f, f.len() as u64);
@@ -269,30 +303,52 @@ mod tests {
                 hl,
                 2.0,
                 1.0,
-                // reordered
-                1.0,
-                // [5] "b\ud83d\ude00": F32 (17), 13 bytes, [2, 10], shape [2, 1]
-                17.0,
-                at("\"b\\"),
-                13.0,
+                // "a": ends at 2, U8 (4), shape [2]
                 2.0,
+                4.0 + 32.0 * shape("[2]"),
+                // "b\ud83d\ude00": ends at 10, F32 (17), shape [2, 1]
                 10.0,
-                shape("[2,1]"),
-                // [11] "a": U8 (4), 1 byte, [0, 2], shape [2]
-                4.0,
+                17.0 + 32.0 * shape("[2,1]"),
+                // their names: "a" (1 byte), "b\ud83d\ude00" (13 bytes)
                 at("\"a\""),
                 1.0,
-                0.0,
-                2.0,
-                shape("[2]"),
+                at("\"b\\"),
+                13.0,
                 // "k": "v\u00e9"
                 at("\"k\""),
                 1.0,
                 at("\"v\\"),
                 7.0,
-                // offset order: "a", then "b\ud83d\ude00"
-                11.0,
-                5.0,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_header_in_offset_order_is_described_as_it_is_listed() {
+        let h = r#"{"x":{"dtype":"I64","shape":[],"data_offsets":[0,8]},"e":{"dtype":"BOOL","shape":[0],"data_offsets":[8,8]},"y":{"dtype":"F4","shape":[4],"data_offsets":[8,10]}}"#;
+        let f = file(h, 10);
+        let n = open(&f, f.len() as u64);
+        let at = |s: &str| h.find(s).unwrap() as f64 + 1.0;
+        let shape = |s: &str| h.find(s).unwrap() as f64;
+        assert_eq!(
+            n,
+            [
+                0.0,
+                h.len() as f64,
+                3.0,
+                -1.0,
+                8.0,
+                20.0 + 32.0 * shape("[]"),
+                8.0,
+                32.0 * shape("[0]"),
+                10.0,
+                1.0 + 32.0 * shape("[4]"),
+                at("\"x\""),
+                1.0,
+                at("\"e\""),
+                1.0,
+                at("\"y\""),
+                1.0,
             ]
         );
     }
@@ -303,10 +359,9 @@ mod tests {
         let f = file(h, 1);
         let n = open(&f, f.len() as u64);
         let at = |s: &str| h.find(s).unwrap() as f64 + 1.0;
-        // One tensor, in offset order: no order follows the pairs.
-        assert_eq!(&n[..5], [0.0, h.len() as f64, 1.0, 2.0, 0.0]);
+        assert_eq!(&n[..4], [0.0, h.len() as f64, 1.0, 2.0]);
         assert_eq!(
-            &n[11..],
+            &n[8..],
             [
                 at("\"z\""),
                 1.0,
@@ -396,6 +451,13 @@ mod tests {
     }
 
     #[test]
+    fn sub_byte_dtypes_are_those_of_fewer_than_8_bits() {
+        for d in Dtype::ALL {
+            assert_eq!(sub_byte(d), d.bits() < 8, "{d:?}");
+        }
+    }
+
+    #[test]
     fn the_table_grows_for_metadata_heavy_headers() {
         let pairs: Vec<String> = (0..500).map(|i| format!(r#""k{i}":"v""#)).collect();
         let h = format!(r#"{{"__metadata__":{{{}}}}}"#, pairs.join(","));
@@ -403,6 +465,6 @@ mod tests {
         let n = open(&f, f.len() as u64);
         assert_eq!(n[0], 0.0);
         assert_eq!(n[3], 500.0);
-        assert_eq!(n.len(), 5 + 500 * 4);
+        assert_eq!(n.len(), 4 + 500 * 4);
     }
 }

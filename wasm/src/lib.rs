@@ -87,9 +87,9 @@ extern "C" {
     /// The caller's output of [`take_numbers`].
     pub type Float64Array;
 
-    /// Copies `values` to `at..` (one copy, as [`Float32Array`]'s).
+    /// Copies `values` to its start (one copy, as [`Float32Array`]'s).
     #[wasm_bindgen(method, js_name = set)]
-    fn set_f64(this: &Float64Array, values: &[f64], at: u32);
+    fn set_f64(this: &Float64Array, values: &[f64]);
 }
 
 /// Buffers reused from call to call.
@@ -125,9 +125,9 @@ static STATE: Mutex<State> = Mutex::new(State {
 ///
 /// Keeps its description (`describe.rs`; element 0 is the status: `0`
 /// parsed, `-1` error, otherwise the count of bytes from the file start
-/// still needed) for [`take_numbers`], and returns how many numbers it
-/// has. (JS gives the array to copy them into: it can make one cheaper than
-/// a returned `Vec` would be.)
+/// still needed) until the next call, and returns its address in
+/// the module's memory: JS reads the numbers in place (copying them out through a
+/// call costs more than reading them).
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> u32 {
@@ -135,16 +135,16 @@ pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> u32 {
     let mut guard = STATE.lock();
     let state = &mut *guard;
     state.numbers = describe::open_prefix(prefix, file_len, &mut state.slots);
-    u32::try_from(state.numbers.len()).unwrap_or(u32::MAX)
+    u32::try_from(state.numbers.as_ptr() as usize).unwrap_or(u32::MAX)
 }
 
-/// Copies the numbers of the last [`open`] or [`decode`] error into `out`
-/// (as many as that call said) and lets them go.
+/// Copies the numbers of the last [`decode`] error into `out` (as many as
+/// that call said) and lets them go.
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn take_numbers(out: &Float64Array) {
     let numbers = core::mem::take(&mut STATE.lock().numbers);
-    out.set_f64(&numbers, 0);
+    out.set_f64(&numbers);
 }
 
 /// Decodes `input` (whole elements of the dtype with this index, at most a
@@ -197,15 +197,4 @@ pub fn plan(numbers: &[f64], text: &[u8]) -> Vec<f64> {
 #[wasm_bindgen]
 pub fn take_bytes() -> Vec<u8> {
     core::mem::take(&mut STATE.lock().bytes)
-}
-
-/// Bytes of wasm linear memory in use (grown so far): lets callers and tests
-/// check that opening and decoding never bring tensor data in.
-#[wasm_bindgen]
-pub fn memory_bytes() -> f64 {
-    #[cfg(target_arch = "wasm32")]
-    let pages = core::arch::wasm32::memory_size(0);
-    #[cfg(not(target_arch = "wasm32"))]
-    let pages = 0usize;
-    (pages as f64) * 65536.0
 }
