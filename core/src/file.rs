@@ -241,6 +241,10 @@ pub struct Header<'a, S> {
     tensors: usize,
     metadata: MetadataState,
     data_len: u64,
+    /// The text is ASCII without escapes (bare metal: see
+    /// [`Header::is_plain_ascii`]).
+    #[cfg(not(small))]
+    plain: bool,
 }
 
 impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
@@ -329,6 +333,8 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
             tensors: t,
             metadata: parsed.metadata,
             data_len,
+            #[cfg(not(small))]
+            plain: parsed.plain,
         })
     }
 }
@@ -450,6 +456,34 @@ impl<'a, S: AsRef<[Slot]>> Header<'a, S> {
     /// ```
     pub fn json(&self) -> &'a [u8] {
         self.json
+    }
+
+    /// Whether the header's text is plain ASCII, without escapes: then
+    /// every name and metadata string is its raw bytes
+    /// ([`Name::as_str`](crate::Name::as_str) is never `None`), and a byte
+    /// offset in the header is also a character offset. Found while
+    /// parsing, at no extra cost (on bare metal, where that would cost
+    /// code, by a pass over the header).
+    ///
+    /// ```
+    /// # use safetensors_nano::{Header, Status, Table};
+    /// let header = |json: &str| {
+    ///     let mut file = (json.len() as u64).to_le_bytes().to_vec();
+    ///     file.extend_from_slice(json.as_bytes());
+    ///     match Header::parse(&file, Table::<1>::new()).unwrap() {
+    ///         Status::Complete(h) => h.is_plain_ascii(),
+    ///         Status::Partial { .. } => unreachable!(),
+    ///     }
+    /// };
+    /// assert!(header(r#"{"__metadata__":{"k":"v"}}"#));
+    /// assert!(!header(r#"{"__metadata__":{"k":"caf\u00e9"}}"#));
+    /// assert!(!header(r#"{"__metadata__":{"k":"café"}}"#));
+    /// ```
+    pub fn is_plain_ascii(&self) -> bool {
+        #[cfg(not(small))]
+        return self.plain;
+        #[cfg(small)]
+        return self.json.is_ascii() && !self.json.contains(&b'\\');
     }
 
     /// The tensor with this (decoded) name. O(log n).

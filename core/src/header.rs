@@ -26,6 +26,10 @@ pub(crate) enum MetadataState {
 pub(crate) struct Parsed {
     pub tensors: usize,
     pub metadata: MetadataState,
+    /// The header's text is ASCII without escapes (not tracked on bare
+    /// metal: see `Header::is_plain_ascii`).
+    #[cfg(not(small))]
+    pub plain: bool,
 }
 
 /// Where parsed entries go: tensors fill from the front, metadata pairs from
@@ -183,6 +187,8 @@ fn parse_object<'h>(
     Ok(Parsed {
         tensors: sink.tensors,
         metadata,
+        #[cfg(not(small))]
+        plain: lexer.plain(),
     })
 }
 

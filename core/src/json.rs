@@ -39,6 +39,12 @@ pub(crate) type Step<T> = Result<T, Stopped>;
 pub(crate) struct Lexer<'h> {
     bytes: &'h [u8],
     pos: usize,
+    /// No string so far held an escape or a non-ASCII byte (nothing else
+    /// may): the text read so far is plain ASCII, its bytes its characters.
+    /// (Bare metal does not track it: smaller code, see
+    /// `Header::is_plain_ascii`.)
+    #[cfg(not(small))]
+    plain: bool,
     /// The error that stopped parsing (set by [`Lexer::fail_at`]).
     error: Error,
 }
@@ -115,6 +121,8 @@ impl<'h> Lexer<'h> {
         Lexer {
             bytes,
             pos: 0,
+            #[cfg(not(small))]
+            plain: true,
             // Never read before `fail_at` overwrites it (see `Stopped`).
             error: Error::new(ErrorKind::InvalidUtf8),
         }
@@ -142,6 +150,22 @@ impl<'h> Lexer<'h> {
     #[inline]
     pub(crate) const fn pos(&self) -> usize {
         self.pos
+    }
+
+    /// Whether every string read so far was plain ASCII without escapes.
+    #[cfg(not(small))]
+    #[inline]
+    pub(crate) const fn plain(&self) -> bool {
+        self.plain
+    }
+
+    /// Notes a string that is not plain ASCII (see [`Lexer::plain`]).
+    #[inline]
+    fn not_plain(&mut self) {
+        #[cfg(not(small))]
+        {
+            self.plain = false;
+        }
     }
 
     #[inline]
@@ -233,9 +257,13 @@ impl<'h> Lexer<'h> {
                 }
                 Some(b'\\') => {
                     escaped = true;
+                    self.not_plain();
                     self.escape()?;
                 }
-                Some(0x80..=0xff) => self.non_ascii()?,
+                Some(0x80..=0xff) => {
+                    self.not_plain();
+                    self.non_ascii()?;
+                }
                 Some(_) => return Err(self.fail(ErrorKind::ControlCharacterInString)),
                 None => {
                     return Err(self.fail(ErrorKind::UnexpectedEnd {

@@ -188,6 +188,14 @@ fn assert_visitor_sees_the_header(bytes: &[u8]) {
         .unwrap_or_default();
     assert_eq!(shown.tensors, tensors);
     assert_eq!(shown.pairs, pairs);
+    // (In a valid header a backslash can only start an escape.)
+    let json = header.json();
+    assert_eq!(
+        header.is_plain_ascii(),
+        json.is_ascii() && !json.contains(&b'\\'),
+        "{}",
+        String::from_utf8_lossy(json)
+    );
 }
 
 const JSON_BYTES: &[u8] = b"{}[],:\"\\0123456789-.eE ntfu \t\n\r\x00\x7f";

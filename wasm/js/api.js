@@ -9,7 +9,7 @@
 // except in bounded decode chunks.
 
 import * as wasm from './safetensors_nano_wasm.js';
-import { decodeText } from './text.js';
+import { decodeAscii, decodeText } from './text.js';
 import { loadWriter, loadedWriter } from './writer.js';
 
 /** The 22 dtype names, in the core's order (its `Dtype as u8`). */
@@ -229,8 +229,10 @@ function u8(buf) {
 const NAME_BLOCK = 32768;
 
 class NameDecoder {
-  constructor(json) {
+  // `plain`: the core found the header ASCII without escapes.
+  constructor(json, plain) {
     this.json = json;
+    this.plain = plain;
     this.blocks = [];
     // Per block: whether it holds a backslash (so maybe an escaped name).
     this.escapes = [];
@@ -288,6 +290,11 @@ class NameDecoder {
 
   decodeBlock(k) {
     const bytes = this.json.subarray(k * NAME_BLOCK, (k + 1) * NAME_BLOCK);
+    if (this.plain) {
+      this.escapes[k] = false;
+      this.blocks[k] = decodeAscii(bytes);
+      return this.blocks[k];
+    }
     let block = decodeText(bytes);
     this.escapes[k] = block.includes('\\');
     // Only an ASCII block has string indices equal to byte offsets.
@@ -333,10 +340,10 @@ function dimsFromBytes(json, at) {
 }
 
 // The description's layout (wasm/src/describe.rs: HEAD).
-const HEAD_NUMBERS = 4;
+const HEAD_NUMBERS = 5;
 
 // The parsed header, from the numbers of wasm's `open` — `[0, N, count,
-// pairs, (end, dtype + 32 × shape_start)… and (name_start, name_len)… in
+// pairs, plain, (end, dtype + 32 × shape_start)… and (name_start, name_len)… in
 // data-offset order, (key span, value span)… in header order]`
 // (wasm/src/describe.rs), read from `nums[at]` on — and the header bytes
 // the spans point into. The names are decoded at once, and the head and
@@ -352,7 +359,7 @@ class Description {
     const { array, from } = keep(nums, at, spans - at);
     this.nums = array;
     this.from = from;
-    const decoder = new NameDecoder(json);
+    const decoder = new NameDecoder(json, nums[at + 4] === 1);
     const names = new Array(count);
     // One plain ASCII block (most headers under 32 KiB): slices of it.
     const block = json.length <= NAME_BLOCK ? decoder.block(0) : null;

@@ -19,9 +19,7 @@ setWriterLoader(async () => {
 // node:buffer has isAscii only from 1.44: without it, TextDecoder.)
 const { Buffer, isAscii } = buffer;
 if (typeof isAscii === 'function') {
-  setAsciiDecoder((bytes) =>
-    isAscii(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1') : null,
-  );
+  setAsciiDecoder((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'), isAscii);
 }
 
 export * from './api.js';

@@ -3,18 +3,24 @@
 // is slower there than its Buffer).
 
 const utf8 = new TextDecoder();
-let ascii = null;
+let asciiText = null;
+let isAscii = null;
 
 /**
- * Called once by an entry: `decode(bytes)` returns the text of `bytes`
- * when they are all ASCII, else null.
+ * Called once by an entry: `decode(bytes)` returns the text of bytes that
+ * are all ASCII, `check(bytes)` whether they are.
  */
-export function setAsciiDecoder(decode) {
-  ascii = decode;
+export function setAsciiDecoder(decode, check) {
+  asciiText = decode;
+  isAscii = check;
 }
 
 /** The text of UTF-8 `bytes` (the core validated them). */
 export function decodeText(bytes) {
-  const text = ascii === null ? null : ascii(bytes);
-  return text === null ? utf8.decode(bytes) : text;
+  return asciiText !== null && isAscii(bytes) ? asciiText(bytes) : utf8.decode(bytes);
+}
+
+/** The text of bytes the core found to be ASCII. */
+export function decodeAscii(bytes) {
+  return asciiText === null ? utf8.decode(bytes) : asciiText(bytes);
 }

@@ -8,7 +8,9 @@
 //!
 //! Success, in four parts (element counts are `(end − begin) × 8 / bits`:
 //! the core validated exactly that; every dim and offset is at most 2^53):
-//! - the head `[0, N, tensors, pairs (-1 = no metadata)]`;
+//! - the head `[0, N, tensors, pairs (-1 = no metadata), plain]` (`plain`
+//!   is 1 when the header is ASCII without escapes: JS then decodes it
+//!   without looking);
 //! - per tensor in data-offset order, what JS keeps: `[end, dtype + 32 ×
 //!   shape_start]` (the data offsets tile the byte buffer, so a tensor
 //!   begins where the one before it ends; `shape_start` is the header offset
@@ -39,7 +41,7 @@ use crate::MAX_SAFE;
 const BYTES_PER_SLOT: usize = 48;
 
 /// Numbers before the first tensor's (`HEAD_NUMBERS` in api.js).
-const HEAD: usize = 4;
+const HEAD: usize = 5;
 
 /// A raw name's span in `json` (the name borrows from it).
 fn span(json: &[u8], name: Name<'_>) -> Span {
@@ -244,6 +246,7 @@ fn finish(
         header.header_len() as f64,
         header.len() as f64,
         header.metadata().map_or(-1.0, |m| m.len() as f64),
+        if header.is_plain_ascii() { 1.0 } else { 0.0 },
     ];
     if let Some(slot) = out.get_mut(..HEAD) {
         slot.copy_from_slice(&head);
@@ -303,6 +306,8 @@ mod tests {
                 hl,
                 2.0,
                 1.0,
+                // not plain: escapes
+                0.0,
                 // "a": ends at 2, U8 (4), shape [2]
                 2.0,
                 4.0 + 32.0 * shape("[2]"),
@@ -337,6 +342,8 @@ mod tests {
                 h.len() as f64,
                 3.0,
                 -1.0,
+                // plain ASCII
+                1.0,
                 8.0,
                 20.0 + 32.0 * shape("[]"),
                 8.0,
@@ -354,14 +361,35 @@ mod tests {
     }
 
     #[test]
+    fn only_an_ascii_header_without_escapes_is_plain() {
+        for (h, plain) in [
+            (
+                r#"{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}"#,
+                1.0,
+            ),
+            (
+                r#"{"é":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}"#,
+                0.0,
+            ),
+            (
+                r#"{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},"__metadata__":{"k":"\n"}}"#,
+                0.0,
+            ),
+        ] {
+            let f = file(h, 0);
+            assert_eq!(open(&f, f.len() as u64)[4], plain, "{h}");
+        }
+    }
+
+    #[test]
     fn metadata_pairs_keep_header_order_wherever_they_are() {
         let h = r#"{"t":{"dtype":"U8","shape":[],"data_offsets":[0,1]},"__metadata__":{"z":"1","a":"2"}}"#;
         let f = file(h, 1);
         let n = open(&f, f.len() as u64);
         let at = |s: &str| h.find(s).unwrap() as f64 + 1.0;
-        assert_eq!(&n[..4], [0.0, h.len() as f64, 1.0, 2.0]);
+        assert_eq!(&n[..5], [0.0, h.len() as f64, 1.0, 2.0, 1.0]);
         assert_eq!(
-            &n[8..],
+            &n[9..],
             [
                 at("\"z\""),
                 1.0,
@@ -465,6 +493,6 @@ mod tests {
         let n = open(&f, f.len() as u64);
         assert_eq!(n[0], 0.0);
         assert_eq!(n[3], 500.0);
-        assert_eq!(n.len(), 4 + 500 * 4);
+        assert_eq!(n.len(), 5 + 500 * 4);
     }
 }
