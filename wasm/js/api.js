@@ -343,11 +343,11 @@ function dimsFromBytes(json, at) {
 const HEAD_NUMBERS = 5;
 
 // The parsed header, from the numbers of wasm's `open` — `[0, N, count,
-// pairs, plain, (end, dtype + 32 × shape_start)… and (name_start, name_len)… in
-// data-offset order, (key span, value span)… in header order]`
-// (wasm/src/describe.rs), read from `nums[at]` on — and the header bytes
-// the spans point into. The names are decoded at once, and the head and
-// each tensor's first two numbers kept; the rest of the header text is
+// pairs, plain, (end, dtype + 32 × shape_start)… and (name_start,
+// name_len)… in data-offset order, (key span, value span)… in header
+// order]` (wasm/src/describe.rs), read from `nums[at]` on — and the header
+// bytes the spans point into. The names are decoded at once, and the head
+// and each tensor's first two numbers kept; the rest of the header text is
 // kept (as JS strings) for the shapes: the header bytes may be the
 // caller's.
 class Description {

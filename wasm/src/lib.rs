@@ -125,9 +125,9 @@ static STATE: Mutex<State> = Mutex::new(State {
 ///
 /// Keeps its description (`describe.rs`; element 0 is the status: `0`
 /// parsed, `-1` error, otherwise the count of bytes from the file start
-/// still needed) until the next call, and returns its address in
-/// the module's memory: JS reads the numbers in place (copying them out through a
-/// call costs more than reading them).
+/// still needed) until the next call, and returns its address in the
+/// module's memory: JS reads the numbers in place (copying them out through
+/// a call costs more than reading them).
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> u32 {

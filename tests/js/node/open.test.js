@@ -177,6 +177,8 @@ test('shapes read the same in every header layout, and after the caller changes 
     // Each call gives a new array.
     st.tensor('a').shape.push(7);
     assert.deepEqual(st.tensor('a').shape, [2, 3]);
+    // Each begins where the one before it in offset order ends.
+    assert.deepEqual(st.tensors().map((t) => [t.dtype, ...t.dataOffsets]), [['U8', 0, 6], ['U8', 6, 7], ['U8', 7, 7], ['U8', 7, 8]]);
   }
 });
 
