@@ -10,11 +10,11 @@
 //      shape array for every tensor) and metadata();
 //    - JS: DataView + TextDecoder + JSON.parse + a validation loop (lib/jsparse.js).
 // 2. toFloat32 throughput for BF16, F16 and F8_E4M3 (decodeFloat32 on a
-//    64 MiB-element buffer) against a plain JS loop.
+//    16 Mi-element buffer) against a plain JS loop.
 // 3. The two .wasm modules' sizes (reader and writer), raw and gzipped.
 //
 // Timing: process CPU time (user + system, so a shared machine's waiting
-// is not counted), batches of at least 50 ms, ours and JS interleaved.
+// is not counted), batches of at least 20 ms, ours and JS interleaved.
 // Times and ratios are of the fastest batch of each (other work on the
 // machine only ever adds time: on a shared machine the median moves by
 // ±15% from run to run, the fastest by a few percent); the medians'
@@ -29,8 +29,8 @@ import { benchHeaders } from './lib/headers.js';
 import { jsParseHeader } from './lib/jsparse.js';
 
 const quick = process.argv.includes('--quick');
-const BATCH_MS = quick ? 20 : 50;
-const ROUNDS = quick ? 5 : 21;
+const BATCH_MS = 20;
+const ROUNDS = quick ? 5 : 61;
 
 /** CPU milliseconds of `n` calls. */
 function cpuMs(fn, n) {
