@@ -55,7 +55,7 @@ struct Describer<'h> {
     json: &'h [u8],
     /// The head, then per tensor in header order `[end, dtype + 32 ×
     /// shape_start]`, in `out[..used]` (the rest is room, zeroed ahead: see
-    /// [`Describer::record`]); at the end the spans follow.
+    /// [`store`]); at the end the spans follow.
     out: Vec<f64>,
     used: usize,
     /// Per tensor in header order its name's span, in `names[..named]`.
@@ -460,6 +460,48 @@ mod tests {
         let n = open(&f, f.len() as u64);
         assert_eq!(kind(&n), "DimensionTooLarge");
         assert_eq!(&n[5..7], [(end >> 32) as f64, 1.0]);
+    }
+
+    #[test]
+    fn a_file_may_end_at_2_53_not_a_byte_past_it() {
+        // Listed out of offset order: "b" and the empty "z" end where the file does.
+        let header = |e: u64| {
+            let b = e - 1;
+            format!(
+                r#"{{"z":{{"dtype":"U8","shape":[0],"data_offsets":[{e},{e}]}},"b":{{"dtype":"U8","shape":[{b}],"data_offsets":[1,{e}]}},"a":{{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}}}"#
+            )
+        };
+        // (The ends have 16 digits either way: the header's length is fixed.)
+        let data_start = 8 + header(MAX_SAFE).len() as u64;
+        for past in [0, 1] {
+            let e = MAX_SAFE - data_start + past;
+            let h = header(e);
+            let f = file(&h, 0);
+            let n = open(&f, f.len() as u64 + e);
+            if past == 0 {
+                let shape = |s: &str| h.find(s).unwrap() as f64;
+                assert_eq!(n[0], 0.0);
+                assert_eq!(
+                    &n[5..11],
+                    [
+                        1.0,
+                        4.0 + 32.0 * shape("[1]"),
+                        e as f64,
+                        4.0 + 32.0 * shape(&format!("[{}]", e - 1)),
+                        e as f64,
+                        4.0 + 32.0 * shape("[0]"),
+                    ]
+                );
+            } else {
+                assert_eq!(kind(&n), "OffsetTooLarge");
+                // The first in offset order to end past 2^53: "b", at 2^53 + 1.
+                assert_eq!(&n[2..4], [h.find("\"b\"").unwrap() as f64 + 1.0, 1.0]);
+                assert_eq!(&n[5..7], [(MAX_SAFE >> 32) as f64, 1.0]);
+            }
+        }
+        // Without tensors a file is its header: longer is another error.
+        let f = file("{}", 0);
+        assert_eq!(kind(&open(&f, MAX_SAFE + 1)), "MetadataIncompleteBuffer");
     }
 
     #[test]
