@@ -128,19 +128,14 @@ impl<'h> Visitor<'h> for Describer<'h> {
         }
         self.reordered |= (begin, end) < self.last_offsets;
         self.last_offsets = (begin, end);
-        let raw = name.raw();
-        let start = (raw.as_ptr() as usize).wrapping_sub(self.json.as_ptr() as usize);
+        let (start, len) = span(self.json, name);
         // (Exact: the shape's offset is below the header's 100 MB limit.
         // An end of 2^63 or more converts wrongly, but is then above 2^53:
         // `finish` refuses the header before JS sees it.)
         let kind = f64::from(dtype as u8) + 32.0 * shape.offset() as f64;
         store(&mut self.out, self.used, [end as i64 as f64, kind]);
         self.used = self.used.saturating_add(2);
-        store(
-            &mut self.names,
-            self.named,
-            [start as f64, raw.len() as f64],
-        );
+        store(&mut self.names, self.named, [start as f64, len as f64]);
         self.named = self.named.saturating_add(2);
     }
 

@@ -72,7 +72,7 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
 extern "C" {
-    /// The caller's output of [`decode`].
+    /// The caller's output of [`decode`](fn@decode).
     pub type Float32Array;
 
     /// Its length.
@@ -97,7 +97,7 @@ struct State {
     /// The slot table of the last header.
     #[cfg(feature = "reader")]
     slots: Vec<Slot>,
-    /// The numbers of the last [`open`], or of the last [`decode`] error.
+    /// The numbers of the last [`open`], or of the last [`decode`](fn@decode) error.
     #[cfg(feature = "reader")]
     numbers: Vec<f64>,
     /// Decoded values of the last chunk.
@@ -125,9 +125,9 @@ static STATE: Mutex<State> = Mutex::new(State {
 ///
 /// Keeps its description (`describe.rs`; element 0 is the status: `0`
 /// parsed, `-1` error, otherwise the count of bytes from the file start
-/// still needed) until the next call, and returns its address in the
-/// module's memory: JS reads the numbers in place (copying them out through
-/// a call costs more than reading them).
+/// still needed) until the next `open` or failing [`decode`](fn@decode), and returns
+/// its address in the module's memory: JS reads the numbers in place
+/// (copying them out through a call costs more than reading them).
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> u32 {
@@ -138,7 +138,7 @@ pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> u32 {
     u32::try_from(state.numbers.as_ptr() as usize).unwrap_or(u32::MAX)
 }
 
-/// Copies the numbers of the last [`decode`] error into `out` (as many as
+/// Copies the numbers of the last [`decode`](fn@decode) error into `out` (as many as
 /// that call said) and lets them go.
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
