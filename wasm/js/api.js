@@ -609,11 +609,8 @@ function decodeInto(d, src, out, at) {
   let pos = 0;
   do {
     const n = wasm.decode(d, src.subarray(pos, pos + DECODE_CHUNK), out, at);
-    if (n < 0) {
-      const nums = new Float64Array(-n);
-      wasm.take_numbers(nums);
-      throw wasmError(nums);
-    }
+    // (An error: its numbers, read in place as open's.)
+    if (n < 0) throw wasmError(wasmNumbers().subarray(-n / 8));
     at += n;
     pos += DECODE_CHUNK;
   } while (pos < src.byteLength);

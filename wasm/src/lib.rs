@@ -4,11 +4,11 @@
 //! This crate is only the JS boundary: the parser, the decoders and the
 //! writer are the core crate's. The ES module layer in `wasm/js/` does the
 //! I/O (Blob slices, HTTP ranges, shards) and builds the JS objects; it calls
-//! the few functions here, which answer in numbers alone (a `Float64Array`):
-//! names stay in the header bytes JS already holds, as spans, and errors
-//! cross as a kind and its numbers, their message written in JS. Only header
-//! bytes and bounded decode chunks ever enter wasm memory; tensor data stays
-//! in the caller's buffers.
+//! the few functions here, which answer in numbers alone, read in place in
+//! the module's memory: names stay in the header bytes JS already holds, as
+//! spans, and errors cross as a kind and its numbers, their message written
+//! in JS. Only header bytes and bounded decode chunks ever enter wasm
+//! memory; tensor data stays in the caller's buffers.
 //!
 //! Numbers cross as `f64`; any offset or dimension above 2^53 (where a JS
 //! number stops being exact) is an error rather than a rounded value.
@@ -84,12 +84,6 @@ extern "C" {
     #[wasm_bindgen(method)]
     fn set(this: &Float32Array, values: &[f32], at: u32);
 
-    /// The caller's output of [`take_numbers`].
-    pub type Float64Array;
-
-    /// Copies `values` to its start (one copy, as [`Float32Array`]'s).
-    #[wasm_bindgen(method, js_name = set)]
-    fn set_f64(this: &Float64Array, values: &[f64]);
 }
 
 /// Buffers reused from call to call.
@@ -138,19 +132,11 @@ pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> u32 {
     u32::try_from(state.numbers.as_ptr() as usize).unwrap_or(u32::MAX)
 }
 
-/// Copies the numbers of the last [`decode`](fn@decode) error into `out` (as many as
-/// that call said) and lets them go.
-#[cfg(feature = "reader")]
-#[wasm_bindgen]
-pub fn take_numbers(out: &Float64Array) {
-    let numbers = core::mem::take(&mut STATE.lock().numbers);
-    out.set_f64(&numbers);
-}
-
 /// Decodes `input` (whole elements of the dtype with this index, at most a
 /// bounded chunk) into `out[at..]` through the core's
 /// `decode::decode_f32_into`. Returns the element count, or after an error
-/// minus the count of its numbers (`error.rs`), kept for [`take_numbers`].
+/// minus the address of its numbers (`error.rs`), which JS reads in place
+/// as [`open`]'s.
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
 pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
@@ -179,7 +165,8 @@ pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
     let mut state = STATE.lock();
     state.floats = floats;
     state.numbers = failure.encode();
-    -(state.numbers.len() as f64)
+    // (Never 0: a Vec of twelve numbers is allocated.)
+    -(state.numbers.as_ptr() as usize as f64)
 }
 
 /// Plans a file to write through the core writer (see `write.rs`; `text`
