@@ -1,7 +1,13 @@
 // The package's one error class, and the errors wasm reports as numbers: a
 // kind number and its fields (wasm/src/error.rs), worded by messages.js.
 
-import { KINDS, MESSAGES } from './messages.js';
+import { JS_KINDS, KINDS, MESSAGES } from './messages.js';
+
+/**
+ * Every error kind by name (`KIND.Http === 'Http'`): the modules of this
+ * package name kinds through it, so each is spelt once, in messages.js.
+ */
+export const KIND = Object.freeze(Object.fromEntries([...KINDS, ...JS_KINDS].map((k) => [k, k])));
 
 /**
  * Every error of the package. `kind` is the core's error kind name (e.g.
@@ -35,7 +41,7 @@ const utf8 = new TextDecoder();
  * errors) to the caller's name.
  */
 export function wasmError(nums, json, names) {
-  const kind = KINDS[nums[11]] ?? 'Unlisted';
+  const kind = KINDS[nums[11]] ?? KIND.Unlisted;
   const fields = [];
   for (let i = 5; i < 11; i += 2) {
     const [hi, lo] = [nums[i], nums[i + 1]];

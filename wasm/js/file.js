@@ -3,7 +3,7 @@
 
 import { DTYPES } from './dtypes.js';
 import { openPrefix } from './description.js';
-import { fail } from './errors.js';
+import { KIND, fail } from './errors.js';
 import { BlobSource, BytesSource, NoSource, UrlSource, openLazy } from './sources.js';
 import { Tensor } from './tensor.js';
 import { u8 } from './wire.js';
@@ -31,7 +31,8 @@ export class SafeTensors {
     this._source = source;
     this.headerSize = desc.headerSize;
     this.dataOffset = desc.headerSize + 8;
-    // ≤ 2^53: wasm rejected any tensor ending above (and R13 ties the size to the last end).
+    // ≤ 2^53: wasm rejected any tensor ending above (and docs/format.md R13
+    // exact-length ties the size to the last end).
     this.fileSize = Number(fileSize);
   }
 
@@ -59,7 +60,7 @@ export class SafeTensors {
     }
     const r = openPrefix(u8(prefix), fileSize);
     if (typeof r === 'number') {
-      fail('HeaderIncomplete', `the first ${r} bytes of the file are needed, ${u8(prefix).byteLength} were given`);
+      fail(KIND.HeaderIncomplete, `the first ${r} bytes of the file are needed, ${u8(prefix).byteLength} were given`);
     }
     return new SafeTensors(r, new NoSource(), fileSize);
   }

@@ -1,5 +1,6 @@
-// The error tables: kind names by the number wasm sends, and the message of
-// each kind from its numbers. Tables only, no logic (errors.js uses them).
+// The error tables: kind names by the number wasm sends, this layer's own
+// kinds, and the message of each wasm kind from its numbers. Tables only,
+// no logic (errors.js is their one reader).
 
 import { DTYPES } from './dtypes.js';
 
@@ -31,6 +32,12 @@ export const KINDS = Object.freeze([
   'OffsetTooLarge', 'DimensionTooLarge', 'InvalidArgument',
   // A core kind missing from the list (its tests keep this from shipping):
   'Unlisted',
+]);
+
+// The kinds this JS layer raises itself (never numbered by wasm).
+export const JS_KINDS = Object.freeze([
+  'NotInMemory', 'NoSource', 'HeaderIncomplete', 'ReadFailed', 'Http', 'IndexInvalid',
+  'IndexMismatch', 'ShardMissing', 'WriterUnavailable',
 ]);
 
 // The message of each kind, from its numbers (the core's `Display` wording).

@@ -1,7 +1,7 @@
 // Sharded models: model.safetensors.index.json and the shards it names,
 // opened as one namespace once the index and the shard headers agree.
 
-import { SafeTensorsError, fail } from './errors.js';
+import { KIND, SafeTensorsError, fail } from './errors.js';
 import { SafeTensors, addCount, emptyCount } from './file.js';
 import { httpError } from './sources.js';
 
@@ -24,7 +24,7 @@ function parseIndexText(text) {
   try {
     return JSON.parse(text);
   } catch (e) {
-    return fail('IndexInvalid', `index is not JSON: ${e.message}`, { cause: e });
+    return fail(KIND.IndexInvalid, `index is not JSON: ${e.message}`, { cause: e });
   }
 }
 
@@ -85,11 +85,11 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
   const { json, base } = await readIndex(index, signal, fetchFn, headers);
   const map = json?.weight_map;
   if (map === null || typeof map !== 'object' || Array.isArray(map)) {
-    fail('IndexInvalid', 'index has no "weight_map" object');
+    fail(KIND.IndexInvalid, 'index has no "weight_map" object');
   }
   const wanted = new Map(); // shard file name → tensor names the index puts there
   for (const [name, file] of Object.entries(map)) {
-    if (typeof file !== 'string') fail('IndexInvalid', 'weight_map value is not a string', { tensor: name });
+    if (typeof file !== 'string') fail(KIND.IndexInvalid, 'weight_map value is not a string', { tensor: name });
     if (!wanted.has(file)) wanted.set(file, []);
     wanted.get(file).push(name);
   }
@@ -97,19 +97,19 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
   for (const s of shards) {
     const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;
     if (typeof name !== 'string' || name === '') {
-      fail('IndexInvalid', 'a shard given as a Blob needs a name (use a File)');
+      fail(KIND.IndexInvalid, 'a shard given as a Blob needs a name (use a File)');
     }
-    if (given.has(name)) fail('IndexMismatch', `shard ${name} is given twice`);
+    if (given.has(name)) fail(KIND.IndexMismatch, `shard ${name} is given twice`);
     given.set(name, s);
   }
   const files = [...wanted.keys()].sort();
   for (const f of files) {
     if (given.has(f)) continue;
     if (base !== null) given.set(f, new URL(f, base).href);
-    else fail('ShardMissing', `shard ${f} named by the index was not given`);
+    else fail(KIND.ShardMissing, `shard ${f} named by the index was not given`);
   }
   for (const name of given.keys()) {
-    if (!wanted.has(name)) fail('IndexMismatch', `shard ${name} is not named by the index`);
+    if (!wanted.has(name)) fail(KIND.IndexMismatch, `shard ${name} is not named by the index`);
   }
   const opened = await Promise.all(
     files.map(async (f) => {
@@ -130,10 +130,10 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
   let total = 0;
   for (const { name: f, file } of opened) {
     for (const t of file.tensors()) {
-      if (where.has(t.name)) fail('DuplicateTensorName', `tensor in two shards`, { tensor: t.name });
+      if (where.has(t.name)) fail(KIND.DuplicateTensorName, `tensor in two shards`, { tensor: t.name });
       if (map[t.name] !== f) {
         fail(
-          'IndexMismatch',
+          KIND.IndexMismatch,
           Object.hasOwn(map, t.name) ? `the index puts it in ${map[t.name]}, it is in ${f}` : `in ${f} but not in the index`,
           { tensor: t.name },
         );
@@ -143,11 +143,11 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
     }
   }
   for (const name of Object.keys(map)) {
-    if (!where.has(name)) fail('IndexMismatch', `the index puts it in ${map[name]}, which has no such tensor`, { tensor: name });
+    if (!where.has(name)) fail(KIND.IndexMismatch, `the index puts it in ${map[name]}, which has no such tensor`, { tensor: name });
   }
   const declared = json.metadata?.total_size;
   if (declared !== undefined && declared !== null && Number(declared) !== total) {
-    fail('IndexMismatch', `index metadata total_size is ${declared}, the shards hold ${total} bytes of tensors`);
+    fail(KIND.IndexMismatch, `index metadata total_size is ${declared}, the shards hold ${total} bytes of tensors`);
   }
   return new ShardedModel(json, opened, where);
 }

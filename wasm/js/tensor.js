@@ -3,7 +3,7 @@
 
 import * as wasm from './safetensors_nano_wasm.js';
 import { BITS, DTYPE_INDEX, VIEW } from './dtypes.js';
-import { fail, wasmError } from './errors.js';
+import { KIND, fail, wasmError } from './errors.js';
 import { u8, wasmNumbers } from './wire.js';
 
 // Decode chunk: a multiple of 3 bytes (F6) and of 8 (every element size).
@@ -13,7 +13,7 @@ const DEFAULT_READ_CHUNK = 8 * 1024 * 1024;
 /** The index of a dtype name in DTYPES; UnknownDtype for any other value. */
 export function dtypeIndex(dtype) {
   const d = DTYPE_INDEX.get(dtype);
-  if (d === undefined) fail('UnknownDtype', `unknown dtype ${JSON.stringify(dtype)}`);
+  if (d === undefined) fail(KIND.UnknownDtype, `unknown dtype ${JSON.stringify(dtype)}`);
   return d;
 }
 
@@ -43,11 +43,11 @@ export function decodeFloat32(dtype, bytes, out) {
   const elements = (src.byteLength * 8) / BITS[d];
   if (!Number.isInteger(elements)) {
     decodeInto(d, src.subarray(0, 0), new Float32Array(0), 0); // a non-float dtype fails first
-    fail('DataLengthMismatch', `${src.byteLength} bytes are not a whole number of ${dtype} elements`);
+    fail(KIND.DataLengthMismatch, `${src.byteLength} bytes are not a whole number of ${dtype} elements`);
   }
   if (out === undefined) out = new Float32Array(elements);
   else if (!(out instanceof Float32Array) || out.length !== elements) {
-    fail('LengthMismatch', `output of ${out?.length} floats where ${elements} are needed`);
+    fail(KIND.LengthMismatch, `output of ${out?.length} floats where ${elements} are needed`);
   }
   // wasm writes through a plain view of the caller's memory: a subclass's
   // own `set`, or a detached buffer, never runs or throws inside wasm.
@@ -55,7 +55,7 @@ export function decodeFloat32(dtype, bytes, out) {
   try {
     view = new Float32Array(out.buffer, out.byteOffset, out.length);
   } catch (e) {
-    fail('InvalidArgument', 'the output array cannot be written (its buffer was detached)', { cause: e });
+    fail(KIND.InvalidArgument, 'the output array cannot be written (its buffer was detached)', { cause: e });
   }
   decodeInto(d, src, view, 0);
   return out;
@@ -83,7 +83,7 @@ export class Tensor {
   #inMemory() {
     const bytes = this.#file._source.bytes;
     if (bytes === null) {
-      fail('NotInMemory', 'this file is read lazily: use read() or readFloat32()', { tensor: this.name });
+      fail(KIND.NotInMemory, 'this file is read lazily: use read() or readFloat32()', { tensor: this.name });
     }
     return bytes;
   }

@@ -3,7 +3,7 @@
 // from the caller's buffers straight into the output.
 
 import { DTYPE_INDEX } from './dtypes.js';
-import { fail, wasmError } from './errors.js';
+import { KIND, fail, wasmError } from './errors.js';
 import { u8 } from './wire.js';
 import { loadWriter, loadedWriter } from './writer.js';
 
@@ -20,7 +20,7 @@ function concatAll(parts) {
 }
 
 function invalid(message, tensor = null) {
-  return fail('InvalidArgument', message, { tensor });
+  return fail(KIND.InvalidArgument, message, { tensor });
 }
 
 /**
@@ -43,7 +43,7 @@ export async function serialize(tensors, metadata) {
     if (typeof name !== 'string') invalid('tensor names must be strings');
     if (t === null || typeof t !== 'object') invalid('expected { dtype, shape, data }', name);
     const d = DTYPE_INDEX.get(t.dtype);
-    if (d === undefined) fail('UnknownDtype', `unknown dtype ${JSON.stringify(t.dtype)}`, { tensor: name });
+    if (d === undefined) fail(KIND.UnknownDtype, `unknown dtype ${JSON.stringify(t.dtype)}`, { tensor: name });
     if (!Array.isArray(t.shape) || !t.shape.every((x) => Number.isSafeInteger(x) && x >= 0)) {
       invalid('shape must be an array of non-negative integers', name);
     }
@@ -86,6 +86,6 @@ async function writerOrFail() {
   try {
     return await loadWriter();
   } catch (e) {
-    fail('WriterUnavailable', `the writer's wasm module could not be loaded: ${e?.message ?? e}`, { cause: e });
+    fail(KIND.WriterUnavailable, `the writer's wasm module could not be loaded: ${e?.message ?? e}`, { cause: e });
   }
 }
