@@ -10,10 +10,11 @@
 // tensor.js). Tensor data is never copied into wasm memory except in
 // bounded decode chunks.
 
-export { DTYPES } from './dtypes.js';
+export { DTYPES, DTYPE_INFO } from './dtypes.js';
 export { SafeTensorsError } from './errors.js';
 export { SafeTensors } from './file.js';
 export { ShardedModel, openSharded } from './shards.js';
+export { checkShards } from './shardcheck.js';
 export { decodeFloat32 } from './tensor.js';
 export { wasmMemoryBytes } from './wire.js';
 export { serialize } from './write.js';

@@ -9,6 +9,12 @@ export const DTYPES = Object.freeze([
 ]);
 /** Bits per element. */
 export const BITS = [8, 4, 6, 6, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 32, 32, 32, 64, 64, 64, 64];
+// What kind of number each holds (DTYPE_INFO.kind).
+const KIND = [
+  'bool', 'float', 'float', 'float', 'uint', 'int', 'float', 'float', 'float',
+  'float', 'float', 'int', 'uint', 'float', 'float', 'int', 'uint', 'float',
+  'complex', 'float', 'int', 'uint',
+];
 
 const F16Array = typeof globalThis.Float16Array === 'function' ? globalThis.Float16Array : Uint16Array;
 /** Typed array a dtype is viewed as (sub-byte and 8-bit floats: their bytes). */
@@ -21,3 +27,22 @@ export const VIEW = [
 
 /** Name → index in DTYPES. */
 export const DTYPE_INDEX = new Map(DTYPES.map((d, i) => [d, i]));
+
+/**
+ * Facts about each dtype, by name: `{ name, index, bits, align, kind, view }`.
+ * `index` is its place in DTYPES; `kind` one of 'bool', 'uint', 'int',
+ * 'float', 'complex'; `view` the name of the typed array `view()` returns
+ * (Float16Array for F16 only where the runtime has it) and `align` its
+ * element size, the byte alignment that view needs. Null prototype, frozen.
+ */
+export const DTYPE_INFO = Object.freeze(
+  Object.assign(
+    Object.create(null),
+    Object.fromEntries(
+      DTYPES.map((name, index) => [
+        name,
+        Object.freeze({ name, index, bits: BITS[index], align: VIEW[index].BYTES_PER_ELEMENT, kind: KIND[index], view: VIEW[index].name }),
+      ]),
+    ),
+  ),
+);

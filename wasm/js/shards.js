@@ -3,6 +3,7 @@
 
 import { KIND, SafeTensorsError, fail } from './errors.js';
 import { SafeTensors, addCount, emptyCount } from './file.js';
+import { checkShards } from './shardcheck.js';
 import { httpError } from './sources.js';
 
 async function readIndex(index, signal, fetchFn, headers) {
@@ -87,11 +88,10 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
   if (map === null || typeof map !== 'object' || Array.isArray(map)) {
     fail(KIND.IndexInvalid, 'index has no "weight_map" object');
   }
-  const wanted = new Map(); // shard file name → tensor names the index puts there
+  const wanted = new Set(); // the shard file names the index uses
   for (const [name, file] of Object.entries(map)) {
     if (typeof file !== 'string') fail(KIND.IndexInvalid, 'weight_map value is not a string', { tensor: name });
-    if (!wanted.has(file)) wanted.set(file, []);
-    wanted.get(file).push(name);
+    wanted.add(file);
   }
   const given = new Map();
   for (const s of shards) {
@@ -102,15 +102,15 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
     if (given.has(name)) fail(KIND.IndexMismatch, `shard ${name} is given twice`);
     given.set(name, s);
   }
-  const files = [...wanted.keys()].sort();
-  for (const f of files) {
-    if (given.has(f)) continue;
+  // The file names agree before any shard is opened (no header read yet).
+  const named = checkShards(json, [...given.keys()].map((name) => ({ name, names: null })));
+  for (const f of named.filter((x) => x.kind === 'missingShard').map((x) => x.file).sort()) {
     if (base !== null) given.set(f, new URL(f, base).href);
     else fail(KIND.ShardMissing, `shard ${f} named by the index was not given`);
   }
-  for (const name of given.keys()) {
-    if (!wanted.has(name)) fail(KIND.IndexMismatch, `shard ${name} is not named by the index`);
-  }
+  const unnamed = named.find((x) => x.kind === 'unnamedShard');
+  if (unnamed !== undefined) fail(KIND.IndexMismatch, `shard ${[...given.keys()][unnamed.shard]} is not named by the index`);
+  const files = [...wanted].sort();
   const opened = await Promise.all(
     files.map(async (f) => {
       const s = given.get(f);
@@ -126,28 +126,33 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
       }
     }),
   );
-  const where = new Map();
-  let total = 0;
-  for (const { name: f, file } of opened) {
-    for (const t of file.tensors()) {
-      if (where.has(t.name)) fail(KIND.DuplicateTensorName, `tensor in two shards`, { tensor: t.name });
-      if (map[t.name] !== f) {
-        fail(
-          KIND.IndexMismatch,
-          Object.hasOwn(map, t.name) ? `the index puts it in ${map[t.name]}, it is in ${f}` : `in ${f} but not in the index`,
-          { tensor: t.name },
-        );
-      }
-      where.set(t.name, file);
-      total += t.byteLength;
+  const found = checkShards(
+    json,
+    opened.map(({ name, file }) => ({ name, names: file.names(), dataBytes: file.fileSize - file.dataOffset })),
+  );
+  // The error is the first problem met reading the shards in order, tensor
+  // by tensor (a repeat before anything else about it); then the index's
+  // entries in order; then the total size.
+  let first;
+  for (const x of found) {
+    if (x.at === undefined) continue;
+    if (first === undefined || x.shard < first.shard || (x.shard === first.shard && (x.at < first.at || (x.at === first.at && x.kind === 'duplicate')))) {
+      first = x;
     }
   }
-  for (const name of Object.keys(map)) {
-    if (!where.has(name)) fail(KIND.IndexMismatch, `the index puts it in ${map[name]}, which has no such tensor`, { tensor: name });
+  first ??= found.find((x) => x.kind === 'missing') ?? found.find((x) => x.kind === 'totalSize');
+  if (first !== undefined) {
+    const { tensor = null } = first;
+    const shard = opened[first.shard]?.name;
+    if (first.kind === 'duplicate') fail(KIND.DuplicateTensorName, `tensor in two shards`, { tensor });
+    if (first.kind === 'misplaced') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, it is in ${shard}`, { tensor });
+    if (first.kind === 'unlisted') fail(KIND.IndexMismatch, `in ${shard} but not in the index`, { tensor });
+    if (first.kind === 'missing') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, which has no such tensor`, { tensor });
+    fail(KIND.IndexMismatch, `index metadata total_size is ${first.declared}, the shards hold ${first.bytes} bytes of tensors`);
   }
-  const declared = json.metadata?.total_size;
-  if (declared !== undefined && declared !== null && Number(declared) !== total) {
-    fail(KIND.IndexMismatch, `index metadata total_size is ${declared}, the shards hold ${total} bytes of tensors`);
-  }
+  // (Through tensors(): each file keeps its Tensor objects, so
+  // model.tensor(name) gives the same object every time.)
+  const where = new Map();
+  for (const { file } of opened) for (const t of file.tensors()) where.set(t.name, file);
   return new ShardedModel(json, opened, where);
 }
