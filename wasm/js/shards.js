@@ -103,13 +103,14 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
     given.set(name, s);
   }
   // The file names agree before any shard is opened (no header read yet).
-  const named = checkShards(json, [...given.keys()].map((name) => ({ name, names: null })));
+  const givenNames = [...given.keys()];
+  const named = checkShards(json, givenNames.map((name) => ({ name, names: null })));
   for (const f of named.filter((x) => x.kind === 'missingShard').map((x) => x.file).sort()) {
     if (base !== null) given.set(f, new URL(f, base).href);
     else fail(KIND.ShardMissing, `shard ${f} named by the index was not given`);
   }
   const unnamed = named.find((x) => x.kind === 'unnamedShard');
-  if (unnamed !== undefined) fail(KIND.IndexMismatch, `shard ${[...given.keys()][unnamed.shard]} is not named by the index`);
+  if (unnamed !== undefined) fail(KIND.IndexMismatch, `shard ${givenNames[unnamed.shard]} is not named by the index`);
   const files = [...wanted].sort();
   const opened = await Promise.all(
     files.map(async (f) => {
@@ -130,9 +131,19 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
     json,
     opened.map(({ name, file }) => ({ name, names: file.names(), dataBytes: file.fileSize - file.dataOffset })),
   );
-  // The error is the first problem met reading the shards in order, tensor
-  // by tensor (a repeat before anything else about it); then the index's
-  // entries in order; then the total size.
+  failOnFindings(found, opened);
+  // (Through tensors(): each file keeps its Tensor objects, so
+  // model.tensor(name) gives the same object every time.)
+  const where = new Map();
+  for (const { file } of opened) for (const t of file.tensors()) where.set(t.name, file);
+  return new ShardedModel(json, opened, where);
+}
+
+// Throws openSharded's error for checkShards' findings over the opened
+// shards, if any: the first problem met reading the shards in order, tensor
+// by tensor (a repeat before anything else about it); then the index's
+// entries in order; then the total size.
+function failOnFindings(found, opened) {
   let first;
   for (const x of found) {
     if (x.at === undefined) continue;
@@ -141,18 +152,12 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
     }
   }
   first ??= found.find((x) => x.kind === 'missing') ?? found.find((x) => x.kind === 'totalSize');
-  if (first !== undefined) {
-    const { tensor = null } = first;
-    const shard = opened[first.shard]?.name;
-    if (first.kind === 'duplicate') fail(KIND.DuplicateTensorName, `tensor in two shards`, { tensor });
-    if (first.kind === 'misplaced') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, it is in ${shard}`, { tensor });
-    if (first.kind === 'unlisted') fail(KIND.IndexMismatch, `in ${shard} but not in the index`, { tensor });
-    if (first.kind === 'missing') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, which has no such tensor`, { tensor });
-    fail(KIND.IndexMismatch, `index metadata total_size is ${first.declared}, the shards hold ${first.bytes} bytes of tensors`);
-  }
-  // (Through tensors(): each file keeps its Tensor objects, so
-  // model.tensor(name) gives the same object every time.)
-  const where = new Map();
-  for (const { file } of opened) for (const t of file.tensors()) where.set(t.name, file);
-  return new ShardedModel(json, opened, where);
+  if (first === undefined) return;
+  const { tensor = null } = first;
+  const shard = opened[first.shard]?.name;
+  if (first.kind === 'duplicate') fail(KIND.DuplicateTensorName, `tensor in two shards`, { tensor });
+  if (first.kind === 'misplaced') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, it is in ${shard}`, { tensor });
+  if (first.kind === 'unlisted') fail(KIND.IndexMismatch, `in ${shard} but not in the index`, { tensor });
+  if (first.kind === 'missing') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, which has no such tensor`, { tensor });
+  fail(KIND.IndexMismatch, `index metadata total_size is ${first.declared}, the shards hold ${first.bytes} bytes of tensors`);
 }
