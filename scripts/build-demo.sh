@@ -37,14 +37,6 @@ cat >"$VENDOR/safetensors-nano.js" <<'JS'
 // Written by scripts/build-demo.sh: the viewer's import of the npm package.
 export * from './safetensors-nano/index.js';
 JS
-# The package's modules that load no wasm, for code that must not wait for it: the page's
-# own thread, the worker before its message handler is set, Node tests of the viewer's modules.
-cat >"$VENDOR/safetensors-nano-lite.js" <<'JS'
-// Written by scripts/build-demo.sh: the package's dtype facts and shard check, which need no
-// wasm (the same modules, so the same objects, as the package's entry uses).
-export { DTYPES, DTYPE_INFO } from './safetensors-nano/dtypes.js';
-export { checkShards } from './safetensors-nano/shardcheck.js';
-JS
 
 OUT=dist/demo
 rm -rf "$OUT" && mkdir -p "$OUT"

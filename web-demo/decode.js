@@ -3,7 +3,7 @@
 // booleans or complex values to floats, so those are converted here, little-endian. What a dtype
 // is comes from the package's DTYPE_INFO.
 
-import { DTYPE_INFO } from './vendor/safetensors-nano-lite.js';
+import { DTYPE_INFO } from './vendor/safetensors-nano/facts.js';
 
 /** A typed view of `bytes` when it is aligned, else of an aligned copy. */
 function view(Ctor, bytes) {

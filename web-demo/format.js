@@ -1,7 +1,7 @@
 // Facts about dtypes, all derived from the package's own (DTYPES, DTYPE_INFO), and small
 // formatting helpers. No DOM and no wasm: usable in the page, the worker and Node tests alike.
 
-import { DTYPES, DTYPE_INFO } from './vendor/safetensors-nano-lite.js';
+import { DTYPES, DTYPE_INFO } from './vendor/safetensors-nano/facts.js';
 
 /** Dtype names in the format's enum order (used to order dtype lists and colours). */
 export { DTYPES };

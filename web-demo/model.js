@@ -4,7 +4,7 @@
 
 import { DTYPES, naturalCompare, viewAlignment } from './format.js';
 import { Jobs } from './jobs.js';
-import { checkShards } from './vendor/safetensors-nano-lite.js';
+import { checkShards } from './vendor/safetensors-nano/facts.js';
 
 // Headers are parsed by the package in a worker of their own (started with the page, so its wasm
 // is ready before the first drop): a 100 MB header never freezes the page, and opening does not

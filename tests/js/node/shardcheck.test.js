@@ -103,3 +103,26 @@ test('openSharded fails with the first finding, worded as before', async () => {
   assert.deepEqual(await error(index({ a: A, b: A }), files()), ['IndexMismatch', `shard ${B} is not named by the index`]);
   assert.deepEqual(await error(index({ a: A, b: A, c: B }), [...files(), new File([fileB], A)]), ['IndexMismatch', `shard ${A} is given twice`]);
 });
+
+test('the entry safetensors-nano/facts: the same table and check, with no wasm in its imports', async () => {
+  const facts = await import('safetensors-nano/facts');
+  const main = await import('safetensors-nano');
+  assert.equal(facts.DTYPE_INFO, main.DTYPE_INFO);
+  assert.equal(facts.DTYPES, main.DTYPES);
+  assert.equal(facts.checkShards, main.checkShards);
+  // Walk facts.js's static imports in the installed package: none reaches the wasm glue.
+  const { readFileSync } = await import('node:fs');
+  const { fileURLToPath } = await import('node:url');
+  const seen = new Set();
+  const walk = (url) => {
+    if (seen.has(url.href)) return;
+    seen.add(url.href);
+    for (const [, spec] of readFileSync(fileURLToPath(url), 'utf8').matchAll(/^(?:import|export)\b[^'"]*from\s+'([^']+)'/gm)) {
+      walk(new URL(spec, url));
+    }
+  };
+  walk(new URL(import.meta.resolve('safetensors-nano/facts')));
+  const files = [...seen].map((u) => u.slice(u.lastIndexOf('/') + 1));
+  assert.ok(files.includes('dtypes.js') && files.includes('shardcheck.js'), files.join());
+  assert.ok(!files.some((f) => f.startsWith('safetensors_nano_')), files.join());
+});

@@ -68,3 +68,10 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   void [meta, bf, all, sizes, m2, mm, shardFile, findings, kind, sizes2, viewName, out, saved2, dt, bad, fd, model.names(), model.tensor('x'), model.bytesRead];
   return wasmMemoryBytes();
 }
+
+// The wasm-free entry: the same facts, the same check.
+import { DTYPES as FACT_DTYPES, DTYPE_INFO as FACT_INFO, checkShards as factCheck, type DtypeInfo as FactInfo } from 'safetensors-nano/facts';
+export function facts(): number {
+  const info: FactInfo = FACT_INFO[FACT_DTYPES[0]];
+  return info.bits + factCheck(null, []).length;
+}
