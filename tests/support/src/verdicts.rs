@@ -1,7 +1,7 @@
 //! The adversarial suite's runner, shared by every target that runs it:
-//! natively (`tests/adversarial.rs`), as wasm32 in Node
-//! (`tests/wasm_verdicts.rs`), and on a microcontroller (a firmware test
-//! build can `#[path = ".../core/tests/verdicts/mod.rs"] mod verdicts;`).
+//! natively (`core/tests/adversarial.rs`), as wasm32 in Node
+//! (`core/tests/wasm_verdicts.rs`), and on a Cortex-M4F (the firmware's
+//! `verdicts` binary).
 //!
 //! It uses `core` only and allocates nothing, so it runs unchanged in a
 //! `no_std` firmware.
@@ -27,8 +27,6 @@
 //!   `ok tensors=<n> meta=<pairs or -> data_len=<bytes>`,
 //!   `err <ErrorKind::name()> at=<header byte offset or ->`,
 //!   `partial needed=<bytes>`.
-
-#![allow(dead_code)]
 
 use core::fmt::{self, Write};
 
