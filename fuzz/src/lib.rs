@@ -75,3 +75,43 @@ pub fn check_name(name: safetensors_nano::Name<'_>) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use safetensors_nano::Dtype;
+    use safetensors_nano_test_support::files::parse;
+
+    /// The dtype names in the committed fuzz inputs (the dictionary, written
+    /// by hand, and the `all_dtypes` seed, by `seeds/make_seeds.py`) are
+    /// those of `Dtype::ALL`, every one of them and no other.
+    #[test]
+    fn dictionary_and_seeds_name_every_dtype() {
+        let dir = env!("CARGO_MANIFEST_DIR");
+        let mut all: Vec<&str> = Dtype::ALL.iter().map(|d| d.name()).collect();
+        all.sort_unstable();
+
+        let dict = std::fs::read_to_string(format!("{dir}/safetensors.dict")).unwrap();
+        let mut in_dict: Vec<&str> = dict
+            .lines()
+            .filter(|l| l.starts_with("dtype_"))
+            .map(|l| {
+                // dtype_f32="\"F32\""
+                let value = l.split_once('=').expect("name=value").1;
+                value
+                    .strip_prefix("\"\\\"")
+                    .and_then(|v| v.strip_suffix("\\\"\""))
+                    .expect("a quoted JSON string")
+            })
+            .collect();
+        in_dict.sort_unstable();
+        assert_eq!(in_dict, all, "fuzz/safetensors.dict");
+
+        for target in ["parse_touch", "differential"] {
+            let seed = std::fs::read(format!("{dir}/seeds/{target}/all_dtypes")).unwrap();
+            let st = parse(&seed).expect("the all_dtypes seed is valid");
+            let mut in_seed: Vec<&str> = st.iter().map(|v| v.dtype().name()).collect();
+            in_seed.sort_unstable();
+            assert_eq!(in_seed, all, "fuzz/seeds/{target}/all_dtypes");
+        }
+    }
+}
