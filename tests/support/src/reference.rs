@@ -335,3 +335,67 @@ pub fn serialize(tensors: &[Owned], metadata: Option<&[(String, String)]>) -> Ve
     let metadata: Option<HashMap<String, String>> = metadata.map(|m| m.iter().cloned().collect());
     safetensors::tensor::serialize(views, metadata).expect("reference serialize")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::ToOwned;
+
+    use super::*;
+    use crate::files::file;
+
+    const T: &str = r#"{"dtype":"U8","shape":[2],"data_offsets":[0,2]}"#;
+
+    #[test]
+    fn every_dtype_has_its_reference_twin() {
+        for d in Dtype::ALL {
+            assert_eq!(format!("{:?}", dtype(d)), d.name());
+        }
+    }
+
+    #[test]
+    fn verdicts_are_classified() {
+        assert_eq!(
+            compare(&file(&format!(r#"{{"a":{T}}}"#), 2)),
+            Agreement::Same
+        );
+        assert_eq!(compare(b"\x01"), Agreement::Same);
+        assert_eq!(
+            compare(&file(&format!(r#"{{"a":{T},"a":{T}}}"#), 2)),
+            Agreement::Listed(Difference::NoDuplicates)
+        );
+        assert_eq!(
+            compare(&file(r#"{"a":["U8",[2],[0,2]]}"#, 2)),
+            Agreement::Listed(Difference::ObjectsOnly)
+        );
+        let zero = r#"{"a":{"dtype":"U8","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}}"#;
+        assert_eq!(
+            compare(&file(zero, 0)),
+            Agreement::Listed(Difference::ZeroDim)
+        );
+        assert!(matches!(
+            compare(&file(&format!(r#"{{"a":{T}}}"#), 3)),
+            Agreement::Same
+        ));
+    }
+
+    #[test]
+    fn differences_cite_the_format_doc() {
+        assert_eq!(
+            Difference::ZeroDim.to_string(),
+            "docs/format.md D3 zero-dim"
+        );
+    }
+
+    #[test]
+    fn the_reference_writer_agrees_with_ours() {
+        let tensors = [
+            Owned::new("x", Dtype::U8, &[3], &[1, 2, 3]),
+            Owned::new("y", Dtype::F32, &[1], &[0, 0, 128, 63]),
+        ];
+        let meta = [("format".to_owned(), "pt".to_owned())];
+        assert_eq!(
+            crate::tensors::write(&tensors, Some(&meta)).unwrap(),
+            serialize(&tensors, Some(&meta))
+        );
+    }
+}

@@ -296,3 +296,122 @@ pub fn run_all(
     }
     Some((run_count, mismatches))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cases.bin` bytes holding one whole-file case.
+    fn one_case(name: &str, input: &[u8]) -> ([u8; 64], usize) {
+        let mut bin = [0u8; 64];
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            bin[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        put(MAGIC);
+        put(&1u32.to_le_bytes());
+        put(&[0, 0]);
+        put(&4u16.to_le_bytes());
+        put(&0u64.to_le_bytes());
+        put(&(name.len() as u32).to_le_bytes());
+        put(name.as_bytes());
+        put(&(input.len() as u32).to_le_bytes());
+        put(input);
+        (bin, at)
+    }
+
+    #[test]
+    fn reads_runs_and_matches_a_case() {
+        let (bin, len) = one_case("short", b"\x01\x02");
+        let mut scratch = [Slot::EMPTY; MAX_SLOTS];
+        let mut seen = 0;
+        let result = run_all(
+            &bin[..len],
+            "short err HeaderTooSmall at=-\n",
+            &mut scratch,
+            |case, verdict, line, same| {
+                assert_eq!((case.name, case.mode, case.slots), ("short", Mode::File, 4));
+                assert_eq!(
+                    *verdict,
+                    Verdict::Err {
+                        kind: "HeaderTooSmall",
+                        at: None
+                    }
+                );
+                assert_eq!(line, "short err HeaderTooSmall at=-");
+                assert!(same);
+                seen += 1;
+            },
+        );
+        assert_eq!(result, Some((1, 0)));
+        assert_eq!(seen, 1);
+    }
+
+    #[test]
+    fn a_different_line_is_a_mismatch() {
+        let (bin, len) = one_case("short", b"\x01\x02");
+        let mut scratch = [Slot::EMPTY; MAX_SLOTS];
+        for line in [
+            "short err HeaderTooSmall at=0",
+            "short err HeaderTooSmall",
+            "x",
+        ] {
+            let result = run_all(&bin[..len], line, &mut scratch, |_, _, _, _| {});
+            assert_eq!(result, Some((1, 1)), "{line}");
+        }
+    }
+
+    #[test]
+    fn malformed_or_unequal_files_are_none() {
+        let (bin, len) = one_case("short", b"\x01\x02");
+        let mut scratch = [Slot::EMPTY; MAX_SLOTS];
+        let line = "short err HeaderTooSmall at=-";
+        let mut run = |bin: &[u8], lines: &str| run_all(bin, lines, &mut scratch, |_, _, _, _| {});
+        assert_eq!(run(&bin[..len - 1], line), None, "truncated");
+        assert_eq!(run(&bin[..len + 1], line), None, "trailing byte");
+        assert_eq!(run(&bin[1..len], line), None, "no magic");
+        assert_eq!(run(&bin[..len], ""), None, "fewer lines");
+        assert_eq!(run(&bin[..len], "a\nb"), None, "more lines");
+    }
+
+    #[test]
+    fn verdict_lines() {
+        let case = Case {
+            name: "c",
+            mode: Mode::Header,
+            slots: 1,
+            limit: 0,
+            input: &[],
+        };
+        for (verdict, line) in [
+            (
+                Verdict::Ok {
+                    tensors: 2,
+                    meta: None,
+                    data_len: 1 << 40,
+                },
+                "c ok tensors=2 meta=- data_len=1099511627776",
+            ),
+            (
+                Verdict::Ok {
+                    tensors: 0,
+                    meta: Some(3),
+                    data_len: 0,
+                },
+                "c ok tensors=0 meta=3 data_len=0",
+            ),
+            (
+                Verdict::Err {
+                    kind: "InvalidOffset",
+                    at: Some(17),
+                },
+                "c err InvalidOffset at=17",
+            ),
+            (Verdict::Partial { needed: 8 }, "c partial needed=8"),
+        ] {
+            assert!(matches(&case, &verdict, line), "{line}");
+            assert!(!matches(&case, &verdict, &line[..line.len() - 1]), "{line}");
+        }
+    }
+}
