@@ -6,6 +6,7 @@
 #   scripts/fuzz.sh full [RUNS]                each target until RUNS executions (default 10,000,000)
 #   scripts/fuzz.sh run TARGET [--seconds N | --runs M]
 #   scripts/fuzz.sh build                      build all targets
+#   scripts/fuzz.sh test                       the fuzz crate's own tests (smoke and full run them too)
 #   scripts/fuzz.sh list                       list the targets
 #
 # Targets are built with optimisations, debug assertions and overflow checks, without a
@@ -36,6 +37,12 @@ build() {
   out=$(cargo +nightly fuzz build -s "$SANITIZER" "$@" 2>&1) || { echo "$out" >&2; return 1; }
 }
 
+# The fuzz crate's unit tests: its committed inputs (dictionary, seeds) name every dtype.
+unit_tests() {
+  local out
+  out=$(cargo +nightly test --quiet --lib 2>&1) || { echo "$out" >&2; return 1; }
+}
+
 # run TARGET EXTRA_LIBFUZZER_ARGS...
 run() {
   local target=$1; shift
@@ -64,7 +71,9 @@ mode=${1:-smoke}
 case "$mode" in
   list) available ;;
   build) build ;;
+  test) unit_tests ;;
   smoke)
+    unit_tests
     build
     failed=0
     for t in $(available); do run "$t" -max_total_time="$SMOKE_SECONDS" || failed=1; done
@@ -72,6 +81,7 @@ case "$mode" in
     ;;
   full)
     runs=${2:-10000000}
+    unit_tests
     build
     failed=0
     for t in $(available); do run "$t" -runs="$runs" || failed=1; done
@@ -91,5 +101,5 @@ case "$mode" in
     build "$target"
     run "$target" "${args[@]}"
     ;;
-  *) echo "usage: $0 smoke | full [RUNS] | run TARGET [--seconds N | --runs M] | build | list" >&2; exit 2 ;;
+  *) echo "usage: $0 smoke | full [RUNS] | run TARGET [--seconds N | --runs M] | build | test | list" >&2; exit 2 ;;
 esac

@@ -8,13 +8,11 @@
 //! `BLESS=1 cargo test --test adversarial` rewrites them after an edit of
 //! `cases.json`; without it, a stale file fails the test.
 
-mod common;
-mod verdicts;
-
 use std::path::PathBuf;
 
-use common::{compare, Agreement};
 use safetensors_nano::Slot;
+use safetensors_nano_test_support::reference::{compare, Agreement};
+use safetensors_nano_test_support::verdicts;
 use serde_json::Value;
 
 fn suite_dir() -> PathBuf {
@@ -196,7 +194,8 @@ fn derived_files_are_up_to_date() {
     );
 }
 
-/// The cases are well formed and cover every rule of SPEC.md §2.
+/// The cases are well formed and cover every reading rule of docs/format.md
+/// (R1 prefix-present … R13 exact-length).
 #[test]
 fn suite_is_well_formed() {
     let specs = load();
@@ -281,7 +280,7 @@ fn native_verdicts() {
 }
 
 /// Where a case says so, the reference crate gives the same verdict, or
-/// one of the differences SPEC.md lists.
+/// one of the differences docs/format.md lists (D1 no-duplicates …).
 #[test]
 fn reference_agrees_where_it_should() {
     let mut failures = Vec::new();

@@ -11,13 +11,11 @@
 //! build, `cargo test --release -p safetensors-nano --test bounds` (about
 //! 10 s); an unoptimised `cargo test` skips them.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
 use allocation_counter::AllocationInfo;
-use common::{compare, Agreement};
 use safetensors_nano::{Error, ErrorKind, Parser, SafeTensors, Slot};
+use safetensors_nano_test_support::reference::{compare, Agreement};
 
 /// Stack for every parse in this file.
 const STACK: usize = 64 * 1024;
@@ -395,7 +393,7 @@ fn shapes_of_10k_dims() {
     let (result, _) = timed(&shape_file(&[2; RANK], "U8", 0), &mut slots(1), 1);
     assert_eq!(result.unwrap_err().kind(), ErrorKind::ValidationOverflow);
 
-    // A zero at the end makes it empty (SPEC.md: where we differ from the
+    // A zero at the end makes it empty (docs/format.md D3 zero-dim: where we differ from the
     // reference, which overflows first).
     let mut zero_last = vec![2; RANK];
     zero_last[RANK - 1] = 0;

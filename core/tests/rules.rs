@@ -1,15 +1,15 @@
-//! One test per rule of SPEC.md §2 (R1–R13) and per deliberate difference:
+//! One test per reading rule of docs/format.md (R1 prefix-present …
+//! R13 exact-length) and per deliberate difference (D1 no-duplicates …):
 //! our verdict (kind and position), and agreement with the reference crate.
 
-mod common;
-
-use common::{compare, file, ours, Agreement};
 use safetensors_nano::{ErrorKind, Expected, Field, Parser, SafeTensors, Slot, Status, Table};
+use safetensors_nano_test_support::files::{file, verdict};
+use safetensors_nano_test_support::reference::{compare, Agreement, Difference};
 
 const T: &str = r#"{"dtype":"U8","shape":[2],"data_offsets":[0,2]}"#;
 
 fn kind(bytes: &[u8]) -> ErrorKind {
-    ours(bytes).expect_err("should be rejected").kind()
+    verdict(bytes).expect_err("should be rejected").kind()
 }
 
 fn same(bytes: &[u8]) {
@@ -21,6 +21,7 @@ fn same(bytes: &[u8]) {
     );
 }
 
+/// docs/format.md R1 prefix-present.
 #[test]
 fn r1_header_too_small() {
     for len in 0..8 {
@@ -30,6 +31,7 @@ fn r1_header_too_small() {
     }
 }
 
+/// docs/format.md R2 header-limit.
 #[test]
 fn r2_header_too_large_checked_before_file_length() {
     let mut bytes = 100_000_001u64.to_le_bytes().to_vec();
@@ -47,6 +49,7 @@ fn r2_header_too_large_checked_before_file_length() {
     same(&bytes);
 }
 
+/// docs/format.md R2 header-limit, and D5 header-limit (configurable downward).
 #[test]
 fn r2_limit_is_configurable_downward_only() {
     let bytes = file(&format!("{{\"a\":{T}}}"), 2);
@@ -68,6 +71,7 @@ fn r2_limit_is_configurable_downward_only() {
     ));
 }
 
+/// docs/format.md R3 header-fits.
 #[test]
 fn r3_header_must_fit() {
     let mut bytes = 10u64.to_le_bytes().to_vec();
@@ -82,6 +86,7 @@ fn r3_header_must_fit() {
     same(&bytes);
 }
 
+/// docs/format.md R4 utf8.
 #[test]
 fn r4_utf8() {
     let bytes = {
@@ -90,7 +95,7 @@ fn r4_utf8() {
         f.extend_from_slice(header);
         f
     };
-    let err = ours(&bytes).unwrap_err();
+    let err = verdict(&bytes).unwrap_err();
     assert_eq!(
         (err.kind(), err.offset()),
         (ErrorKind::InvalidUtf8, Some(3))
@@ -126,7 +131,7 @@ fn r4_utf8() {
             (ErrorKind::InvalidUtf8, Some(26)),
         ),
     ] {
-        let err = ours(&raw(header)).unwrap_err();
+        let err = verdict(&raw(header)).unwrap_err();
         assert_eq!((err.kind(), err.offset()), expected, "{header:?}");
         same(&raw(header));
     }
@@ -134,7 +139,7 @@ fn r4_utf8() {
         "{\"__metadata__\":{\"clé\":\"значение 😀 long enough to span words\"}}",
         0,
     );
-    assert!(ours(&valid).is_ok());
+    assert!(verdict(&valid).is_ok());
     same(&valid);
     let outside = file("{} é", 0);
     assert!(matches!(
@@ -144,11 +149,12 @@ fn r4_utf8() {
     same(&outside);
 }
 
+/// docs/format.md R5 one-object.
 #[test]
 fn r5_one_object_with_json_whitespace_around() {
     for ok in ["{}", " \t\r\n{} \t\r\n", "{}        "] {
         let bytes = file(ok, 0);
-        assert_eq!(ours(&bytes).unwrap(), 0, "{ok:?}");
+        assert_eq!(verdict(&bytes).unwrap(), 0, "{ok:?}");
         same(&bytes);
     }
     for (bad, at) in [
@@ -161,12 +167,13 @@ fn r5_one_object_with_json_whitespace_around() {
         ("{} x", 3),
     ] {
         let bytes = file(bad, 0);
-        let err = ours(&bytes).unwrap_err();
+        let err = verdict(&bytes).unwrap_err();
         assert_eq!(err.offset(), Some(at), "{bad:?}: {err}");
         same(&bytes);
     }
 }
 
+/// docs/format.md R6 strict-json.
 #[test]
 fn r6_strict_json() {
     let cases = [
@@ -184,7 +191,7 @@ fn r6_strict_json() {
     for header in cases {
         let bytes = file(header, 2);
         assert_eq!(
-            ours(&bytes).unwrap_err().kind().reference_name(),
+            verdict(&bytes).unwrap_err().kind().reference_name(),
             Some("InvalidHeaderDeserialization"),
             "{header}"
         );
@@ -202,6 +209,7 @@ fn r6_strict_json() {
     same(&bytes);
 }
 
+/// docs/format.md R7 metadata.
 #[test]
 fn r7_metadata() {
     let ok = [
@@ -214,7 +222,7 @@ fn r7_metadata() {
     ];
     for header in &ok {
         let bytes = file(header, 2);
-        assert_eq!(ours(&bytes).unwrap(), 1, "{header}");
+        assert_eq!(verdict(&bytes).unwrap(), 1, "{header}");
         same(&bytes);
     }
     let bad = [
@@ -246,11 +254,12 @@ fn r7_metadata() {
     }
 }
 
+/// docs/format.md R8 tensor-entry.
 #[test]
 fn r8_tensor_entries() {
     let good_extra = r#"{"a":{"x":{"y":[1,2,{"z":null}]},"dtype":"U8","shape":[2],"data_offsets":[0,2],"dtype_":true}}"#;
     let bytes = file(good_extra, 2);
-    assert_eq!(ours(&bytes).unwrap(), 1);
+    assert_eq!(verdict(&bytes).unwrap(), 1);
     same(&bytes);
     let bad = [
         (
@@ -333,6 +342,7 @@ fn r8_tensor_entries() {
     }
 }
 
+/// docs/format.md R8 tensor-entry.
 #[test]
 fn r8_unknown_fields_nest_up_to_the_reference_limit() {
     // The header object and the tensor object are two levels; serde_json
@@ -345,10 +355,11 @@ fn r8_unknown_fields_nest_up_to_the_reference_limit() {
         );
         let bytes = file(&header, 2);
         same(&bytes);
-        assert_eq!(ours(&bytes).is_ok(), depth <= 125, "depth {depth}");
+        assert_eq!(verdict(&bytes).is_ok(), depth <= 125, "depth {depth}");
     }
 }
 
+/// docs/format.md R9 offsets-tile.
 #[test]
 fn r9_offsets_tile_the_buffer() {
     let cases = [
@@ -402,11 +413,12 @@ fn r9_offsets_tile_the_buffer() {
     same(&bytes);
 }
 
+/// docs/format.md R9 offsets-tile.
 #[test]
 fn r9_error_names_the_tensor_and_its_position() {
     let header = r#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"bad":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}}"#;
     let bytes = file(header, 5);
-    let err = ours(&bytes).unwrap_err();
+    let err = verdict(&bytes).unwrap_err();
     assert_eq!(
         err.kind(),
         ErrorKind::InvalidOffset {
@@ -419,6 +431,7 @@ fn r9_error_names_the_tensor_and_its_position() {
     assert_eq!(err.offset(), Some(header.find("\"bad\"").unwrap() as u64));
 }
 
+/// docs/format.md R10 no-overflow.
 #[test]
 fn r10_overflow() {
     let header = r#"{"a":{"dtype":"U64","shape":[4294967296,4294967296],"data_offsets":[0,0]}}"#;
@@ -431,6 +444,7 @@ fn r10_overflow() {
     same(&bytes);
 }
 
+/// docs/format.md R11 whole-bytes.
 #[test]
 fn r11_sub_byte_needs_whole_bytes() {
     let header = r#"{"a":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}}"#;
@@ -441,11 +455,12 @@ fn r11_sub_byte_needs_whole_bytes() {
         let header =
             format!(r#"{{"a":{{"dtype":"{dtype}","shape":[{shape}],"data_offsets":[0,{len}]}}}}"#);
         let bytes = file(&header, len);
-        assert_eq!(ours(&bytes).unwrap(), 1);
+        assert_eq!(verdict(&bytes).unwrap(), 1);
         same(&bytes);
     }
 }
 
+/// docs/format.md R12 size-matches.
 #[test]
 fn r12_size_must_match() {
     let header = r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}"#;
@@ -460,6 +475,7 @@ fn r12_size_must_match() {
     same(&bytes);
 }
 
+/// docs/format.md R13 exact-length.
 #[test]
 fn r13_no_trailing_bytes_no_truncation() {
     for data in [1usize, 3] {
@@ -481,60 +497,55 @@ fn not_required_alignment_order_values_names() {
     let header = r#"{"":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#;
     let mut bytes = file(header, 0);
     bytes.extend_from_slice(&f32::NAN.to_le_bytes());
-    assert_eq!(ours(&bytes).unwrap(), 1);
+    assert_eq!(verdict(&bytes).unwrap(), 1);
     same(&bytes);
 }
 
+/// docs/format.md D1 no-duplicates.
 #[test]
 fn difference_duplicates_rejected() {
     let header = format!("{{\"a\":{T},\"a\":{T}}}");
     let bytes = file(&header, 2);
     assert_eq!(kind(&bytes), ErrorKind::DuplicateTensorName);
-    assert_eq!(compare(&bytes), Agreement::Listed("duplicates rejected"));
+    assert_eq!(compare(&bytes), Agreement::Listed(Difference::NoDuplicates));
     let header = format!("{{\"a\":{T},\"\\u0061\":{T}}}");
     assert_eq!(kind(&file(&header, 2)), ErrorKind::DuplicateTensorName);
     let header = format!("{{\"__metadata__\":{{\"k\":\"1\",\"k\":\"2\"}},\"a\":{T}}}");
     assert_eq!(kind(&file(&header, 2)), ErrorKind::DuplicateMetadataKey);
 }
 
+/// docs/format.md D2 objects-only.
 #[test]
 fn difference_array_entries_and_map_dtypes_rejected() {
     let bytes = file(r#"{"a":["U8",[2],[0,2]]}"#, 2);
     assert_eq!(kind(&bytes), ErrorKind::TensorNotObject);
-    assert_eq!(
-        compare(&bytes),
-        Agreement::Listed("array entries / map dtypes rejected")
-    );
+    assert_eq!(compare(&bytes), Agreement::Listed(Difference::ObjectsOnly));
     let bytes = file(
         r#"{"a":{"dtype":{"U8":null},"shape":[2],"data_offsets":[0,2]}}"#,
         2,
     );
     assert_eq!(kind(&bytes), ErrorKind::DtypeNotString);
-    assert_eq!(
-        compare(&bytes),
-        Agreement::Listed("array entries / map dtypes rejected")
-    );
+    assert_eq!(compare(&bytes), Agreement::Listed(Difference::ObjectsOnly));
 }
 
+/// docs/format.md D3 zero-dim.
 #[test]
 fn difference_zero_dimension_means_zero_elements() {
     let bytes = file(
         r#"{"a":{"dtype":"F32","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}}"#,
         0,
     );
-    assert_eq!(ours(&bytes).unwrap(), 1);
-    assert_eq!(
-        compare(&bytes),
-        Agreement::Listed("zero dimension makes 0 elements")
-    );
+    assert_eq!(verdict(&bytes).unwrap(), 1);
+    assert_eq!(compare(&bytes), Agreement::Listed(Difference::ZeroDim));
     let bytes = file(
         r#"{"a":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}}"#,
         0,
     );
-    assert_eq!(ours(&bytes).unwrap(), 1);
+    assert_eq!(verdict(&bytes).unwrap(), 1);
     same(&bytes);
 }
 
+/// docs/format.md D4 64-bit.
 #[test]
 fn offsets_are_64_bit() {
     // A header describing 5 GiB: valid as a header, checked against the file length.
@@ -575,7 +586,7 @@ fn every_prefix_of_a_valid_file() {
     for len in 0..bytes.len() {
         let prefix = &bytes[..len];
         // Whole-file parsing of a prefix always fails cleanly.
-        assert!(ours(prefix).is_err());
+        assert!(verdict(prefix).is_err());
         // Header parsing says how much more it needs until the header is in.
         match Parser::new()
             .parse_header(prefix, Table::<4>::new())
@@ -591,5 +602,5 @@ fn every_prefix_of_a_valid_file() {
             }
         }
     }
-    assert_eq!(ours(&bytes).unwrap(), 1);
+    assert_eq!(verdict(&bytes).unwrap(), 1);
 }

@@ -8,9 +8,8 @@
 //! ```
 #![cfg(target_arch = "wasm32")]
 
-mod verdicts;
-
 use safetensors_nano::{Header, Slot, Status};
+use safetensors_nano_test_support::verdicts;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 static CASES: &[u8] = include_bytes!("../../tests/adversarial/cases.bin");

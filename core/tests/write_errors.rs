@@ -1,7 +1,5 @@
 //! Writer errors: the right kind and tensor, and nothing written.
 
-mod write_support;
-
 use std::cell::Cell;
 use std::collections::HashSet;
 

@@ -2,13 +2,11 @@
 //! destination, never a stray temporary file.
 #![cfg(feature = "std")]
 
-mod write_support;
-
 use std::io::{self, Write};
 
 use safetensors_nano::write::{write_file, IoSink, Plan, Tensor, TensorSpec};
 use safetensors_nano::{Dtype, Error, ErrorKind};
-use write_support::{dir_entries, ours, Owned};
+use safetensors_nano_test_support::tensors::{dir_entries, write, Owned};
 
 fn ours_inside(err: &io::Error) -> ErrorKind {
     err.get_ref()
@@ -30,7 +28,7 @@ fn write_file_matches_the_buffer_writer_and_replaces_the_destination() {
     write_file(&path, &mut views, Some(&mut [("format", "pt")])).unwrap();
     assert_eq!(
         std::fs::read(&path).unwrap(),
-        ours(&tensors, Some(&[("format".into(), "pt".into())])).unwrap()
+        write(&tensors, Some(&[("format".into(), "pt".into())])).unwrap()
     );
     assert_eq!(dir_entries(dir.path()), ["m.safetensors"]);
 }
@@ -183,6 +181,6 @@ fn io_errors_come_back_as_themselves() {
     let out = plan.write_io(Vec::new()).unwrap();
     assert_eq!(
         out,
-        ours(&[Owned::new("x", Dtype::U8, &[100], &[1; 100])], None).unwrap()
+        write(&[Owned::new("x", Dtype::U8, &[100], &[1; 100])], None).unwrap()
     );
 }

@@ -1,13 +1,15 @@
-//! Golden outputs of the writer: the SPEC worked example byte for byte, and
+//! Golden outputs of the writer: the worked example of docs/format.md byte
+//! for byte, and
 //! the special cases where we differ from (or agree with) the reference.
-
-mod write_support;
 
 use safetensors_nano::write::{Plan, SliceSink, Tensor, TensorSpec, Writer};
 use safetensors_nano::Dtype;
-use write_support::{header, ours, reference, Owned};
+use safetensors_nano_test_support::reference::serialize;
+use safetensors_nano_test_support::tensors;
+use safetensors_nano_test_support::tensors::{header, write, Owned};
 
-/// SPEC.md §4 worked example, as the reference writes it (163 bytes).
+/// The writer's worked example of docs/format.md (W1…), as the reference
+/// writes it (163 bytes).
 const WORKED_EXAMPLE_JSON: &[u8] = br#"{"__metadata__":{"format":"pt"},"y":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"x":{"dtype":"U8","shape":[3],"data_offsets":[8,11]}}"#;
 
 fn worked_example() -> (Vec<Owned>, Vec<(String, String)>) {
@@ -27,7 +29,7 @@ fn worked_example() -> (Vec<Owned>, Vec<(String, String)>) {
 #[test]
 fn spec_worked_example_byte_for_byte() {
     let (tensors, metadata) = worked_example();
-    let file = ours(&tensors, Some(&metadata)).unwrap();
+    let file = write(&tensors, Some(&metadata)).unwrap();
 
     let mut expected = Vec::new();
     expected.extend_from_slice(&144u64.to_le_bytes());
@@ -40,7 +42,7 @@ fn spec_worked_example_byte_for_byte() {
     assert_eq!(expected.len(), 163);
     assert_eq!(file, expected);
     // and the reference agrees
-    assert_eq!(file, reference(&tensors, Some(&metadata)));
+    assert_eq!(file, serialize(&tensors, Some(&metadata)));
     // printed for the report (cargo test -- --nocapture)
     println!("worked example ({} bytes):", file.len());
     for line in file.chunks(16) {
@@ -76,20 +78,20 @@ fn worked_example_without_any_allocation_feature() {
     w.write_tensor("x", &[1, 2, 3]).unwrap();
     w.finish().unwrap();
     let (tensors, meta) = worked_example();
-    assert_eq!(buf.to_vec(), reference(&tensors, Some(&meta)));
+    assert_eq!(buf.to_vec(), serialize(&tensors, Some(&meta)));
 }
 
 #[test]
 fn no_tensors() {
     // None: the reference writes "{}" padded; so do we.
-    let file = ours(&[], None).unwrap();
-    assert_eq!(file, reference(&[], None));
+    let file = write(&[], None).unwrap();
+    assert_eq!(file, serialize(&[], None));
     assert_eq!(header(&file), "{}      ");
     assert_eq!(file.len(), 16);
     // Empty metadata: the reference writes invalid JSON; we write a valid object.
-    let file = ours(&[], Some(&[])).unwrap();
+    let file = write(&[], Some(&[])).unwrap();
     assert_eq!(header(&file), r#"{"__metadata__":{}}     "#);
-    let reference_bytes = reference(&[], Some(&[]));
+    let reference_bytes = serialize(&[], Some(&[]));
     assert_eq!(
         header(&reference_bytes),
         r#"{},"__metadata__":{}}   "#,
@@ -105,8 +107,8 @@ fn no_tensors() {
 #[test]
 fn empty_metadata_with_tensors_matches_reference() {
     let tensors = [Owned::new("x", Dtype::U8, &[3], &[1, 2, 3])];
-    let file = ours(&tensors, Some(&[])).unwrap();
-    assert_eq!(file, reference(&tensors, Some(&[])));
+    let file = write(&tensors, Some(&[])).unwrap();
+    assert_eq!(file, serialize(&tensors, Some(&[])));
     assert!(header(&file).starts_with(r#"{"__metadata__":{},"x":"#));
 }
 
@@ -123,9 +125,9 @@ fn scalars_zero_dims_and_escapes_match_reference() {
         Owned::new("", Dtype::BOOL, &[1], &[1]),
         Owned::new("big", Dtype::F64, &[1 << 40, 0], &[]),
     ];
-    let file = ours(&tensors, None).unwrap();
+    let file = write(&tensors, None).unwrap();
     // [1<<40, 0] is beyond the reference on 32-bit targets only; on 64-bit it agrees.
-    assert_eq!(file, reference(&tensors, None));
+    assert_eq!(file, serialize(&tensors, None));
     assert!(header(&file).contains(r#""z\u0001\"\\/"#));
 }
 
@@ -136,17 +138,17 @@ fn every_dtype_sorts_like_the_reference() {
         .enumerate()
         .map(|(i, &d)| {
             let shape = [4u64];
-            let len = write_support::byte_len(d, &shape);
+            let len = tensors::byte_len(d, &shape);
             Owned::new(
                 &format!("t{}", 21 - i),
                 d,
                 &shape,
-                &write_support::bytes_from_seed(i as u64, len),
+                &tensors::bytes_from_seed(i as u64, len),
             )
         })
         .collect();
-    let file = ours(&tensors, None).unwrap();
-    assert_eq!(file, reference(&tensors, None));
+    let file = write(&tensors, None).unwrap();
+    assert_eq!(file, serialize(&tensors, None));
     // U64 first, BOOL last
     let h = header(&file);
     assert!(h.starts_with(r#"{"t0":{"dtype":"U64""#), "{h}");
@@ -164,8 +166,8 @@ fn header_padding_for_every_length_mod_8() {
     for n in 0..16 {
         let name = "n".repeat(n);
         let tensors = [Owned::new(&name, Dtype::I16, &[1], &[1, 2])];
-        let file = ours(&tensors, None).unwrap();
-        assert_eq!(file, reference(&tensors, None), "name length {n}");
+        let file = write(&tensors, None).unwrap();
+        assert_eq!(file, serialize(&tensors, None), "name length {n}");
         let h = header(&file);
         assert_eq!(h.len() % 8, 0);
         assert!(h.len() - h.trim_end_matches(' ').len() < 8);
@@ -180,7 +182,7 @@ fn more_than_one_metadata_key_is_sorted_bytewise() {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-    let file = ours(&tensors, Some(&metadata)).unwrap();
+    let file = write(&tensors, Some(&metadata)).unwrap();
     assert_eq!(
         header(&file).trim_end(),
         r#"{"__metadata__":{"Z":"4","a":"1","a0":"5","b":"2","é":"3"},"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#
@@ -200,7 +202,7 @@ fn tensors_are_aligned_to_their_element_size() {
         .map(|i| {
             let d = Dtype::ALL[i % 22];
             let shape = [(i as u64 % 5) * 4];
-            let len = write_support::byte_len(d, &shape);
+            let len = tensors::byte_len(d, &shape);
             Owned::new(&format!("name{i}"), d, &shape, &vec![0; len])
         })
         .collect();

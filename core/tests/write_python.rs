@@ -6,19 +6,14 @@
 //! Needs `$REPO/tests/.venv` (scripts/setup.sh python). Without it the test
 //! is skipped with a message, unless `CI` is set: then it fails.
 
-mod write_support;
-
-#[allow(dead_code)]
-#[path = "../examples/rewrite.rs"]
-mod rewrite;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use half::{bf16, f16};
 use safetensors_nano::{Dtype, SafeTensors, Slot};
+use safetensors_nano_test_support::examples::rewrite;
+use safetensors_nano_test_support::tensors::{byte_len, bytes_from_seed, write, Owned};
 use serde_json::{json, Value};
-use write_support::{byte_len, bytes_from_seed, ours, Owned};
 
 fn python() -> Option<PathBuf> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -280,7 +275,7 @@ fn python_reads_what_we_write() {
     let mut manifest = Vec::new();
     for case in cases() {
         let owned: Vec<Owned> = case.tensors.iter().map(|(t, _)| t.clone()).collect();
-        let file = ours(&owned, case.metadata.as_deref()).unwrap();
+        let file = write(&owned, case.metadata.as_deref()).unwrap();
         let path = dir.path().join(case.file);
         std::fs::write(&path, &file).unwrap();
         let metadata = case
@@ -479,7 +474,7 @@ fn we_read_what_python_writes_and_rewrite_it_identically() {
         }
         // our canonical re-write: identical to Python's file with ≤ 1 key
         let out = dir.path().join("rewritten.safetensors");
-        rewrite::rewrite(&path, &out, &rewrite::Options::default()).unwrap();
+        rewrite([&path, &out]).unwrap();
         let again = std::fs::read(&out).unwrap();
         let keys = entry["metadata"].as_object().map_or(0, |m| m.len());
         if keys <= 1 {
@@ -520,7 +515,7 @@ fn we_read_what_python_writes_and_rewrite_it_identically() {
             out.to_str().unwrap().to_owned(),
         ];
         args.extend(flags.iter().map(|s| s.to_string()));
-        let summary = rewrite::run(args).unwrap();
+        let summary = rewrite(args).unwrap();
         assert_eq!(summary.converted, 2);
         let bytes = std::fs::read(&out).unwrap();
         let st = SafeTensors::parse(&bytes, vec![Slot::EMPTY; 4]).unwrap();

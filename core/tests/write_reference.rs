@@ -3,11 +3,10 @@
 //! With at most one metadata key the files must be byte-identical; with more
 //! keys, ours has them sorted bytewise and is otherwise identical.
 
-mod write_support;
-
 use proptest::prelude::*;
 use safetensors_nano::Dtype;
-use write_support::{header, ours, reference, Owned};
+use safetensors_nano_test_support::reference::serialize;
+use safetensors_nano_test_support::tensors::{header, write, Owned};
 
 /// Names that exercise escaping: quotes, backslashes, every control
 /// character, `/`, DEL, non-ASCII, astral characters, the empty name.
@@ -72,8 +71,8 @@ proptest! {
         if n > 1 {
             tensors.rotate_left((shuffle % n as u64) as usize);
         }
-        let expected = reference(&tensors, metadata.as_deref());
-        let got = ours(&tensors, metadata.as_deref()).unwrap();
+        let expected = serialize(&tensors, metadata.as_deref());
+        let got = write(&tensors, metadata.as_deref()).unwrap();
         prop_assert_eq!(got, expected);
     }
 
@@ -83,8 +82,8 @@ proptest! {
         tensors in tensors(6),
         metadata in metadata(2..6),
     ) {
-        let got = ours(&tensors, Some(&metadata)).unwrap();
-        let without = reference(&tensors, None);
+        let got = write(&tensors, Some(&metadata)).unwrap();
+        let without = serialize(&tensors, None);
         // Expected header: the reference's tensor entries after our sorted
         // metadata object, serde_json escaping each key and value.
         let entries: Vec<String> = metadata

@@ -1,18 +1,13 @@
-//! The `rewrite` example (included here as a module): canonical re-writes
+//! The `rewrite` example, run as a program: canonical re-writes
 //! byte-identical to the reference writer, subsets, renames, dtype
 //! conversion, and typed errors with no OUT file.
 
-mod write_support;
-
-#[allow(dead_code)]
-#[path = "../examples/rewrite.rs"]
-mod rewrite;
-
 use half::{bf16, f16};
 use proptest::prelude::*;
-use rewrite::{rewrite as run_rewrite, run, Options, RewriteError, Summary};
 use safetensors_nano::{Dtype, ErrorKind};
-use write_support::{dir_entries, reference, Owned};
+use safetensors_nano_test_support::examples::{rewrite, Failed, Rewritten};
+use safetensors_nano_test_support::reference::serialize;
+use safetensors_nano_test_support::tensors::{dir_entries, Owned};
 
 fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
@@ -60,12 +55,12 @@ proptest! {
     ) {
         let metadata: Option<Vec<(String, String)>> = metadata.map(|m| m.into_iter().collect());
         prop_assume!(!(tensors.is_empty() && metadata.as_ref().is_some_and(|m| m.is_empty())));
-        let file = reference(&tensors, metadata.as_deref());
+        let file = serialize(&tensors, metadata.as_deref());
         let dir = tempfile::tempdir().unwrap();
         let (input, output) = (dir.path().join("in"), dir.path().join("out"));
         std::fs::write(&input, &file).unwrap();
-        let summary = run_rewrite(&input, &output, &Options::default()).unwrap();
-        prop_assert_eq!(summary.written, tensors.len());
+        let summary = rewrite([&input, &output]).unwrap();
+        prop_assert_eq!(summary.written, tensors.len() as u64);
         prop_assert_eq!(std::fs::read(&output).unwrap(), file);
     }
 }
@@ -93,8 +88,8 @@ fn non_canonical_input_becomes_the_reference_layout() {
         dir.path().join("out.safetensors"),
     );
     std::fs::write(&input, raw_file(json, &data)).unwrap();
-    run_rewrite(&input, &output, &Options::default()).unwrap();
-    let expected = reference(
+    rewrite([&input, &output]).unwrap();
+    let expected = serialize(
         &[
             Owned::new("a", Dtype::F32, &[2], &a),
             Owned::new("b", Dtype::U8, &[3], &b),
@@ -127,8 +122,8 @@ fn keep_drop_rename_and_convert() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let (input, output) = (dir.path().join("in"), dir.path().join("out"));
-    std::fs::write(&input, reference(&tensors, None)).unwrap();
-    let summary = run(args(&[
+    std::fs::write(&input, serialize(&tensors, None)).unwrap();
+    let summary = rewrite(args(&[
         input.to_str().unwrap(),
         output.to_str().unwrap(),
         "--keep",
@@ -147,7 +142,7 @@ fn keep_drop_rename_and_convert() {
     .unwrap();
     assert_eq!(
         summary,
-        Summary {
+        Rewritten {
             written: 3,
             dropped: 2,
             renamed: 3,
@@ -183,7 +178,7 @@ fn keep_drop_rename_and_convert() {
     assert_eq!(st.tensor("step").unwrap().data(), &[1, 0, 0, 0, 0, 0, 0, 0]);
     // the output is canonical: our writer gives it back unchanged
     let again = dir.path().join("again");
-    run_rewrite(&output, &again, &Options::default()).unwrap();
+    rewrite([&output, &again]).unwrap();
     assert_eq!(std::fs::read(&again).unwrap(), out);
 }
 
@@ -191,7 +186,7 @@ fn keep_drop_rename_and_convert() {
 fn invalid_input_is_a_typed_error_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("out.safetensors");
-    let good = reference(&[Owned::new("x", Dtype::U16, &[2], &[1, 2, 3, 4])], None);
+    let good = serialize(&[Owned::new("x", Dtype::U16, &[2], &[1, 2, 3, 4])], None);
     let mut trailing = good.clone();
     trailing.push(0);
     let cases: Vec<(&str, Vec<u8>, ErrorKind)> = vec![
@@ -246,17 +241,28 @@ fn invalid_input_is_a_typed_error_and_writes_nothing() {
     for (label, bytes, kind) in cases {
         let input = dir.path().join(format!("{label}.in"));
         std::fs::write(&input, &bytes).unwrap();
-        match run_rewrite(&input, &output, &Options::default()) {
-            Err(RewriteError::Input(e)) => assert_eq!(e.kind(), kind, "{label}"),
-            other => panic!("{label}: {other:?}"),
+        // The exit status and the typed error's kind, as the example prints it.
+        let expected = format!("error: invalid input ({}): {kind}", kind.name());
+        match rewrite([&input, &output]) {
+            Err(Failed {
+                code: Some(1),
+                stderr,
+            }) if stderr.starts_with(&expected) => {}
+            other => panic!("{label}: {other:?}, expected {expected:?}"),
         }
         std::fs::remove_file(&input).unwrap();
         assert_eq!(dir_entries(dir.path()), ["out.safetensors"], "{label}");
         assert_eq!(std::fs::read(&output).unwrap(), b"previous", "{label}");
     }
-    let missing = run_rewrite(&dir.path().join("nope"), &output, &Options::default());
-    assert!(
-        matches!(missing, Err(RewriteError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound)
+    let nope = dir.path().join("nope");
+    let not_found = std::fs::File::open(&nope).unwrap_err();
+    assert_eq!(not_found.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(
+        rewrite([&nope, &output]),
+        Err(Failed {
+            code: Some(1),
+            stderr: format!("error: i/o: {not_found}\n")
+        })
     );
 }
 
@@ -268,22 +274,27 @@ fn renames_that_collide_are_refused() {
         Owned::new("a.weight", Dtype::F32, &[1], &[0; 4]),
         Owned::new("b.weight", Dtype::F16, &[1], &[0; 2]),
     ];
-    std::fs::write(&input, reference(&tensors, None)).unwrap();
+    std::fs::write(&input, serialize(&tensors, None)).unwrap();
     let i = input.to_str().unwrap();
     let o = output.to_str().unwrap();
-    match run(args(&[i, o, "--rename", r"^[ab]\.=x."])) {
-        Err(RewriteError::Output(e, Some(name))) => {
-            assert_eq!(e.kind(), ErrorKind::DuplicateTensorName);
-            assert_eq!(name, "x.weight");
+    // The exit status, the typed error's kind and the tensor it names.
+    for (rename, kind, name) in [
+        (r"^[ab]\.=x.", ErrorKind::DuplicateTensorName, "x.weight"),
+        (
+            r"^a\.weight$=__metadata__",
+            ErrorKind::ReservedName,
+            "__metadata__",
+        ),
+    ] {
+        match rewrite(args(&[i, o, "--rename", rename])) {
+            Err(Failed {
+                code: Some(1),
+                stderr,
+            }) if stderr
+                .starts_with(&format!("error: cannot write output ({}): ", kind.name()))
+                && stderr.ends_with(&format!(": {name:?}\n")) => {}
+            other => panic!("{rename}: {other:?}"),
         }
-        other => panic!("{other:?}"),
-    }
-    match run(args(&[i, o, "--rename", r"^a\.weight$=__metadata__"])) {
-        Err(RewriteError::Output(e, Some(name))) => {
-            assert_eq!(e.kind(), ErrorKind::ReservedName);
-            assert_eq!(name, "__metadata__");
-        }
-        other => panic!("{other:?}"),
     }
     assert_eq!(dir_entries(dir.path()), ["in"]);
 }
@@ -303,7 +314,7 @@ fn usage_errors() {
         &["a", "b", "--frobnicate"],
     ] {
         assert!(
-            matches!(run(args(bad)), Err(RewriteError::Usage(_))),
+            matches!(rewrite(args(bad)), Err(Failed { code: Some(2), .. })),
             "{bad:?}"
         );
     }

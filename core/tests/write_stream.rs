@@ -1,11 +1,9 @@
 //! The streaming writer: data in chunks, in planned order, exactly sized.
 
-mod write_support;
-
 use proptest::prelude::*;
 use safetensors_nano::write::{Plan, Sink, SliceSink, TensorSpec, Writer};
 use safetensors_nano::{Dtype, ErrorKind, TensorRef};
-use write_support::{ours, Owned};
+use safetensors_nano_test_support::tensors::{write, Owned};
 
 fn specs_of(tensors: &[Owned]) -> Vec<TensorSpec<'_>> {
     tensors
@@ -36,7 +34,7 @@ proptest! {
                 Owned::seeded(name, dtype, shape, seed)
             })
             .collect();
-        let expected = ours(&tensors, None).unwrap();
+        let expected = write(&tensors, None).unwrap();
 
         let mut specs = specs_of(&tensors);
         let plan = Plan::new(&mut specs).unwrap();
@@ -212,7 +210,7 @@ fn no_tensors_streams_just_the_header() {
 fn embedded_io_sink_streams_into_a_slice_writer() {
     use safetensors_nano::write::EmbeddedIoSink;
     let tensors = [Owned::seeded("t".into(), Dtype::F16, vec![4], 1)];
-    let expected = ours(&tensors, None).unwrap();
+    let expected = write(&tensors, None).unwrap();
     let mut specs = specs_of(&tensors);
     let plan = Plan::new(&mut specs).unwrap();
     let mut buf = vec![0u8; expected.len()];
@@ -247,7 +245,7 @@ fn vec_sink_and_serialize_to_vec_agree_with_the_slice_writer() {
         Owned::seeded("a".into(), Dtype::BF16, vec![3], 2),
         Owned::seeded("b".into(), Dtype::C64, vec![1], 3),
     ];
-    let expected = ours(&tensors, Some(&[("k".into(), "v".into())])).unwrap();
+    let expected = write(&tensors, Some(&[("k".into(), "v".into())])).unwrap();
     let mut views: Vec<Tensor<'_>> = tensors.iter().map(Owned::view).collect();
     let got = serialize_to_vec(&mut views, Some(&mut [("k", "v")])).unwrap();
     assert_eq!(got, expected);

@@ -22,17 +22,18 @@ extern crate alloc;
 
 mod memflash;
 mod model;
-mod semihost;
-mod stack;
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use safetensors_nano::flash::FlashReader;
 use safetensors_nano::{Error, Parser, SafeTensors, Slot, Table};
-use semihost::exit;
+use safetensors_nano_firmware::semihost::exit;
+use safetensors_nano_firmware::stack;
 
 use memflash::MemFlash;
 use model::{evaluate, Failure, Mapped, MappedSamples, Outcome, Streamed, StreamedSamples};
+
+safetensors_nano_firmware::exit_on_panic_and_fault!();
 
 const EXIT_PASS: u32 = 0;
 const EXIT_MISMATCH: u32 = 1;

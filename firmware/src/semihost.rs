@@ -1,8 +1,9 @@
 //! Ending a QEMU run: the exit status over semihosting, and the panic and
 //! hard-fault handlers that turn either into a status instead of a hang.
-//! Shared by the test firmware and the adversarial-suite binary.
+//! Used by the test firmware and the adversarial-suite binary; each installs
+//! the handlers with [`exit_on_panic_and_fault!`](crate::exit_on_panic_and_fault).
 
-use cortex_m_rt::{exception, ExceptionFrame};
+use cortex_m_rt::ExceptionFrame;
 use cortex_m_semihosting::hprintln;
 
 /// Status when the firmware panicked.
@@ -23,14 +24,31 @@ pub fn exit(code: u32) -> ! {
     }
 }
 
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
+/// Reports a panic and ends the run with [`EXIT_PANIC`].
+pub fn panic(info: &core::panic::PanicInfo) -> ! {
     hprintln!("panic {}", info);
     exit(EXIT_PANIC)
 }
 
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
+/// Reports a hard fault and ends the run with [`EXIT_FAULT`].
+pub fn fault(frame: &ExceptionFrame) -> ! {
     hprintln!("fault pc={:#010x}", frame.pc());
     exit(EXIT_FAULT)
+}
+
+/// Installs the panic handler ([`panic`]) and the hard-fault handler
+/// ([`fault`]) in the binary that calls it (once, at the top level).
+#[macro_export]
+macro_rules! exit_on_panic_and_fault {
+    () => {
+        #[panic_handler]
+        fn panic(info: &core::panic::PanicInfo) -> ! {
+            $crate::semihost::panic(info)
+        }
+
+        #[cortex_m_rt::exception]
+        unsafe fn HardFault(frame: &cortex_m_rt::ExceptionFrame) -> ! {
+            $crate::semihost::fault(frame)
+        }
+    };
 }

@@ -20,7 +20,7 @@
    stack budget.
 8. Runs the adversarial suite (tests/adversarial/cases.bin against
    verdicts.txt, the files the native and wasm32 runs use) through the
-   shared runner core/tests/verdicts/mod.rs in its own firmware binary
+   shared runner (tests/support, module verdicts) in its own firmware binary
    (`verdicts`): every case must run and give the same verdict line.
 
 Exits non-zero on any failure. Output and ELF files go to test-output/firmware/.

@@ -6,10 +6,10 @@
 use core::hint::black_box;
 
 use cortex_m_rt::entry;
-#[path = "../probe.rs"]
-mod probe;
-use probe::{exit, MODEL};
 use safetensors_nano::Table;
+
+safetensors_nano_firmware::probe_common!();
+use probe::{exit, MODEL};
 
 #[entry]
 fn main() -> ! {

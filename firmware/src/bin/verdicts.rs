@@ -2,7 +2,7 @@
 //! cases and expected lines as the native and wasm32 runs
 //! (`core/tests/adversarial.rs`, `core/tests/wasm_verdicts.rs`), from the
 //! committed `tests/adversarial/cases.bin` and `verdicts.txt`, through the
-//! same runner module (`core/tests/verdicts/mod.rs`).
+//! same runner (`safetensors_nano_test_support::verdicts`, in `tests/support`).
 //!
 //! Prints each case whose verdict differs, then
 //! `verdicts cases=<N> expected=<lines in verdicts.txt> mismatches=<M> stack=<bytes>`.
@@ -14,18 +14,14 @@
 #![no_std]
 #![no_main]
 
-#[path = "../../../core/tests/verdicts/mod.rs"]
-mod verdicts;
-
-#[path = "../semihost.rs"]
-mod semihost;
-#[path = "../stack.rs"]
-mod stack;
-
 use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use safetensors_nano::Slot;
-use semihost::exit;
+use safetensors_nano_firmware::semihost::exit;
+use safetensors_nano_firmware::stack;
+use safetensors_nano_test_support::verdicts;
+
+safetensors_nano_firmware::exit_on_panic_and_fault!();
 
 const EXIT_PASS: u32 = 0;
 const EXIT_MISMATCH: u32 = 1;

@@ -1,8 +1,9 @@
-//! Helpers shared by the writer tests: owned tensors, our writer into a
-//! buffer, and the reference crate's `serialize` as the oracle.
-#![allow(dead_code)]
+//! Owned tensors, our writer into a buffer, and deterministic test data.
 
-use std::collections::HashMap;
+use std::borrow::ToOwned;
+use std::string::{String, ToString};
+use std::vec;
+use std::vec::Vec;
 
 use safetensors_nano::write::{Plan, Tensor};
 use safetensors_nano::{Dtype, Error};
@@ -10,13 +11,18 @@ use safetensors_nano::{Dtype, Error};
 /// An owned tensor for tests.
 #[derive(Clone, Debug)]
 pub struct Owned {
+    /// Its name.
     pub name: String,
+    /// Its dtype.
     pub dtype: Dtype,
+    /// Its dimensions.
     pub shape: Vec<u64>,
+    /// Its bytes.
     pub data: Vec<u8>,
 }
 
 impl Owned {
+    /// A tensor with these fields.
     pub fn new(name: &str, dtype: Dtype, shape: &[u64], data: &[u8]) -> Self {
         Owned {
             name: name.to_owned(),
@@ -37,42 +43,17 @@ impl Owned {
         }
     }
 
+    /// The writer's view of it.
     pub fn view(&self) -> Tensor<'_> {
         Tensor::new(&self.name, self.dtype, &self.shape, &self.data)
     }
 }
 
-/// The reference crate's dtype for ours.
-pub fn ref_dtype(d: Dtype) -> safetensors::Dtype {
-    use safetensors::Dtype as R;
-    match d {
-        Dtype::BOOL => R::BOOL,
-        Dtype::F4 => R::F4,
-        Dtype::F6_E2M3 => R::F6_E2M3,
-        Dtype::F6_E3M2 => R::F6_E3M2,
-        Dtype::U8 => R::U8,
-        Dtype::I8 => R::I8,
-        Dtype::F8_E5M2 => R::F8_E5M2,
-        Dtype::F8_E4M3 => R::F8_E4M3,
-        Dtype::F8_E8M0 => R::F8_E8M0,
-        Dtype::F8_E4M3FNUZ => R::F8_E4M3FNUZ,
-        Dtype::F8_E5M2FNUZ => R::F8_E5M2FNUZ,
-        Dtype::I16 => R::I16,
-        Dtype::U16 => R::U16,
-        Dtype::F16 => R::F16,
-        Dtype::BF16 => R::BF16,
-        Dtype::I32 => R::I32,
-        Dtype::U32 => R::U32,
-        Dtype::F32 => R::F32,
-        Dtype::C64 => R::C64,
-        Dtype::F64 => R::F64,
-        Dtype::I64 => R::I64,
-        Dtype::U64 => R::U64,
-    }
-}
-
 /// Our writer: plan, then write into an exactly sized buffer (no features needed).
-pub fn ours(tensors: &[Owned], metadata: Option<&[(String, String)]>) -> Result<Vec<u8>, Error> {
+///
+/// # Errors
+/// The writer's error.
+pub fn write(tensors: &[Owned], metadata: Option<&[(String, String)]>) -> Result<Vec<u8>, Error> {
     let mut views: Vec<Tensor<'_>> = tensors.iter().map(Owned::view).collect();
     let mut meta: Option<Vec<(&str, &str)>> =
         metadata.map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect());
@@ -88,25 +69,6 @@ pub fn ours(tensors: &[Owned], metadata: Option<&[(String, String)]>) -> Result<
         "write_to_slice wrote less than file_len"
     );
     Ok(buf)
-}
-
-/// The reference crate's `serialize` of the same tensors.
-pub fn reference(tensors: &[Owned], metadata: Option<&[(String, String)]>) -> Vec<u8> {
-    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
-        .iter()
-        .map(|t| {
-            let shape = t
-                .shape
-                .iter()
-                .map(|&d| usize::try_from(d).unwrap())
-                .collect();
-            let view = safetensors::tensor::TensorView::new(ref_dtype(t.dtype), shape, &t.data)
-                .expect("reference TensorView");
-            (t.name.clone(), view)
-        })
-        .collect();
-    let metadata: Option<HashMap<String, String>> = metadata.map(|m| m.iter().cloned().collect());
-    safetensors::tensor::serialize(views, metadata).expect("reference serialize")
 }
 
 /// The JSON header of a file (padding included), as text.
@@ -140,7 +102,7 @@ pub fn byte_len(dtype: Dtype, shape: &[u64]) -> usize {
 pub fn dir_entries(dir: &std::path::Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .collect();
     names.sort();
     names
