@@ -32,10 +32,18 @@ log "package: $TGZ"
 VENDOR=web-demo/vendor
 rm -rf "$VENDOR" && mkdir -p "$VENDOR/safetensors-nano"
 tar -xzf "$TGZ" -C "$VENDOR/safetensors-nano" --strip-components=1
-# The page and the worker import this one path; the browser entry initialises the wasm.
+# The worker imports this path; the browser entry initialises the wasm.
 cat >"$VENDOR/safetensors-nano.js" <<'JS'
-// Written by scripts/build-demo.sh: the page's one import of the npm package.
+// Written by scripts/build-demo.sh: the viewer's import of the npm package.
 export * from './safetensors-nano/index.js';
+JS
+# The package's modules that load no wasm, for code that must not wait for it: the page's
+# own thread, the worker before its message handler is set, Node tests of the viewer's modules.
+cat >"$VENDOR/safetensors-nano-lite.js" <<'JS'
+// Written by scripts/build-demo.sh: the package's dtype facts and shard check, which need no
+// wasm (the same modules, so the same objects, as the package's entry uses).
+export { DTYPES, DTYPE_INFO } from './safetensors-nano/dtypes.js';
+export { checkShards } from './safetensors-nano/shardcheck.js';
 JS
 
 OUT=dist/demo

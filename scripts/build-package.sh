@@ -11,8 +11,9 @@
 #      Debian's binaryen 108 produces a module that fails to load. The
 #      reader gets -O4 (its parse runs ~5% faster than after -Oz, for ~120
 #      bytes), the writer -Oz;
-#   3. the package directory: wasm-bindgen's glue and .wasm, the ES module
-#      layer and declarations from wasm/js/, README;
+#   3. the package directory: wasm-bindgen's glue and .wasm, the whole ES
+#      module layer of wasm/js/ (every module, any folder of them, the
+#      declarations; its package.json's `files` picks what ships), README;
 #   4. npm pack into dist/.
 #
 # Usage: scripts/build-package.sh        (needs: scripts/setup.sh web)
@@ -53,7 +54,8 @@ done
 
 mkdir -p "$PKG"
 cp "$OUT"/safetensors_nano_{wasm,writer}_bg.wasm "$OUT"/safetensors_nano_{wasm,writer}.js "$PKG/"
-cp wasm/js/api.js wasm/js/text.js wasm/js/writer.js wasm/js/index.js wasm/js/node.js wasm/js/index.d.ts wasm/README.md "$PKG/"
+cp -R wasm/js/. "$PKG/"
+cp wasm/README.md "$PKG/"
 sed "s/\"version\": \"0.0.0\"/\"version\": \"$VERSION\"/" wasm/js/package.json >"$PKG/package.json"
 for f in LICENSE-MIT LICENSE-APACHE; do [ -f "$f" ] && cp "$f" "$PKG/"; done
 

@@ -1,10 +1,9 @@
-// Bytes of whole elements → float32 values, for every dtype. Float dtypes (F4 … F64) go through
-// the package's `decodeFloat32` (the core's decoders, in wasm); the package does not decode
-// integers, BOOL or complex values to floats, so those are converted here, little-endian.
+// Bytes of whole elements → float32 values, for every dtype. Float dtypes go through the
+// package's `decodeFloat32` (the core's decoders, in wasm); the package does not decode integers,
+// booleans or complex values to floats, so those are converted here, little-endian. What a dtype
+// is comes from the package's DTYPE_INFO.
 
-const FLOAT = new Set(['F4', 'F6_E2M3', 'F6_E3M2', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F16', 'BF16', 'F32', 'F64']);
-
-const INT_VIEW = { U8: Uint8Array, I8: Int8Array, U16: Uint16Array, I16: Int16Array, U32: Uint32Array, I32: Int32Array };
+import { DTYPE_INFO } from './vendor/safetensors-nano-lite.js';
 
 /** A typed view of `bytes` when it is aligned, else of an aligned copy. */
 function view(Ctor, bytes) {
@@ -15,27 +14,25 @@ function view(Ctor, bytes) {
 
 /** True when the package decodes this dtype itself. */
 export function decodedByPackage(dtype) {
-  return FLOAT.has(dtype);
+  return DTYPE_INFO[dtype]?.kind === 'float';
 }
 
 /**
  * Decodes `bytes` (whole elements of `dtype`) into `out`, which has one float per element
- * (two, real and imaginary, for C64). Returns `out`.
+ * (two, real and imaginary, for complex). Returns `out`.
  */
 export function decodeChunk(decodeFloat32, dtype, bytes, out) {
-  if (FLOAT.has(dtype)) return decodeFloat32(dtype, bytes, out);
-  if (dtype === 'C64') {
-    out.set(view(Float32Array, bytes));
-    return out;
-  }
-  if (dtype === 'BOOL') {
+  const info = DTYPE_INFO[dtype];
+  const kind = info?.kind;
+  if (kind === 'float') return decodeFloat32(dtype, bytes, out);
+  if (kind === 'bool') {
     for (let i = 0; i < bytes.length; i++) out[i] = bytes[i] === 0 ? 0 : 1;
     return out;
   }
-  if (dtype === 'I64' || dtype === 'U64') {
+  if ((kind === 'int' || kind === 'uint') && info.bits === 64) {
     // Two 32-bit halves: exact to 2^53, then rounded like any float conversion.
     const w = view(Uint32Array, bytes);
-    const signed = dtype === 'I64';
+    const signed = kind === 'int';
     for (let i = 0; i < out.length; i++) {
       const lo = w[2 * i];
       const hi = w[2 * i + 1];
@@ -43,8 +40,10 @@ export function decodeChunk(decodeFloat32, dtype, bytes, out) {
     }
     return out;
   }
-  const Ctor = INT_VIEW[dtype];
-  if (!Ctor) throw new Error(`cannot decode dtype ${dtype}`);
-  out.set(view(Ctor, bytes));
-  return out;
+  // Complex (re, im interleaved) and the other integers: the typed array view() gives.
+  if (kind === 'complex' || kind === 'int' || kind === 'uint') {
+    out.set(view(globalThis[info.view], bytes));
+    return out;
+  }
+  throw new Error(`cannot decode dtype ${dtype}`);
 }

@@ -5,7 +5,7 @@
 import { drawHeatmap, drawHistogram } from './charts.js';
 import { download, h, kvTable } from './dom.js';
 import { Cancelled } from './jobs.js';
-import { NPY_DESCR, fmtBytes, fmtInt, fmtMs, fmtNum, fmtShape, viewAlignment } from './format.js';
+import { NPY_DESCR, floatsPerElement, fmtBytes, fmtInt, fmtMs, fmtNum, fmtShape, viewAlignment } from './format.js';
 
 /** What the worker needs to read one tensor. */
 export function tensorRef(model, row) {
@@ -162,7 +162,7 @@ export class DetailPanel {
   #comparable() {
     const a = this.row;
     const b = this.pair.row;
-    return a.params === b.params && (a.dtype === 'C64') === (b.dtype === 'C64');
+    return a.params === b.params && floatsPerElement(a.dtype) === floatsPerElement(b.dtype);
   }
 
   #pairSection() {

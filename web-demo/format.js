@@ -1,34 +1,51 @@
-// Facts about dtypes and small formatting helpers. No DOM, no package: usable in the page,
-// the worker and Node tests alike.
+// Facts about dtypes, all derived from the package's own (DTYPES, DTYPE_INFO), and small
+// formatting helpers. No DOM and no wasm: usable in the page, the worker and Node tests alike.
 
-/** Bits per element, in the format's enum order. */
-export const DTYPE_BITS = Object.freeze({
-  BOOL: 8, F4: 4, F6_E2M3: 6, F6_E3M2: 6, U8: 8, I8: 8, F8_E5M2: 8, F8_E4M3: 8, F8_E8M0: 8,
-  F8_E4M3FNUZ: 8, F8_E5M2FNUZ: 8, I16: 16, U16: 16, F16: 16, BF16: 16, I32: 32, U32: 32,
-  F32: 32, C64: 64, F64: 64, I64: 64, U64: 64,
-});
+import { DTYPES, DTYPE_INFO } from './vendor/safetensors-nano-lite.js';
 
 /** Dtype names in the format's enum order (used to order dtype lists and colours). */
-export const DTYPES = Object.freeze(Object.keys(DTYPE_BITS));
+export { DTYPES };
+
+/** Bits per element, by dtype name. */
+export const DTYPE_BITS = Object.freeze(Object.fromEntries(DTYPES.map((d) => [d, DTYPE_INFO[d].bits])));
 
 /** Floats that `decodeFloat32` yields per element: two for complex, one otherwise. */
 export function floatsPerElement(dtype) {
-  return dtype === 'C64' ? 2 : 1;
+  return DTYPE_INFO[dtype]?.kind === 'complex' ? 2 : 1;
+}
+
+/** Whether a dtype holds integers (BOOL counts): its histogram can bin per integer. */
+export function isIntegerDtype(dtype) {
+  const kind = DTYPE_INFO[dtype]?.kind;
+  return kind === 'bool' || kind === 'uint' || kind === 'int';
 }
 
 /** Bytes a typed-array view of this dtype must be aligned to (0: no typed view exists). */
 export function viewAlignment(dtype) {
-  const bits = DTYPE_BITS[dtype];
-  if (bits === undefined || bits < 8) return 0;
-  if (dtype === 'C64') return 4; // viewed as interleaved Float32Array
-  return bits / 8;
+  const info = DTYPE_INFO[dtype];
+  // (A packed sub-byte dtype's view is of bytes, not of its elements.)
+  if (info === undefined || info.bits < 8) return 0;
+  return info.align;
 }
 
-/** numpy `descr` for a dtype numpy has natively, else null (exported as float32 instead). */
-export const NPY_DESCR = Object.freeze({
-  BOOL: '|b1', U8: '|u1', I8: '|i1', I16: '<i2', U16: '<u2', F16: '<f2', I32: '<i4', U32: '<u4',
-  F32: '<f4', C64: '<c8', F64: '<f8', I64: '<i8', U64: '<u8',
-});
+// numpy's descr of a dtype it has natively, else null: a byte order ('|' for single bytes), its
+// type letter and byte size. numpy's floats are IEEE 754 binary16/32/64, the dtypes named after
+// their bits; BF16, the F8s, F6 and F4 it lacks.
+function npyDescr({ name, kind, bits }) {
+  const bytes = bits / 8;
+  const order = bytes === 1 ? '|' : '<';
+  if (kind === 'bool') return `|b${bytes}`;
+  if (kind === 'uint') return `${order}u${bytes}`;
+  if (kind === 'int') return `${order}i${bytes}`;
+  if (kind === 'complex') return `<c${bytes}`;
+  if (kind === 'float' && bits >= 16 && name === `F${bits}`) return `<f${bytes}`;
+  return null;
+}
+
+/** numpy `descr` for a dtype numpy has natively (others are exported as float32 instead). */
+export const NPY_DESCR = Object.freeze(
+  Object.fromEntries(DTYPES.map((d) => [d, npyDescr(DTYPE_INFO[d])]).filter(([, descr]) => descr !== null)),
+);
 
 /** Product of the dims, as a Number (exact below 2^53, which every real file is). */
 export function elementCount(shape) {

@@ -4,6 +4,7 @@
 
 import { DTYPES, naturalCompare, viewAlignment } from './format.js';
 import { Jobs } from './jobs.js';
+import { checkShards } from './vendor/safetensors-nano-lite.js';
 
 // Headers are parsed by the package in a worker of their own (started with the page, so its wasm
 // is ready before the first drop): a 100 MB header never freezes the page, and opening does not
@@ -98,7 +99,6 @@ export class Model {
     this.extraBytesRead = index ? index.size : 0;
     this.rows = [];
     this.byName = new Map();
-    this.duplicates = [];
     const alignOf = new Map(DTYPES.map((d) => [d, viewAlignment(d)]));
     shards.forEach((shard, s) => {
       const h = shard.header;
@@ -129,8 +129,7 @@ export class Model {
           aligned: align > 0 && offset % align === 0,
           subByte: align === 0,
         };
-        if (this.byName.has(row.name)) this.duplicates.push({ name: row.name, shards: [this.byName.get(row.name).shard, s] });
-        else this.byName.set(row.name, row);
+        if (!this.byName.has(row.name)) this.byName.set(row.name, row);
         this.rows.push(row);
       }
     });
@@ -208,52 +207,41 @@ export class Model {
       if (shard.error) out.push({ level: 'error', text: `${shard.name}: ${describeError(shard.error)}`, error: shard.error, shard: shard.name });
     }
     for (const n of this.notes) out.push(n);
-    for (const d of this.duplicates) {
-      out.push({ level: 'error', text: `tensor ${JSON.stringify(d.name)} is in both ${this.shards[d.shards[0]].name} and ${this.shards[d.shards[1]].name}` });
+    // The package's check, over the headers read (a shard that failed to open has none); the
+    // index may name shards by path, a drop gives base names.
+    const headers = this.shards.map(({ name, header: h }) => ({ name, names: h ? h.names : null, dataBytes: h ? h.fileSize - h.dataOffset : 0 }));
+    const findings = checkShards(this.index?.json ?? null, headers, { fileKey: basename });
+    const of = (kind) => findings.filter((f) => f.kind === kind);
+    const shardName = (i) => this.shards[i].name;
+    for (const d of of('duplicate')) {
+      out.push({ level: 'error', text: `tensor ${JSON.stringify(d.tensor)} is in both ${shardName(d.first)} and ${shardName(d.shard)}` });
     }
     if (!this.index) {
       const good = this.shards.filter((s) => s.header);
       if (good.length) out.push({ level: 'ok', text: good.length === 1 ? 'header valid; offsets tile the data exactly to the end of the file' : `${good.length} file headers valid; offsets tile each file exactly` });
       return out;
     }
-    const map = this.index.weightMap;
-    const shardByName = new Map(this.shards.map((s, i) => [basename(s.name), i]));
+    // At most 5 lines of each kind, then a count of the rest.
     let missingTensor = 0;
     let wrongShard = 0;
-    const missingShards = new Set();
-    for (const [tensor, file] of Object.entries(map)) {
-      const s = shardByName.get(basename(file));
-      if (s === undefined) {
-        missingShards.add(file);
-        continue;
-      }
-      if (!this.shards[s].header) continue;
-      const row = this.byName.get(tensor);
-      if (!row) {
-        if (missingTensor++ < 5) out.push({ level: 'error', text: `index lists ${JSON.stringify(tensor)} in ${file}, but no shard header has it` });
-      } else if (row.shard !== s) {
-        if (wrongShard++ < 5) out.push({ level: 'error', text: `index puts ${JSON.stringify(tensor)} in ${file}, but it is in ${this.shards[row.shard].name}` });
-      }
+    for (const f of findings) {
+      if (f.kind === 'missing' && missingTensor++ < 5) out.push({ level: 'error', text: `index lists ${JSON.stringify(f.tensor)} in ${f.file}, but no shard header has it` });
+      if (f.kind === 'misplaced' && wrongShard++ < 5) out.push({ level: 'error', text: `index puts ${JSON.stringify(f.tensor)} in ${f.file}, but it is in ${shardName(f.shard)}` });
     }
     if (missingTensor > 5) out.push({ level: 'error', text: `… ${missingTensor - 5} more tensors listed in the index are missing` });
     if (wrongShard > 5) out.push({ level: 'error', text: `… ${wrongShard - 5} more tensors are in another shard than the index says` });
-    for (const f of missingShards) out.push({ level: 'error', text: `shard ${f} is named by the index but was not opened` });
-    let unlisted = 0;
-    for (const r of this.rows) {
-      if (!(r.name in map) && unlisted++ < 5) out.push({ level: 'error', text: `${this.shards[r.shard].name} has ${JSON.stringify(r.name)}, which the index does not list` });
+    for (const f of of('missingShard')) out.push({ level: 'error', text: `shard ${f.file} is named by the index but was not opened` });
+    const unlisted = of('unlisted');
+    for (const f of unlisted.slice(0, 5)) out.push({ level: 'error', text: `${shardName(f.shard)} has ${JSON.stringify(f.tensor)}, which the index does not list` });
+    if (unlisted.length > 5) out.push({ level: 'error', text: `… ${unlisted.length - 5} more tensors are missing from the index` });
+    for (const f of of('unnamedShard')) out.push({ level: 'warn', text: `${shardName(f.shard)} is not named by the index` });
+    const declared = this.index.metadata?.total_size;
+    if (declared !== undefined && declared !== null) {
+      const [size] = of('totalSize');
+      if (size) out.push({ level: 'warn', text: `index total_size ${declared} ≠ ${size.bytes} bytes of tensors in the shard headers` });
+      else out.push({ level: 'ok', text: `total_size ${Number(declared)} = sum of tensor bytes in the shard headers` });
     }
-    if (unlisted > 5) out.push({ level: 'error', text: `… ${unlisted - 5} more tensors are missing from the index` });
-    const referenced = new Set(Object.values(map).map(basename));
-    for (const s of this.shards) {
-      if (!referenced.has(basename(s.name))) out.push({ level: 'warn', text: `${s.name} is not named by the index` });
-    }
-    const declared = Number(this.index.metadata?.total_size);
-    const bytes = this.rows.reduce((a, r) => a + r.bytes, 0);
-    if (this.index.metadata && 'total_size' in this.index.metadata) {
-      if (declared === bytes) out.push({ level: 'ok', text: `total_size ${declared} = sum of tensor bytes in the shard headers` });
-      else out.push({ level: 'warn', text: `index total_size ${this.index.metadata.total_size} ≠ ${bytes} bytes of tensors in the shard headers` });
-    }
-    const entries = Object.keys(map).length;
+    const entries = Object.keys(this.index.weightMap).length;
     if (!out.some((x) => x.level === 'error')) {
       out.push({ level: 'ok', text: `all ${entries} index entries match the headers of ${this.shards.length} shard${this.shards.length === 1 ? '' : 's'}` });
     }

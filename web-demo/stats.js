@@ -1,7 +1,7 @@
 // Streaming statistics over decoded tensor chunks. Pure functions and classes, no DOM and no
-// package: the worker feeds them Float32Array chunks, Node tests can feed them arrays.
+// wasm: the worker feeds them Float32Array chunks, Node tests can feed them arrays.
 
-import { DTYPE_BITS, floatsPerElement } from './format.js';
+import { DTYPE_BITS, floatsPerElement, isIntegerDtype } from './format.js';
 
 /** Largest chunk, in bytes, for both the raw slice and the decoded Float32Array. */
 export const CHUNK_BYTES = 64 * 1024 * 1024;
@@ -28,9 +28,6 @@ export function* chunkPlan(dtype, count, chunkBytes = CHUNK_BYTES) {
     yield { e0, e1, b0: (e0 * bits) / 8, b1: Math.ceil((e1 * bits) / 8) };
   }
 }
-
-/** Integer dtypes get integer-aligned histogram bins when their range is small. */
-const INTEGER = new Set(['BOOL', 'U8', 'I8', 'I16', 'U16', 'I32', 'U32', 'I64', 'U64']);
 
 /** Flat element indices of the "first values" grid and their cell positions. */
 export function gridLayout(shape, count, maxRows = 8, maxCols = 8) {
@@ -214,8 +211,9 @@ export function finishHeatmap({ rows, cols, outH, outW, sum, n }) {
  * one bin per integer.
  */
 export class Histogram {
-  constructor(lo, hi, { bins = 64, dtype = 'F32' } = {}) {
-    if (INTEGER.has(dtype) && hi - lo < bins && Number.isInteger(lo) && Number.isInteger(hi)) {
+  constructor(lo, hi, { bins = 64, dtype = null } = {}) {
+    // Integer dtypes get integer-aligned bins when their range is small.
+    if (isIntegerDtype(dtype) && hi - lo < bins && Number.isInteger(lo) && Number.isInteger(hi)) {
       bins = hi - lo + 1;
       lo -= 0.5;
       hi += 0.5;

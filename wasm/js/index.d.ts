@@ -14,6 +14,28 @@ export type FloatDtype =
 /** The dtype names in the core's order. */
 export const DTYPES: readonly Dtype[];
 
+/** What kind of number a dtype holds. */
+export type DtypeKind = 'bool' | 'uint' | 'int' | 'float' | 'complex';
+
+/** Facts about one dtype (DTYPE_INFO). */
+export interface DtypeInfo {
+  readonly name: Dtype;
+  /** Its place in DTYPES (the core's order). */
+  readonly index: number;
+  /** Bits per element (4 and 6 for the packed F4 and F6s). */
+  readonly bits: number;
+  /** Byte alignment `view()` needs: the element size of its typed array. */
+  readonly align: number;
+  readonly kind: DtypeKind;
+  /** The typed array `view()` returns, by name ('Float16Array' for F16 only where the runtime has it). */
+  readonly view:
+    | 'Uint8Array' | 'Int8Array' | 'Uint16Array' | 'Int16Array' | 'Float16Array' | 'Uint32Array' | 'Int32Array'
+    | 'Float32Array' | 'Float64Array' | 'BigInt64Array' | 'BigUint64Array';
+}
+
+/** Facts about every dtype, by name (frozen). */
+export const DTYPE_INFO: Readonly<Record<Dtype, DtypeInfo>>;
+
 /**
  * What `view()` returns: Float32Array (F32; C64 as interleaved re/im),
  * Float64Array, Int8/16/32Array, Uint8/16/32Array, BigInt64Array (I64),
@@ -161,6 +183,52 @@ export function openSharded(
   shards?: Array<Blob | File | string | URL>,
   opts?: UrlOptions,
 ): Promise<ShardedModel>;
+
+/** One shard's header as checkShards compares it. */
+export interface ShardHeader {
+  /** The shard's file name. */
+  name: string;
+  /** Its tensor names in data-offset order; null when its header was not read (only its name is compared). */
+  names: readonly string[] | null;
+  /** Bytes of its data buffer (file size − 8 − N): summed for the index's total_size. */
+  dataBytes?: number;
+}
+
+/**
+ * A disagreement between an index and shard headers. `shard` and `first` are
+ * positions in the shards given; `at` a position in that shard's `names`;
+ * `file` a shard file name as the index writes it.
+ */
+export type ShardFinding =
+  /** The index puts `tensor` in `file`, whose header was read, and no shard has it. */
+  | { kind: 'missing'; tensor: string; file: string }
+  /** The index puts `tensor` in `file`; its first occurrence is in another shard. */
+  | { kind: 'misplaced'; tensor: string; file: string; shard: number; at: number }
+  /** `tensor` is in `shard` again, after `first`. */
+  | { kind: 'duplicate'; tensor: string; shard: number; at: number; first: number }
+  /** `tensor` is in `shard` and not in the index. */
+  | { kind: 'unlisted'; tensor: string; shard: number; at: number }
+  /** The index names `file`, which is not among the shards. */
+  | { kind: 'missingShard'; file: string }
+  /** The index does not name `shard`. */
+  | { kind: 'unnamedShard'; shard: number }
+  /** The index's metadata.total_size (not null) differs from the read shards' data bytes. */
+  | { kind: 'totalSize'; declared: unknown; bytes: number };
+
+/**
+ * Whether a sharded model's index agrees with its shards' headers (what
+ * openSharded checks before it opens a model). Returns every finding:
+ * `missing` and `misplaced` in index order, then `duplicate` and `unlisted`
+ * in shard order, then `missingShard`, `unnamedShard`, `totalSize`; none
+ * when they agree. With a null index only duplicates are looked for.
+ * `fileKey` maps the index's and the shards' file names to what is compared
+ * (default: the names themselves).
+ */
+export function checkShards(
+  index: { weight_map: Record<string, string>; metadata?: Record<string, unknown> | null } | null,
+  shards: readonly ShardHeader[],
+  opts?: { fileKey?: (name: string) => string },
+): ShardFinding[];
 
 /** Bytes of the reader module's wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever enter it). */
 export function wasmMemoryBytes(): number;

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { SafeTensors, SafeTensorsError, DTYPES, wasmMemoryBytes } from 'safetensors-nano';
+import { SafeTensors, SafeTensorsError, DTYPES, DTYPE_INFO, decodeFloat32, wasmMemoryBytes } from 'safetensors-nano';
 import { rawFile, tensorFile } from '../lib/format.js';
 
 const f32 = (...v) => new Float32Array(v);
@@ -135,6 +135,39 @@ test('view() types for every dtype (Float16Array where the runtime has it)', () 
     assert.ok(v instanceof expect[t.dtype], `${t.dtype}: ${v.constructor.name}`);
     assert.equal(v.byteLength, t.byteLength);
     if (t.dtype === 'C64') assert.equal(v.length, 8); // re, im interleaved
+    // DTYPE_INFO says the same: the view's type, its alignment, the bits.
+    const info = DTYPE_INFO[t.dtype];
+    assert.equal(info.view, v.constructor.name, t.dtype);
+    assert.equal(info.align, v.BYTES_PER_ELEMENT, t.dtype);
+    assert.equal(info.bits, (t.byteLength * 8) / t.elementCount, t.dtype);
+  }
+});
+
+test('DTYPE_INFO: frozen facts for each dtype, in DTYPES order; kind says what decodes', () => {
+  assert.ok(Object.isFrozen(DTYPE_INFO));
+  assert.deepEqual(Object.keys(DTYPE_INFO), [...DTYPES]);
+  assert.equal(DTYPE_INFO.constructor, undefined); // only dtype names are keys
+  const kinds = { bool: [], uint: [], int: [], float: [], complex: [] };
+  DTYPES.forEach((d, i) => {
+    const info = DTYPE_INFO[d];
+    assert.ok(Object.isFrozen(info));
+    assert.deepEqual(Object.keys(info), ['name', 'index', 'bits', 'align', 'kind', 'view']);
+    assert.equal(info.name, d);
+    assert.equal(info.index, i);
+    kinds[info.kind].push(d);
+  });
+  assert.deepEqual(kinds, {
+    bool: ['BOOL'],
+    uint: ['U8', 'U16', 'U32', 'U64'],
+    int: ['I8', 'I16', 'I32', 'I64'],
+    float: ['F4', 'F6_E2M3', 'F6_E3M2', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F16', 'BF16', 'F32', 'F64'],
+    complex: ['C64'],
+  });
+  // decodeFloat32 decodes exactly the float kind.
+  for (const d of DTYPES) {
+    const bytes = new Uint8Array(DTYPE_INFO[d].bits); // 8 elements
+    if (DTYPE_INFO[d].kind === 'float') assert.equal(decodeFloat32(d, bytes).length, 8, d);
+    else assert.throws(() => decodeFloat32(d, bytes), (e) => e.kind === 'DtypeMismatch', d);
   }
 });
 

@@ -9,17 +9,20 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as pkg from 'safetensors-nano';
+import { repo } from '../lib/env.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const project = join(here, '..');
 const installed = join(project, 'node_modules', 'safetensors-nano');
 
-test('the installed package holds exactly its files', () => {
-  const files = readdirSync(installed).sort();
-  assert.deepEqual(files, [
-    'README.md', 'api.js', 'index.d.ts', 'index.js', 'node.js', 'package.json', 'safetensors_nano_wasm.js', 'safetensors_nano_wasm_bg.wasm',
-    'safetensors_nano_writer.js', 'safetensors_nano_writer_bg.wasm', 'text.js', 'writer.js',
-  ]);
+test('the installed package holds exactly its files: every module of wasm/js/ ships', () => {
+  const files = readdirSync(installed, { recursive: true }).sort();
+  // The ES layer as it is in the repository (its modules, any folder of them, the declarations).
+  const layer = readdirSync(join(repo, 'wasm', 'js'), { recursive: true }).filter((f) => /\.(js|d\.ts)$/.test(f));
+  const folders = [...new Set(layer.filter((f) => f.includes('/')).map((f) => f.slice(0, f.indexOf('/'))))];
+  const built = ['safetensors_nano_wasm.js', 'safetensors_nano_wasm_bg.wasm', 'safetensors_nano_writer.js', 'safetensors_nano_writer_bg.wasm'];
+  assert.deepEqual(files, [...layer, ...folders, ...built, 'README.md', 'package.json'].sort());
+  for (const m of ['api.js', 'dtypes.js', 'errors.js', 'messages.js', 'sources.js', 'shards.js']) assert.ok(files.includes(m), m);
   const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   assert.equal(meta.name, 'safetensors-nano');
   assert.equal(meta.type, 'module');

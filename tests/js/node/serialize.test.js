@@ -25,7 +25,7 @@ test('re-serializing the reference file gives the same bytes (every dtype it wri
   assert.deepEqual(Buffer.from(await serialize(map, st.metadata())), Buffer.from(ref.mixed));
 });
 
-test('the worked example of SPEC.md: 163 bytes', async () => {
+test('the worked example of docs/format.md (writing): 163 bytes', async () => {
   const out = await serialize(
     { x: { dtype: 'U8', shape: [3], data: Uint8Array.of(1, 2, 3) }, y: { dtype: 'F32', shape: [2], data: new Float32Array([1, -2]) } },
     { format: 'pt' },

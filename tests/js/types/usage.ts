@@ -1,8 +1,8 @@
 // Type-checked (tsc --strict) against the installed package's index.d.ts:
 // every export is used with its declared types; misuse must not compile.
 import {
-  SafeTensors, SafeTensorsError, ShardedModel, openSharded, decodeFloat32, serialize, wasmMemoryBytes, DTYPES,
-  type Dtype, type FloatDtype, type Tensor, type TypedArray, type ParameterCount, type ErrorKind,
+  SafeTensors, SafeTensorsError, ShardedModel, openSharded, checkShards, decodeFloat32, serialize, wasmMemoryBytes, DTYPES, DTYPE_INFO,
+  type Dtype, type DtypeInfo, type DtypeKind, type ShardFinding, type ShardHeader, type FloatDtype, type Tensor, type TypedArray, type ParameterCount, type ErrorKind,
 } from 'safetensors-nano';
 
 export async function use(buf: ArrayBuffer, file: File, url: string): Promise<number> {
@@ -32,10 +32,22 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   const m2: ShardedModel = await openSharded({ weight_map: {} });
   const mm: Record<string, unknown> | null = model.metadata();
   const shardFile: SafeTensors = model.shards[0].file;
+  const headers: ShardHeader[] = model.shards.map(({ name, file }) => ({ name, names: file.names(), dataBytes: file.fileSize - file.dataOffset }));
+  const findings: ShardFinding[] = checkShards(model.index, headers, { fileKey: (n) => n.toLowerCase() });
+  for (const f of checkShards(null, [{ name: 'a', names: null }])) {
+    if (f.kind === 'misplaced') void [f.tensor, f.file, f.shard, f.at];
+    else if (f.kind === 'totalSize') void [f.declared, f.bytes];
+  }
   const out: Float32Array = decodeFloat32('F8_E4M3', new Uint8Array(4), new Float32Array(4));
   const saved: Uint8Array = await serialize({ w: { dtype: 'BF16', shape: [2], data: new Uint16Array(2) } }, { format: 'pt' });
   const saved2: Uint8Array = await serialize(new Map([['w', { dtype: 'U8' as const, shape: [1], data: new Uint8Array(1) }]]));
   const dt: readonly Dtype[] = DTYPES;
+  const info: DtypeInfo = DTYPE_INFO[dt[0]];
+  const kind: DtypeKind = info.kind;
+  const sizes2: number[] = [info.index, info.bits, info.align];
+  const viewName: string = info.view;
+  // @ts-expect-error: the facts are read-only
+  DTYPE_INFO.F32.bits = 8;
   try {
     SafeTensors.fromBytes(saved);
   } catch (e) {
@@ -53,6 +65,6 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   // @ts-expect-error: the constructor is not public
   new SafeTensors();
   const fd: FloatDtype = 'BF16';
-  void [meta, bf, all, sizes, m2, mm, shardFile, out, saved2, dt, bad, fd, model.names(), model.tensor('x'), model.bytesRead];
+  void [meta, bf, all, sizes, m2, mm, shardFile, findings, kind, sizes2, viewName, out, saved2, dt, bad, fd, model.names(), model.tensor('x'), model.bytesRead];
   return wasmMemoryBytes();
 }

@@ -1,0 +1,105 @@
+// checkShards: an index's weight_map and total_size against shard headers,
+// as plain findings; and openSharded's errors, which it decides from them.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkShards, openSharded } from 'safetensors-nano';
+import { tensorFile } from '../lib/format.js';
+
+const A = 'model-00001-of-00002.safetensors';
+const B = 'model-00002-of-00002.safetensors';
+const index = (weight_map, metadata) => (metadata === undefined ? { weight_map } : { metadata, weight_map });
+const agreeing = index({ a: A, b: A, c: B }, { total_size: 30 });
+const shards = () => [
+  { name: A, names: ['a', 'b'], dataBytes: 20 },
+  { name: B, names: ['c'], dataBytes: 10 },
+];
+
+test('checkShards finds nothing when the index and the headers agree', () => {
+  assert.deepEqual(checkShards(agreeing, shards()), []);
+  // No total_size, or a null one: nothing to compare.
+  assert.deepEqual(checkShards(index({ a: A, b: A, c: B }), shards()), []);
+  assert.deepEqual(checkShards(index({ a: A, b: A, c: B }, { total_size: null }), shards()), []);
+  // A string total_size is compared as a number.
+  assert.deepEqual(checkShards(index({ a: A, b: A, c: B }, { total_size: '30' }), shards()), []);
+});
+
+test('checkShards reports each kind of disagreement, in its documented order', () => {
+  const idx = index({ ghost: B, b: B, c: B, gone: 'model-3.safetensors', a: A }, { total_size: 99 });
+  const s = [
+    { name: A, names: ['a', 'b', 'x'], dataBytes: 20 },
+    { name: B, names: ['c', 'a'], dataBytes: 10 },
+    { name: 'extra.safetensors', names: ['y'], dataBytes: 4 },
+  ];
+  assert.deepEqual(checkShards(idx, s), [
+    // Index entries, in index order.
+    { kind: 'missing', tensor: 'ghost', file: B },
+    { kind: 'misplaced', tensor: 'b', file: B, shard: 0, at: 1 },
+    // Shard contents, in shard then data-offset order.
+    { kind: 'unlisted', tensor: 'x', shard: 0, at: 2 },
+    { kind: 'duplicate', tensor: 'a', shard: 1, at: 1, first: 0 },
+    { kind: 'unlisted', tensor: 'y', shard: 2, at: 0 },
+    // Files, then the total size (of every read shard).
+    { kind: 'missingShard', file: 'model-3.safetensors' },
+    { kind: 'unnamedShard', shard: 2 },
+    { kind: 'totalSize', declared: 99, bytes: 34 },
+  ]);
+});
+
+test('checkShards: an unread header, a null index, fileKey, and names that are Object properties', () => {
+  // A shard whose header was not read: only its file name counts.
+  const unread = [{ name: A, names: null }, { name: B, names: ['c'], dataBytes: 10 }];
+  assert.deepEqual(checkShards(index({ a: A, c: B }), unread), []);
+  assert.deepEqual(checkShards(index({ a: A, c: A }), unread), [{ kind: 'unnamedShard', shard: 1 }]);
+  // No index: files opened together, only duplicates matter.
+  assert.deepEqual(checkShards(null, [{ name: A, names: ['a', 'b'] }, { name: B, names: ['b', 'c'] }]), [
+    { kind: 'duplicate', tensor: 'b', shard: 1, at: 0, first: 0 },
+  ]);
+  // fileKey: compare base names (the web viewer's folder drops).
+  const base = (p) => p.split('/').pop();
+  const inDir = index({ a: `sub/${A}`, c: B });
+  const s = [{ name: A, names: ['a'], dataBytes: 1 }, { name: `x/${B}`, names: ['c'], dataBytes: 1 }];
+  assert.deepEqual(checkShards(inDir, s, { fileKey: base }), []);
+  assert.deepEqual(checkShards(inDir, s).map((f) => f.kind), ['missingShard', 'missingShard', 'unnamedShard', 'unnamedShard']);
+  // Only the index's own entries list a tensor.
+  assert.deepEqual(checkShards(index({}), [{ name: A, names: ['constructor'] }]), [
+    { kind: 'unlisted', tensor: 'constructor', shard: 0, at: 0 },
+    { kind: 'unnamedShard', shard: 0 },
+  ]);
+});
+
+// openSharded's errors: the first disagreement met reading the shards in
+// order, then the index's entries, then total_size.
+const f32 = (...v) => new Float32Array(v);
+const fileA = tensorFile([['a', 'F32', [2], f32(1, 2)], ['b', 'F32', [1], f32(3)]]);
+const fileB = tensorFile([['c', 'F32', [1], f32(4)]]);
+const files = (b = fileB) => [new File([fileA], A), new File([b], B)];
+
+async function error(idx, shardFiles = files()) {
+  try {
+    await openSharded(idx, shardFiles);
+  } catch (e) {
+    return [e.kind, e.message];
+  }
+  return null;
+}
+
+test('openSharded fails with the first finding, worded as before', async () => {
+  assert.equal(await error(index({ a: A, b: A, c: B }, { total_size: 16 })), null);
+  assert.deepEqual(await error(index({ a: A, b: B, c: B })), ['IndexMismatch', `the index puts it in ${B}, it is in ${A} (tensor "b")`]);
+  assert.deepEqual(await error(index({ a: A, c: B })), ['IndexMismatch', `in ${A} but not in the index (tensor "b")`]);
+  assert.deepEqual(await error(index({ a: A, b: A, c: B, ghost: B })), ['IndexMismatch', `the index puts it in ${B}, which has no such tensor (tensor "ghost")`]);
+  assert.deepEqual(await error(index({ a: A, b: A, c: B }, { total_size: 15 })), ['IndexMismatch', 'index metadata total_size is 15, the shards hold 16 bytes of tensors']);
+  // A repeat is reported before the repeated tensor's other problems.
+  const again = tensorFile([['a', 'F32', [1], f32(5)], ['c', 'F32', [1], f32(4)]]);
+  assert.deepEqual(await error(index({ a: B, b: A, c: B }), files(again)), ['IndexMismatch', `the index puts it in ${B}, it is in ${A} (tensor "a")`]);
+  assert.deepEqual(await error(index({ b: A, c: B }), files(again)), ['IndexMismatch', `in ${A} but not in the index (tensor "a")`]);
+  assert.deepEqual(await error(index({ a: A, b: A, c: B }), files(again)), ['DuplicateTensorName', 'tensor in two shards (tensor "a")']);
+  // Shard-order first: a problem in the first shard wins over an earlier index entry.
+  assert.deepEqual(await error(index({ c: A, a: B, b: A })), ['IndexMismatch', `the index puts it in ${B}, it is in ${A} (tensor "a")`]);
+  assert.deepEqual(await error(index({ ghost: A, c: B, b: A })), ['IndexMismatch', `in ${A} but not in the index (tensor "a")`]);
+  // File names, before any shard is opened.
+  assert.deepEqual(await error(index({ a: A, b: A, c: B, z: 'z.safetensors', y: 'y.safetensors' })), ['ShardMissing', 'shard y.safetensors named by the index was not given']);
+  assert.deepEqual(await error(index({ a: A, b: A }), files()), ['IndexMismatch', `shard ${B} is not named by the index`]);
+  assert.deepEqual(await error(index({ a: A, b: A, c: B }), [...files(), new File([fileB], A)]), ['IndexMismatch', `shard ${A} is given twice`]);
+});

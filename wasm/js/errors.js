@@ -1,0 +1,63 @@
+// The package's one error class, and the errors wasm reports as numbers: a
+// kind number and its fields (wasm/src/error.rs), worded by messages.js.
+
+import { JS_KINDS, KINDS, MESSAGES } from './messages.js';
+
+/**
+ * Every error kind by name (`KIND.Http === 'Http'`): the modules of this
+ * package name kinds through it, so each is spelt once, in messages.js.
+ */
+export const KIND = Object.freeze(Object.fromEntries([...KINDS, ...JS_KINDS].map((k) => [k, k])));
+
+/**
+ * Every error of the package. `kind` is the core's error kind name (e.g.
+ * "InvalidOffset") or one of this layer's ("OffsetTooLarge", "Http", …);
+ * `offset` is the header byte where it was found; `tensor` the tensor's name.
+ */
+export class SafeTensorsError extends Error {
+  constructor(kind, message, { offset = null, tensor = null, cause } = {}) {
+    let text = message;
+    if (offset !== null) text += ` at header byte ${offset}`;
+    if (tensor !== null) text += ` (tensor ${JSON.stringify(tensor)})`;
+    super(text, cause === undefined ? undefined : { cause });
+    this.name = 'SafeTensorsError';
+    this.kind = kind;
+    this.offset = offset;
+    this.tensor = tensor;
+  }
+}
+
+/** Throws a SafeTensorsError. */
+export function fail(kind, message, opts) {
+  throw new SafeTensorsError(kind, message, opts);
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * The error of a wasm call from its numbers: [-1, offset, tensor_start,
+ * tensor_len, tensor_index, (hi, lo) × 3, kind number]. `json` holds the
+ * header the spans point into; `names` resolves a tensor index (writer
+ * errors) to the caller's name.
+ */
+export function wasmError(nums, json, names) {
+  const kind = KINDS[nums[11]] ?? KIND.Unlisted;
+  const fields = [];
+  for (let i = 5; i < 11; i += 2) {
+    const [hi, lo] = [nums[i], nums[i + 1]];
+    fields.push(hi < 2 ** 21 ? hi * 2 ** 32 + lo : (BigInt(hi) << 32n) | BigInt(lo));
+  }
+  let tensor = null;
+  if (nums[2] >= 0 && json !== undefined) {
+    const raw = utf8.decode(json.subarray(nums[2], nums[2] + nums[3]));
+    try {
+      tensor = raw.includes('\\') ? JSON.parse(`"${raw}"`) : raw;
+    } catch {
+      tensor = raw;
+    }
+  } else if (nums[4] >= 0 && names !== undefined) {
+    tensor = names(nums[4]);
+  }
+  const message = MESSAGES[kind]?.(fields) ?? kind;
+  return new SafeTensorsError(kind, message, { offset: nums[1] < 0 ? null : nums[1], tensor });
+}

@@ -1,0 +1,139 @@
+// An opened safetensors file: its description (the parsed header) and its
+// source (where the bytes come from).
+
+import { DTYPES } from './dtypes.js';
+import { openPrefix } from './description.js';
+import { KIND, fail } from './errors.js';
+import { BlobSource, BytesSource, NoSource, UrlSource, openLazy } from './sources.js';
+import { Tensor } from './tensor.js';
+import { u8 } from './wire.js';
+
+/** A parameter count with nothing counted yet. */
+export function emptyCount() {
+  return { total: 0, byDtype: {} };
+}
+
+/** Adds `n` elements of `dtype` to a parameter count. */
+export function addCount(count, dtype, n) {
+  count.total += n;
+  count.byDtype[dtype] = (count.byDtype[dtype] ?? 0) + n;
+}
+
+/** An opened safetensors file (see index.d.ts). */
+export class SafeTensors {
+  #desc;
+  #tensors = null;
+  #metadata = undefined;
+
+  /** @internal Use the static constructors. */
+  constructor(desc, source, fileSize) {
+    this.#desc = desc;
+    this._source = source;
+    this.headerSize = desc.headerSize;
+    this.dataOffset = desc.headerSize + 8;
+    // ≤ 2^53: wasm rejected any tensor ending above (and docs/format.md R13
+    // exact-length ties the size to the last end).
+    this.fileSize = Number(fileSize);
+  }
+
+  /** Bytes read from the source so far (the whole input for fromBytes). */
+  get bytesRead() {
+    return this._source.bytesRead;
+  }
+
+  /** Opens a whole file in memory; validates the header and the length. */
+  static fromBytes(buf) {
+    const bytes = u8(buf);
+    const size = bytes.byteLength;
+    let r = openPrefix(bytes.subarray(0, 8), size);
+    if (typeof r === 'number') r = openPrefix(bytes.subarray(0, r), size);
+    return new SafeTensors(r, new BytesSource(bytes), size);
+  }
+
+  /**
+   * Opens from the header bytes alone (at least the first 8 + N bytes of a
+   * file of `fileSize` bytes). Tensors have no data source.
+   */
+  static fromHeader(prefix, fileSize) {
+    if (typeof fileSize === 'bigint' ? fileSize < 0n || fileSize >= 2n ** 64n : !(Number.isSafeInteger(fileSize) && fileSize >= 0)) {
+      throw new TypeError('fileSize: expected a non-negative integer (a number up to 2^53, or a bigint)');
+    }
+    const r = openPrefix(u8(prefix), fileSize);
+    if (typeof r === 'number') {
+      fail(KIND.HeaderIncomplete, `the first ${r} bytes of the file are needed, ${u8(prefix).byteLength} were given`);
+    }
+    return new SafeTensors(r, new NoSource(), fileSize);
+  }
+
+  /** Opens a Blob or File lazily: reads 8 bytes, then the header. */
+  static async fromBlob(blob, { signal } = {}) {
+    const source = new BlobSource(blob);
+    const first = blob.size >= 8 ? await source.read(0, 8, signal) : new Uint8Array(0);
+    const desc = await openLazy(source, first, blob.size, signal);
+    return new SafeTensors(desc, source, blob.size);
+  }
+
+  /**
+   * Opens a URL with HTTP Range requests (a server that ignores them and
+   * answers 200 gets the whole body read). `prefetch` is the size of the
+   * first request (default 64 KiB).
+   */
+  static async fromUrl(url, { headers, signal, prefetch = 65536, fetch: fetchFn = globalThis.fetch } = {}) {
+    const source = new UrlSource(String(url), headers, fetchFn);
+    const { prefix, total } = await source.first(Math.max(8, prefetch), signal);
+    const desc = await openLazy(source, prefix, total, signal);
+    // total ≤ 2^53 here: wasm rejected any tensor ending above.
+    source.size = Number(total);
+    return new SafeTensors(desc, source, Number(total));
+  }
+
+  /** Tensor names in data-offset order. */
+  names() {
+    return this.#desc.names.slice();
+  }
+
+  /** The `__metadata__` map, or null when the header has none. */
+  metadata() {
+    if (this.#metadata === undefined) {
+      const m = this.#desc.metadata;
+      this.#metadata = m === null ? null : Object.fromEntries(m);
+    }
+    return this.#metadata === null ? null : { ...this.#metadata };
+  }
+
+  #make(i) {
+    const d = this.#desc;
+    return new Tensor(this, d.names[i], DTYPES[d.dtype(i)], d.shape(i), d.begin(i), d.end(i), d.elements(i));
+  }
+
+  /** The tensor with this name, or undefined. */
+  tensor(name) {
+    const i = this.#desc.find(name);
+    if (i === undefined) return undefined;
+    if (this.#tensors !== null) return this.#tensors[i];
+    return this.#make(i);
+  }
+
+  /** Every tensor, in data-offset order. */
+  tensors() {
+    if (this.#tensors === null) {
+      const n = this.#desc.names.length;
+      const all = new Array(n);
+      for (let i = 0; i < n; i++) all[i] = this.#make(i);
+      this.#tensors = all;
+    }
+    return this.#tensors.slice();
+  }
+
+  /** Element counts: the total and per dtype. */
+  parameterCount() {
+    const count = emptyCount();
+    const d = this.#desc;
+    for (let i = 0; i < d.names.length; i++) addCount(count, DTYPES[d.dtype(i)], d.elements(i));
+    return count;
+  }
+
+  get length() {
+    return this.#desc.names.length;
+  }
+}

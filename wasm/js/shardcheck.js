@@ -1,0 +1,78 @@
+// Whether a sharded model's index (model.safetensors.index.json) agrees with
+// the headers of its shards. Plain data in, findings out, no wasm and no
+// I/O: openSharded turns the first finding into its error, the web viewer
+// lists them all in its integrity report.
+
+/**
+ * Compares an index's `weight_map` (tensor name → shard file name) and its
+ * `metadata.total_size` with the shards' headers.
+ *
+ * `shards` are `{ name, names, dataBytes }`: the shard's file name, its
+ * tensor names in data-offset order (null when its header was not read:
+ * only file names are compared for it) and the bytes of its data buffer
+ * (file size − 8 − N, which the tensors tile exactly). `index` may be null
+ * (files opened together without an index): then only duplicates are found.
+ * `fileKey` maps both the index's file names and the shards' names to what
+ * is compared (default: the name itself).
+ *
+ * Findings, in this order (each kind in the order shown):
+ * - `missing` {tensor, file} and `misplaced` {tensor, file, shard, at}, in
+ *   index order: the index puts `tensor` in `file`, whose header was read;
+ *   no shard has it, or (misplaced) its first occurrence is `shards[shard]`,
+ *   position `at`;
+ * - `duplicate` {tensor, shard, at, first} and `unlisted` {tensor, shard, at},
+ *   in shard order, then data-offset order: a tensor again in `shards[shard]`
+ *   after `shards[first]`; a tensor the index does not list;
+ * - `missingShard` {file}, in index order: named by the index, not a shard;
+ * - `unnamedShard` {shard}, in shard order: a shard the index does not name;
+ * - `totalSize` {declared, bytes}: `metadata.total_size` (when not null)
+ *   differs from the bytes of the read shards' data.
+ *
+ * @param {{ weight_map: Record<string, string>, metadata?: Record<string, unknown> | null } | null} index
+ * @param {Array<{ name: string, names: readonly string[] | null, dataBytes?: number }>} shards
+ * @param {{ fileKey?: (name: string) => string }} [options]
+ */
+export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
+  const map = index?.weight_map ?? null;
+  // Each tensor's first occurrence; later ones are duplicates.
+  const where = new Map();
+  const inShards = [];
+  let bytes = 0;
+  shards.forEach(({ names, dataBytes }, shard) => {
+    if (names === null) return;
+    bytes += dataBytes ?? 0;
+    for (let at = 0; at < names.length; at++) {
+      const tensor = names[at];
+      const seen = where.get(tensor);
+      if (seen === undefined) where.set(tensor, { shard, at });
+      else inShards.push({ kind: 'duplicate', tensor, shard, at, first: seen.shard });
+      if (map !== null && !Object.hasOwn(map, tensor)) inShards.push({ kind: 'unlisted', tensor, shard, at });
+    }
+  });
+  if (map === null) return inShards;
+
+  const findings = [];
+  // Shards by key (of two with one key, the later one counts).
+  const shardOf = new Map(shards.map((s, i) => [fileKey(s.name), i]));
+  const missingShards = new Set();
+  for (const [tensor, file] of Object.entries(map)) {
+    const s = shardOf.get(fileKey(file));
+    if (s === undefined) missingShards.add(file);
+    else if (shards[s].names !== null) {
+      const seen = where.get(tensor);
+      if (seen === undefined) findings.push({ kind: 'missing', tensor, file });
+      else if (seen.shard !== s) findings.push({ kind: 'misplaced', tensor, file, shard: seen.shard, at: seen.at });
+    }
+  }
+  findings.push(...inShards);
+  for (const file of missingShards) findings.push({ kind: 'missingShard', file });
+  const named = new Set(Object.values(map).map(fileKey));
+  shards.forEach((s, shard) => {
+    if (!named.has(fileKey(s.name))) findings.push({ kind: 'unnamedShard', shard });
+  });
+  const declared = index.metadata?.total_size;
+  if (declared !== undefined && declared !== null && Number(declared) !== bytes) {
+    findings.push({ kind: 'totalSize', declared, bytes });
+  }
+  return findings;
+}

@@ -1,0 +1,163 @@
+// Sharded models: model.safetensors.index.json and the shards it names,
+// opened as one namespace once the index and the shard headers agree.
+
+import { KIND, SafeTensorsError, fail } from './errors.js';
+import { SafeTensors, addCount, emptyCount } from './file.js';
+import { checkShards } from './shardcheck.js';
+import { httpError } from './sources.js';
+
+async function readIndex(index, signal, fetchFn, headers) {
+  if (typeof Blob !== 'undefined' && index instanceof Blob) {
+    return { json: parseIndexText(await index.text()), base: null };
+  }
+  if (typeof index === 'string' || index instanceof URL) {
+    const s = String(index);
+    if (s.trimStart().startsWith('{')) return { json: parseIndexText(s), base: null };
+    const res = await fetchFn(s, { headers, signal });
+    if (!res.ok) throw httpError(res, s);
+    return { json: parseIndexText(await res.text()), base: s };
+  }
+  if (index !== null && typeof index === 'object') return { json: index, base: null };
+  throw new TypeError('index: expected a Blob, a URL, JSON text or an object');
+}
+
+function parseIndexText(text) {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    return fail(KIND.IndexInvalid, `index is not JSON: ${e.message}`, { cause: e });
+  }
+}
+
+function baseName(s) {
+  const path = s.split(/[?#]/)[0];
+  return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+}
+
+/** A model split into shards, one namespace over all (see index.d.ts). */
+export class ShardedModel {
+  #where;
+  constructor(index, shards, where) {
+    this.index = index;
+    this.shards = shards;
+    this.#where = where;
+  }
+
+  names() {
+    return [...this.#where.keys()];
+  }
+
+  tensor(name) {
+    const file = this.#where.get(name);
+    return file === undefined ? undefined : file.tensor(name);
+  }
+
+  tensors() {
+    return this.shards.flatMap((s) => s.file.tensors());
+  }
+
+  metadata() {
+    const m = this.index.metadata;
+    return m === undefined || m === null ? null : { ...m };
+  }
+
+  parameterCount() {
+    const count = emptyCount();
+    for (const s of this.shards) {
+      const c = s.file.parameterCount();
+      for (const [d, n] of Object.entries(c.byDtype)) addCount(count, d, n);
+    }
+    return count;
+  }
+
+  get bytesRead() {
+    return this.shards.reduce((n, s) => n + s.file.bytesRead, 0);
+  }
+}
+
+/**
+ * Opens a sharded model: `index` is model.safetensors.index.json (a Blob, a
+ * URL, its text or the parsed object); `shards` are the shard files (Files,
+ * Blobs or URLs), matched to the index by name. With a URL index and no
+ * shards, the shards are fetched from beside it. The index must agree with
+ * the shard headers exactly.
+ */
+export async function openSharded(index, shards = [], { headers, signal, fetch: fetchFn = globalThis.fetch } = {}) {
+  const { json, base } = await readIndex(index, signal, fetchFn, headers);
+  const map = json?.weight_map;
+  if (map === null || typeof map !== 'object' || Array.isArray(map)) {
+    fail(KIND.IndexInvalid, 'index has no "weight_map" object');
+  }
+  const wanted = new Set(); // the shard file names the index uses
+  for (const [name, file] of Object.entries(map)) {
+    if (typeof file !== 'string') fail(KIND.IndexInvalid, 'weight_map value is not a string', { tensor: name });
+    wanted.add(file);
+  }
+  const given = new Map();
+  for (const s of shards) {
+    const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;
+    if (typeof name !== 'string' || name === '') {
+      fail(KIND.IndexInvalid, 'a shard given as a Blob needs a name (use a File)');
+    }
+    if (given.has(name)) fail(KIND.IndexMismatch, `shard ${name} is given twice`);
+    given.set(name, s);
+  }
+  // The file names agree before any shard is opened (no header read yet).
+  const givenNames = [...given.keys()];
+  const named = checkShards(json, givenNames.map((name) => ({ name, names: null })));
+  for (const f of named.filter((x) => x.kind === 'missingShard').map((x) => x.file).sort()) {
+    if (base !== null) given.set(f, new URL(f, base).href);
+    else fail(KIND.ShardMissing, `shard ${f} named by the index was not given`);
+  }
+  const unnamed = named.find((x) => x.kind === 'unnamedShard');
+  if (unnamed !== undefined) fail(KIND.IndexMismatch, `shard ${givenNames[unnamed.shard]} is not named by the index`);
+  const files = [...wanted].sort();
+  const opened = await Promise.all(
+    files.map(async (f) => {
+      const s = given.get(f);
+      try {
+        const file =
+          typeof s === 'string' || s instanceof URL
+            ? await SafeTensors.fromUrl(s, { headers, signal, fetch: fetchFn })
+            : await SafeTensors.fromBlob(s, { signal });
+        return { name: f, file };
+      } catch (e) {
+        if (e instanceof SafeTensorsError) e.message = `${f}: ${e.message}`;
+        throw e;
+      }
+    }),
+  );
+  const found = checkShards(
+    json,
+    opened.map(({ name, file }) => ({ name, names: file.names(), dataBytes: file.fileSize - file.dataOffset })),
+  );
+  failOnFindings(found, opened);
+  // (Through tensors(): each file keeps its Tensor objects, so
+  // model.tensor(name) gives the same object every time.)
+  const where = new Map();
+  for (const { file } of opened) for (const t of file.tensors()) where.set(t.name, file);
+  return new ShardedModel(json, opened, where);
+}
+
+// Throws openSharded's error for checkShards' findings over the opened
+// shards, if any: the first problem met reading the shards in order, tensor
+// by tensor (a repeat before anything else about it); then the index's
+// entries in order; then the total size.
+function failOnFindings(found, opened) {
+  let first;
+  for (const x of found) {
+    if (x.at === undefined) continue;
+    if (first === undefined || x.shard < first.shard || (x.shard === first.shard && (x.at < first.at || (x.at === first.at && x.kind === 'duplicate')))) {
+      first = x;
+    }
+  }
+  first ??= found.find((x) => x.kind === 'missing') ?? found.find((x) => x.kind === 'totalSize');
+  if (first === undefined) return;
+  const { tensor = null } = first;
+  const shard = opened[first.shard]?.name;
+  if (first.kind === 'duplicate') fail(KIND.DuplicateTensorName, `tensor in two shards`, { tensor });
+  if (first.kind === 'misplaced') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, it is in ${shard}`, { tensor });
+  if (first.kind === 'unlisted') fail(KIND.IndexMismatch, `in ${shard} but not in the index`, { tensor });
+  if (first.kind === 'missing') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, which has no such tensor`, { tensor });
+  fail(KIND.IndexMismatch, `index metadata total_size is ${first.declared}, the shards hold ${first.bytes} bytes of tensors`);
+}

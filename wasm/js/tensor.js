@@ -1,0 +1,137 @@
+// One tensor of an opened file, and decoding float dtypes to f32 through
+// wasm in bounded chunks (only a chunk at a time enters wasm memory).
+
+import * as wasm from './safetensors_nano_wasm.js';
+import { BITS, DTYPE_INDEX, VIEW } from './dtypes.js';
+import { KIND, fail, wasmError } from './errors.js';
+import { u8, wasmNumbers } from './wire.js';
+
+// Decode chunk: a multiple of 3 bytes (F6) and of 8 (every element size).
+const DECODE_CHUNK = 3 * 65536;
+const DEFAULT_READ_CHUNK = 8 * 1024 * 1024;
+
+/** The index of a dtype name in DTYPES; UnknownDtype for any other value. */
+export function dtypeIndex(dtype) {
+  const d = DTYPE_INDEX.get(dtype);
+  if (d === undefined) fail(KIND.UnknownDtype, `unknown dtype ${JSON.stringify(dtype)}`);
+  return d;
+}
+
+// Decodes `src` (whole elements of dtype index d) into out[at…] through wasm,
+// DECODE_CHUNK bytes at a time; returns the next free index of `out`. Calls
+// wasm at least once, so a dtype that does not decode is an error even for
+// empty data.
+function decodeInto(d, src, out, at) {
+  let pos = 0;
+  do {
+    const n = wasm.decode(d, src.subarray(pos, pos + DECODE_CHUNK), out, at);
+    // (An error: its numbers, read in place as open's.)
+    if (n < 0) throw wasmError(wasmNumbers().subarray(-n / 8));
+    at += n;
+    pos += DECODE_CHUNK;
+  } while (pos < src.byteLength);
+  return at;
+}
+
+/**
+ * Decodes whole elements of a float dtype to f32, exactly as the core does,
+ * through wasm in bounded chunks. `out` (optional) must have one slot per element.
+ */
+export function decodeFloat32(dtype, bytes, out) {
+  const d = dtypeIndex(dtype);
+  const src = u8(bytes);
+  const elements = (src.byteLength * 8) / BITS[d];
+  if (!Number.isInteger(elements)) {
+    decodeInto(d, src.subarray(0, 0), new Float32Array(0), 0); // a non-float dtype fails first
+    fail(KIND.DataLengthMismatch, `${src.byteLength} bytes are not a whole number of ${dtype} elements`);
+  }
+  if (out === undefined) out = new Float32Array(elements);
+  else if (!(out instanceof Float32Array) || out.length !== elements) {
+    fail(KIND.LengthMismatch, `output of ${out?.length} floats where ${elements} are needed`);
+  }
+  // wasm writes through a plain view of the caller's memory: a subclass's
+  // own `set`, or a detached buffer, never runs or throws inside wasm.
+  let view;
+  try {
+    view = new Float32Array(out.buffer, out.byteOffset, out.length);
+  } catch (e) {
+    fail(KIND.InvalidArgument, 'the output array cannot be written (its buffer was detached)', { cause: e });
+  }
+  decodeInto(d, src, view, 0);
+  return out;
+}
+
+// One tensor of an opened file (the Tensor interface of index.d.ts).
+export class Tensor {
+  #file;
+  constructor(file, name, dtype, shape, begin, end, elements) {
+    this.#file = file;
+    this.name = name;
+    this.dtype = dtype;
+    this.shape = shape;
+    this.byteOffset = file.dataOffset + begin;
+    this.byteLength = end - begin;
+    this.elementCount = elements;
+  }
+
+  /** [begin, end] relative to the data buffer, as in the header. */
+  get dataOffsets() {
+    const begin = this.byteOffset - this.#file.dataOffset;
+    return [begin, begin + this.byteLength];
+  }
+
+  #inMemory() {
+    const bytes = this.#file._source.bytes;
+    if (bytes === null) {
+      fail(KIND.NotInMemory, 'this file is read lazily: use read() or readFloat32()', { tensor: this.name });
+    }
+    return bytes;
+  }
+
+  /** The tensor's bytes: a zero-copy view into the file's buffer. */
+  bytes() {
+    const bytes = this.#inMemory();
+    return new Uint8Array(bytes.buffer, bytes.byteOffset + this.byteOffset, this.byteLength);
+  }
+
+  /** A zero-copy typed view, or null when the data is not aligned for it. */
+  view() {
+    const bytes = this.#inMemory();
+    const Ctor = VIEW[DTYPE_INDEX.get(this.dtype)];
+    const start = bytes.byteOffset + this.byteOffset;
+    if (start % Ctor.BYTES_PER_ELEMENT !== 0) return null;
+    return new Ctor(bytes.buffer, start, this.byteLength / Ctor.BYTES_PER_ELEMENT);
+  }
+
+  /** Decodes a float tensor to a new Float32Array (in-memory files). */
+  toFloat32() {
+    return decodeFloat32(this.dtype, this.bytes());
+  }
+
+  /** Reads the tensor's bytes from any source. */
+  async read({ signal } = {}) {
+    const src = this.#file._source;
+    return src.read(this.byteOffset, this.byteOffset + this.byteLength, signal);
+  }
+
+  /** Reads and decodes a float tensor in chunks, from any source. */
+  async readFloat32({ signal, onProgress, chunkBytes = DEFAULT_READ_CHUNK } = {}) {
+    const d = dtypeIndex(this.dtype);
+    const src = this.#file._source;
+    const out = new Float32Array(this.elementCount);
+    // Whole elements per chunk: a multiple of 24 bytes (3 for F6, 8 for F64).
+    const step = Math.max(24, chunkBytes - (chunkBytes % 24));
+    const total = this.byteLength;
+    let at = 0;
+    let done = 0;
+    onProgress?.(0, total);
+    do {
+      const end = Math.min(total, done + step);
+      const bytes = end > done ? await src.read(this.byteOffset + done, this.byteOffset + end, signal) : new Uint8Array(0);
+      at = decodeInto(d, bytes, out, at);
+      done = end;
+      if (end > 0) onProgress?.(done, total);
+    } while (done < total);
+    return out;
+  }
+}
