@@ -2,9 +2,9 @@
 //! pass as the parse (a [`Visitor`]).
 //!
 //! Names do not cross: JS holds the header bytes and decodes a name from
-//! its span when asked (`wasm/js/api.js`, `Description`). A span is the raw
-//! string content between the quotes, as `[start, len]` (header byte
-//! offset and byte length; JS unescapes what holds a backslash).
+//! its span when asked (`wasm/js/description.js`, `Description`). A span
+//! is the raw string content between the quotes, as `[start, len]` (header
+//! byte offset and byte length; JS unescapes what holds a backslash).
 //!
 //! Success, in four parts (their indices are named in [`crate::wire`];
 //! element counts are `(end − begin) × 8 / bits`: the core validated

@@ -29,6 +29,11 @@ macro_rules! layer_kinds {
     )*) => {
         /// The kinds of error this layer makes itself, numbered after the
         /// core's kinds.
+        ///
+        /// ```
+        /// use safetensors_nano_wasm::{LayerKind, LAYER_TABLE};
+        /// assert_eq!(LAYER_TABLE[LayerKind::DimensionTooLarge as usize].name, "DimensionTooLarge");
+        /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         #[repr(u8)]
         // (The reader's and the writer's module each make only some of
@@ -70,6 +75,12 @@ layer_kinds! {
 
 impl LayerKind {
     /// The kind's wire number: after every core kind's.
+    ///
+    /// ```
+    /// use safetensors_nano::ErrorKind;
+    /// use safetensors_nano_wasm::LayerKind;
+    /// assert_eq!(LayerKind::OffsetTooLarge.code(), ErrorKind::COUNT);
+    /// ```
     pub const fn code(self) -> u8 {
         ErrorKind::COUNT.saturating_add(self as u8)
     }
