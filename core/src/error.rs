@@ -1,4 +1,9 @@
 //! One `Copy` error type for everything the crate does: a kind, and where.
+//!
+//! The kinds are one table ([`ErrorKind::TABLE`], declared with the enum by
+//! `error_kinds!` below): per kind its name, the numbers it carries (their
+//! names and wire order) and its message template, which `Display` renders
+//! and the npm package's generated JS renders the same way.
 
 use core::fmt;
 
@@ -32,7 +37,32 @@ pub enum Expected {
 }
 
 impl Expected {
-    const fn describe(self) -> &'static str {
+    /// Every `Expected`, in declaration order: an error's wire number for
+    /// one is its index here.
+    ///
+    /// ```
+    /// use safetensors_nano::Expected;
+    /// assert_eq!(Expected::ALL[Expected::Colon as usize], Expected::Colon);
+    /// ```
+    pub const ALL: [Expected; 10] = [
+        Expected::Value,
+        Expected::Object,
+        Expected::Array,
+        Expected::String,
+        Expected::Colon,
+        Expected::CommaOrObjectEnd,
+        Expected::CommaOrArrayEnd,
+        Expected::Digit,
+        Expected::Integer,
+        Expected::End,
+    ];
+
+    /// How an error message names it, e.g. `"a string"`.
+    ///
+    /// ```
+    /// assert_eq!(safetensors_nano::Expected::CommaOrArrayEnd.describe(), "',' or ']'");
+    /// ```
+    pub const fn describe(self) -> &'static str {
         match self {
             Expected::Value => "a JSON value",
             Expected::Object => "an object",
@@ -61,6 +91,15 @@ pub enum Field {
 }
 
 impl Field {
+    /// Every field, in declaration order: an error's wire number for one
+    /// is its index here.
+    ///
+    /// ```
+    /// use safetensors_nano::Field;
+    /// assert_eq!(Field::ALL[Field::Shape as usize], Field::Shape);
+    /// ```
+    pub const ALL: [Field; 3] = [Field::Dtype, Field::Shape, Field::DataOffsets];
+
     /// The field's key as written in a header.
     ///
     /// ```
@@ -75,103 +114,452 @@ impl Field {
     }
 }
 
-/// What went wrong. Variants carry the numbers involved (expected vs found).
+/// What one number an error kind carries is, which decides how its
+/// message shows it (see [`KindInfo::template`]).
 ///
-/// [`ErrorKind::reference_name`] maps each kind to the error the reference
-/// implementation gives for the same input, where it has one.
+/// ```
+/// use safetensors_nano::{ErrorKind, WireType};
+/// let info = ErrorKind::MissingField { field: safetensors_nano::Field::Shape }.info();
+/// assert_eq!(info.fields[0].ty, WireType::Field);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum ErrorKind {
+pub enum WireType {
+    /// An integer, shown in decimal (or as the template's format code says).
+    Number,
+    /// An [`Expected`], as its index in [`Expected::ALL`]; shown as
+    /// [`Expected::describe`] says.
+    Expected,
+    /// A [`Field`], as its index in [`Field::ALL`]; shown as its key.
+    Field,
+    /// A [`Dtype`], as its index in [`Dtype::ALL`]; shown as its name.
+    Dtype,
+}
+
+impl WireType {
+    /// The type's name in lower case, e.g. `"expected"` (as the npm
+    /// package's generated tables spell it).
+    ///
+    /// ```
+    /// assert_eq!(safetensors_nano::WireType::Dtype.name(), "dtype");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            WireType::Number => "number",
+            WireType::Expected => "expected",
+            WireType::Field => "field",
+            WireType::Dtype => "dtype",
+        }
+    }
+}
+
+/// One number an error kind carries: the variant field's name and type.
+///
+/// ```
+/// use safetensors_nano::{ErrorKind, WireType};
+/// let f = ErrorKind::HeaderTooSmall { len: 3 }.info().fields[0];
+/// assert_eq!((f.name, f.ty), ("len", WireType::Number));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireField {
+    /// The variant field's name.
+    pub name: &'static str,
+    /// What it is.
+    pub ty: WireType,
+}
+
+/// One row of the error-kind table: a kind's name, the numbers it
+/// carries and its message template.
+///
+/// ```
+/// use safetensors_nano::ErrorKind;
+/// let info = ErrorKind::CapacityExceeded { capacity: 4, needed: 9 }.info();
+/// assert_eq!(info.name, "CapacityExceeded");
+/// assert_eq!(info.message([4, 9, 0]).to_string(), "table of 4 slots is too small: this header needs 9");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindInfo {
+    /// The variant name ([`ErrorKind::name`]).
+    pub name: &'static str,
+    /// The numbers the kind carries, in wire order (the variant's field
+    /// order): [`ErrorKind::fields`] gives their values.
+    pub fields: &'static [WireField],
+    /// The message, with `{name}` where the field `name` goes: a
+    /// [`WireType::Number`] in decimal, `{name:x}` in lower-case hex,
+    /// `{name:02x}` in hex of at least two digits, `{name:or_more}` in
+    /// decimal followed by `" or more"` when it is 3 or more (a count that
+    /// stops at 3); the other types as [`WireType`] says.
+    pub template: &'static str,
+}
+
+impl KindInfo {
+    /// The message of this kind for these numbers (in wire order).
+    ///
+    /// ```
+    /// use safetensors_nano::ErrorKind;
+    /// let info = ErrorKind::DataOffsetsNotPair { found: 3 }.info();
+    /// assert_eq!(info.message([3, 0, 0]).to_string(), "data_offsets holds 3 or more integers, not 2");
+    /// ```
+    pub const fn message(&'static self, values: [u64; 3]) -> Message {
+        Message { info: self, values }
+    }
+}
+
+/// A kind's message for some numbers ([`KindInfo::message`]), rendered by
+/// `Display` from the template.
+///
+/// ```
+/// use safetensors_nano::ErrorKind;
+/// let info = ErrorKind::Storage { address: 0, len: 0 }.info();
+/// let text = info.message([0x800, 16, 0]).to_string();
+/// assert_eq!(text, "storage failed to read 16 bytes at address 0x800");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Message {
+    info: &'static KindInfo,
+    values: [u64; 3],
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rest = self.info.template;
+        while let Some((text, after)) = rest.split_once('{') {
+            f.write_str(text)?;
+            let (spec, after) = after.split_once('}').unwrap_or((after, ""));
+            rest = after;
+            let (name, code) = spec.split_once(':').unwrap_or((spec, ""));
+            let mut fields = self.info.fields.iter().zip(self.values);
+            // (A test checks that every template names its own fields.)
+            let Some((field, v)) = fields.find(|(field, _)| field.name == name) else {
+                continue;
+            };
+            let index = usize::try_from(v).unwrap_or(usize::MAX);
+            let named = match field.ty {
+                WireType::Number => None,
+                WireType::Expected => Some(Expected::ALL.get(index).map(|e| e.describe())),
+                WireType::Field => Some(Field::ALL.get(index).map(|e| e.key())),
+                WireType::Dtype => Some(Dtype::ALL.get(index).map(|d| d.name())),
+            };
+            match (named, code) {
+                (Some(text), _) => f.write_str(text.unwrap_or("?")),
+                (None, "x") => write!(f, "{v:x}"),
+                (None, "02x") => write!(f, "{v:02x}"),
+                (None, "or_more") if v >= 3 => write!(f, "{v} or more"),
+                (None, _) => write!(f, "{v}"),
+            }?;
+        }
+        f.write_str(rest)
+    }
+}
+
+/// What an error kind's field is on the wire: its [`WireType`] and its
+/// value as a number.
+trait Wire: Copy {
+    const TYPE: WireType;
+    fn wire(self) -> u64;
+}
+
+impl Wire for u8 {
+    const TYPE: WireType = WireType::Number;
+    #[inline(always)]
+    fn wire(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Wire for u32 {
+    const TYPE: WireType = WireType::Number;
+    #[inline(always)]
+    fn wire(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Wire for u64 {
+    const TYPE: WireType = WireType::Number;
+    #[inline(always)]
+    fn wire(self) -> u64 {
+        self
+    }
+}
+
+impl Wire for Expected {
+    const TYPE: WireType = WireType::Expected;
+    #[inline(always)]
+    fn wire(self) -> u64 {
+        self as u64
+    }
+}
+
+impl Wire for Field {
+    const TYPE: WireType = WireType::Field;
+    #[inline(always)]
+    fn wire(self) -> u64 {
+        self as u64
+    }
+}
+
+impl Wire for Dtype {
+    const TYPE: WireType = WireType::Dtype;
+    #[inline(always)]
+    fn wire(self) -> u64 {
+        self as u64
+    }
+}
+
+/// The three wire numbers of a kind's fields, zero-padded (more than three
+/// does not compile: the wire has room for three).
+macro_rules! three {
+    () => {
+        [0, 0, 0]
+    };
+    ($a:expr) => {
+        [$a, 0, 0]
+    };
+    ($a:expr, $b:expr) => {
+        [$a, $b, 0]
+    };
+    ($a:expr, $b:expr, $c:expr) => {
+        [$a, $b, $c]
+    };
+}
+
+/// `Some` of a reference implementation's error name, or `None`.
+macro_rules! reference {
+    () => {
+        None
+    };
+    ($name:literal) => {
+        Some($name)
+    };
+}
+
+/// Declares [`ErrorKind`] and [`ErrorKind::TABLE`] from one list: per kind
+/// its doc, its fields (their docs, names and types, in wire order), the
+/// reference implementation's name for it (if it has one) and its message
+/// template.
+macro_rules! error_kinds {
+    ($(
+        $(#[doc = $doc:literal])*
+        $kind:ident $({
+            $($(#[doc = $fdoc:literal])* $field:ident: $fty:ty),* $(,)?
+        })?
+        $(reference $reference:literal)?
+        => $template:literal;
+    )*) => {
+        /// What went wrong. Variants carry the numbers involved (expected vs found).
+        ///
+        /// [`ErrorKind::reference_name`] maps each kind to the error the reference
+        /// implementation gives for the same input, where it has one.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $(
+                $(#[doc = $doc])*
+                $kind $({ $($(#[doc = $fdoc])* $field: $fty,)* })?,
+            )*
+        }
+
+        /// The kinds' numbers ([`ErrorKind::code`]): their declaration order.
+        #[repr(u8)]
+        enum Code {
+            $($kind,)*
+        }
+
+        impl ErrorKind {
+            /// The table of the kinds, indexed by [`code`](ErrorKind::code).
+            ///
+            /// ```
+            /// use safetensors_nano::ErrorKind;
+            /// let row = &ErrorKind::TABLE[ErrorKind::InvalidUtf8.code() as usize];
+            /// assert_eq!(row.template, "header is not valid UTF-8");
+            /// ```
+            pub const TABLE: &'static [KindInfo] = &[$(
+                KindInfo {
+                    name: stringify!($kind),
+                    fields: &[$($(WireField { name: stringify!($field), ty: <$fty as Wire>::TYPE },)*)?],
+                    template: $template,
+                },
+            )*];
+
+            /// The kind's number: its place in the declaration (and in
+            /// [`ErrorKind::TABLE`]), stable for bindings.
+            ///
+            /// ```
+            /// use safetensors_nano::ErrorKind;
+            /// assert_eq!(ErrorKind::HeaderTooSmall { len: 0 }.code(), 0);
+            /// assert_eq!(ErrorKind::TABLE[ErrorKind::Sink.code() as usize].name, "Sink");
+            /// ```
+            pub const fn code(&self) -> u8 {
+                match self {
+                    $(ErrorKind::$kind { .. } => Code::$kind as u8,)*
+                }
+            }
+
+            /// The variant name, e.g. `"InvalidOffset"` — stable, for tools and bindings.
+            ///
+            /// ```
+            /// use safetensors_nano::ErrorKind;
+            /// assert_eq!(ErrorKind::NestingTooDeep.name(), "NestingTooDeep");
+            /// ```
+            pub const fn name(&self) -> &'static str {
+                match self {
+                    $(ErrorKind::$kind { .. } => stringify!($kind),)*
+                }
+            }
+
+            /// The name of the `SafeTensorError` variant that the reference
+            /// implementation returns for the same input, or `None` for kinds the
+            /// reference has no counterpart for (it accepts those inputs, or the
+            /// operation does not exist there).
+            ///
+            /// ```
+            /// use safetensors_nano::ErrorKind;
+            /// assert_eq!(ErrorKind::InvalidUtf8.reference_name(), Some("InvalidHeader"));
+            /// assert_eq!(ErrorKind::DuplicateTensorName.reference_name(), None);
+            /// ```
+            pub const fn reference_name(&self) -> Option<&'static str> {
+                match self {
+                    $(ErrorKind::$kind { .. } => reference!($($reference)?),)*
+                }
+            }
+
+            /// The numbers the kind carries, in wire order
+            /// ([`KindInfo::fields`]), zero-padded to three: integers as
+            /// they are, an [`Expected`], [`Field`] or [`Dtype`] as its
+            /// index in its `ALL`.
+            ///
+            /// ```
+            /// use safetensors_nano::{Dtype, ErrorKind};
+            /// let kind = ErrorKind::DtypeMismatch { found: Dtype::I8 };
+            /// assert_eq!(kind.fields(), [Dtype::I8 as u64, 0, 0]);
+            /// ```
+            #[inline]
+            pub fn fields(&self) -> [u64; 3] {
+                // (One arm for all the kinds without fields: an arm each
+                // would be as many copies of the same code in the .wasm.)
+                match *self {
+                    $($(ErrorKind::$kind { $($field),* } => three!($(Wire::wire($field)),*),)?)*
+                    _ => [0; 3],
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
     // ---- framing (R1–R4) ----
     /// The input is shorter than the 8-byte length prefix (R1).
     HeaderTooSmall {
         /// Bytes available.
         len: u64,
-    },
+    } reference "HeaderTooSmall"
+        => "file of {len} bytes is shorter than the 8-byte length prefix";
     /// The declared header length is over the limit (R2).
     HeaderTooLarge {
         /// Declared header length N.
         header_len: u64,
         /// The limit in force.
         limit: u64,
-    },
+    } reference "HeaderTooLarge"
+        => "header length {header_len} is over the limit of {limit} bytes";
     /// The declared header does not fit in the file (R3).
     InvalidHeaderLength {
         /// Declared header length N.
         header_len: u64,
         /// File length.
         file_len: u64,
-    },
+    } reference "InvalidHeaderLength"
+        => "header length {header_len} does not fit in a file of {file_len} bytes";
     /// The header is not valid UTF-8 (R4); the offset is the first bad byte.
-    InvalidUtf8,
+    InvalidUtf8 reference "InvalidHeader"
+        => "header is not valid UTF-8";
 
     // ---- JSON syntax (R5, R6) ----
     /// The header ended inside a JSON value.
     UnexpectedEnd {
         /// What was wanted there.
         expected: Expected,
-    },
+    } reference "InvalidHeaderDeserialization"
+        => "header ends where {expected} was expected";
     /// A byte that cannot start or continue what the grammar wants.
     UnexpectedByte {
         /// The byte found.
         found: u8,
         /// What was wanted there.
         expected: Expected,
-    },
+    } reference "InvalidHeaderDeserialization"
+        => "unexpected byte 0x{found:02x} where {expected} was expected";
     /// A backslash escape that JSON does not have, or a bad `\u` hex digit.
-    InvalidEscape,
+    InvalidEscape reference "InvalidHeaderDeserialization"
+        => "invalid escape in string";
     /// A `\u` escape of a surrogate that is not part of a valid pair.
-    LoneSurrogate,
+    LoneSurrogate reference "InvalidHeaderDeserialization"
+        => "\\u escape of a lone surrogate";
     /// A raw control character (below 0x20) inside a string.
-    ControlCharacterInString,
+    ControlCharacterInString reference "InvalidHeaderDeserialization"
+        => "raw control character in string";
     /// A number that JSON does not allow (leading zero, missing digits), or
     /// one too large to represent.
-    InvalidNumber,
+    InvalidNumber reference "InvalidHeaderDeserialization"
+        => "invalid or out-of-range number";
     /// Arrays and objects nested deeper than the limit (the reference's 128).
-    NestingTooDeep,
+    NestingTooDeep reference "InvalidHeaderDeserialization"
+        => "arrays and objects nested too deep (limit 128)";
 
     // ---- header schema (R7, R8) ----
     /// `__metadata__` is not `null` or an object.
-    MetadataNotObject,
+    MetadataNotObject reference "InvalidHeaderDeserialization"
+        => "__metadata__ is not an object or null";
     /// A `__metadata__` value is not a string.
-    MetadataValueNotString,
+    MetadataValueNotString reference "InvalidHeaderDeserialization"
+        => "__metadata__ value is not a string";
     /// `__metadata__` appears twice.
-    DuplicateMetadata,
+    DuplicateMetadata reference "InvalidHeaderDeserialization"
+        => "__metadata__ appears twice";
     /// A metadata key appears twice (the reference keeps the last one).
-    DuplicateMetadataKey,
+    DuplicateMetadataKey
+        => "metadata key appears twice";
     /// A tensor entry is not a JSON object (the reference also takes an array).
-    TensorNotObject,
+    TensorNotObject reference "InvalidHeaderDeserialization"
+        => "tensor entry is not an object";
     /// The dtype is not a string (the reference also takes `{"F32":null}`).
-    DtypeNotString,
+    DtypeNotString reference "InvalidHeaderDeserialization"
+        => "dtype is not a string";
     /// The dtype string is not one of the 22 names.
-    UnknownDtype,
+    UnknownDtype reference "InvalidHeaderDeserialization"
+        => "unknown dtype";
     /// A required field is missing from a tensor entry.
     MissingField {
         /// Which field.
         field: Field,
-    },
+    } reference "InvalidHeaderDeserialization"
+        => "missing field \"{field}\"";
     /// A required field appears twice in a tensor entry.
     DuplicateField {
         /// Which field.
         field: Field,
-    },
+    } reference "InvalidHeaderDeserialization"
+        => "field \"{field}\" appears twice";
     /// `data_offsets` does not hold exactly two integers.
     DataOffsetsNotPair {
         /// How many integers it holds (counting stops at 3).
         found: u8,
-    },
+    } reference "InvalidHeaderDeserialization"
+        => "data_offsets holds {found:or_more} integers, not 2";
     /// An integer is larger than `u64::MAX`.
-    IntegerTooLarge,
+    IntegerTooLarge reference "InvalidHeaderDeserialization"
+        => "integer larger than 2^64-1";
     /// Two tensors have the same name (after unescaping).
-    DuplicateTensorName,
+    DuplicateTensorName
+        => "tensor name appears twice";
     /// The caller's table is too small for this header.
     CapacityExceeded {
         /// Slots given.
         capacity: u64,
         /// Slots this header needs (tensors plus metadata entries).
         needed: u64,
-    },
+    } => "table of {capacity} slots is too small: this header needs {needed}";
 
     // ---- layout validation (R9–R13) ----
     /// A tensor does not start where the previous one (in offset order)
@@ -183,56 +571,62 @@ pub enum ErrorKind {
         begin: u64,
         /// Declared end.
         end: u64,
-    },
+    } reference "InvalidOffset"
+        => "data_offsets [{begin}, {end}] do not continue at {expected_begin}";
     /// The element count or bit count overflows `u64` (R10).
-    ValidationOverflow,
+    ValidationOverflow reference "ValidationOverflow"
+        => "element or bit count overflows 64 bits";
     /// A sub-byte tensor's bit count is not a multiple of 8 (R11).
     MisalignedSlice {
         /// Elements in the tensor.
         elements: u64,
-    },
+    } reference "MisalignedSlice"
+        => "{elements} sub-byte elements are not a whole number of bytes";
     /// `end − begin` is not the size that shape × dtype gives (R12).
     TensorInvalidInfo {
         /// Bytes that shape × dtype need.
         expected: u64,
         /// `end − begin`.
         found: u64,
-    },
+    } reference "TensorInvalidInfo"
+        => "data_offsets span {found} bytes but shape and dtype need {expected}";
     /// The byte buffer is not exactly as long as the tensors need (R13).
     MetadataIncompleteBuffer {
         /// Buffer length the header describes.
         expected: u64,
         /// Buffer length present.
         found: u64,
-    },
+    } reference "MetadataIncompleteBuffer"
+        => "byte buffer is {found} bytes but the header describes {expected}";
 
     // ---- access ----
     /// The tensor's dtype is not the one asked for.
     DtypeMismatch {
         /// The tensor's dtype.
         found: Dtype,
-    },
+    } => "tensor has dtype {found}, not the one asked for";
     /// The data is not aligned for a typed view; use a copying accessor.
     Misaligned {
         /// Alignment the view needs.
         align: u8,
-    },
+    } => "tensor data is not {align}-byte aligned for a typed view";
     /// An output buffer has the wrong length.
     LengthMismatch {
         /// Length needed.
         expected: u64,
         /// Length given.
         found: u64,
-    },
+    } => "buffer of {found} elements where {expected} are needed";
     /// A length does not fit in this target's `usize`.
-    TooLargeForTarget,
+    TooLargeForTarget
+        => "length does not fit in this target's usize";
     /// A read asked for bytes past the end of a tensor's data.
     ReadOutOfRange {
         /// Byte offset, within the tensor, where the read would end.
         end: u64,
         /// Bytes of data the tensor has.
         len: u64,
-    },
+    } => "read up to byte {end} of a tensor of {len} bytes";
 
     // ---- storage (feature `embedded-storage`) ----
     /// The storage driver failed to read, or the bytes lie beyond its
@@ -242,7 +636,7 @@ pub enum ErrorKind {
         address: u64,
         /// Bytes asked for.
         len: u64,
-    },
+    } => "storage failed to read {len} bytes at address 0x{address:x}";
 
     // ---- slicing ----
     /// More slice indices than the tensor has dimensions.
@@ -251,7 +645,7 @@ pub enum ErrorKind {
         rank: u32,
         /// Indices given.
         given: u32,
-    },
+    } => "{given} slice indices for a tensor of rank {rank}";
     /// A slice index or bound is past the end of its dimension.
     SliceOutOfRange {
         /// Dimension.
@@ -260,14 +654,15 @@ pub enum ErrorKind {
         value: u64,
         /// Size of that dimension.
         size: u64,
-    },
+    } => "slice bound {value} out of range for dimension {dim} of size {size}";
     /// A slice range has start > end, or a step of 0.
     SliceInvalidRange {
         /// Dimension.
         dim: u32,
-    },
+    } => "slice range on dimension {dim} is reversed or has step 0";
     /// A slice of a sub-byte dtype does not start and end on byte boundaries.
-    SliceSubByte,
+    SliceSubByte
+        => "slice of a sub-byte dtype does not fall on byte boundaries";
 
     // ---- writing ----
     /// The output buffer is too small.
@@ -276,240 +671,60 @@ pub enum ErrorKind {
         needed: u64,
         /// Bytes available.
         available: u64,
-    },
+    } => "output buffer of {available} bytes is too small: {needed} needed";
     /// A tensor may not be named `__metadata__`.
-    ReservedName,
+    ReservedName
+        => "a tensor may not be named __metadata__";
     /// A tensor's data length does not equal shape × dtype.
     DataLengthMismatch {
         /// Bytes shape × dtype need.
         expected: u64,
         /// Bytes given.
         found: u64,
-    },
+    } => "tensor data is {found} bytes but shape and dtype need {expected}";
     /// Tensor data arrived for another tensor than the planned next one, or
     /// after the file was complete.
-    DataOutOfOrder,
+    DataOutOfOrder
+        => "tensor data arrived out of the planned order";
     /// The sink failed to take bytes.
-    Sink,
+    Sink
+        => "the output sink failed";
 }
 
 impl ErrorKind {
-    /// The name of the `SafeTensorError` variant that the reference
-    /// implementation returns for the same input, or `None` for kinds the
-    /// reference has no counterpart for (it accepts those inputs, or the
-    /// operation does not exist there).
+    /// How many kinds there are: every [`code`](ErrorKind::code) is below.
     ///
     /// ```
     /// use safetensors_nano::ErrorKind;
-    /// assert_eq!(ErrorKind::InvalidUtf8.reference_name(), Some("InvalidHeader"));
-    /// assert_eq!(ErrorKind::DuplicateTensorName.reference_name(), None);
+    /// assert_eq!(usize::from(ErrorKind::COUNT), ErrorKind::TABLE.len());
     /// ```
-    pub const fn reference_name(&self) -> Option<&'static str> {
-        use ErrorKind::*;
-        Some(match self {
-            HeaderTooSmall { .. } => "HeaderTooSmall",
-            HeaderTooLarge { .. } => "HeaderTooLarge",
-            InvalidHeaderLength { .. } => "InvalidHeaderLength",
-            InvalidUtf8 => "InvalidHeader",
-            UnexpectedEnd { .. }
-            | UnexpectedByte { .. }
-            | InvalidEscape
-            | LoneSurrogate
-            | ControlCharacterInString
-            | InvalidNumber
-            | NestingTooDeep
-            | MetadataNotObject
-            | MetadataValueNotString
-            | DuplicateMetadata
-            | DtypeNotString
-            | UnknownDtype
-            | TensorNotObject
-            | MissingField { .. }
-            | DuplicateField { .. }
-            | DataOffsetsNotPair { .. }
-            | IntegerTooLarge => "InvalidHeaderDeserialization",
-            InvalidOffset { .. } => "InvalidOffset",
-            ValidationOverflow => "ValidationOverflow",
-            MisalignedSlice { .. } => "MisalignedSlice",
-            TensorInvalidInfo { .. } => "TensorInvalidInfo",
-            MetadataIncompleteBuffer { .. } => "MetadataIncompleteBuffer",
-            _ => return None,
-        })
-    }
+    #[allow(clippy::cast_possible_truncation)] // checked below
+    pub const COUNT: u8 = ErrorKind::TABLE.len() as u8;
 
-    /// The variant name, e.g. `"InvalidOffset"` — stable, for tools and bindings.
+    /// This kind's row of [`ErrorKind::TABLE`].
     ///
     /// ```
     /// use safetensors_nano::ErrorKind;
-    /// assert_eq!(ErrorKind::NestingTooDeep.name(), "NestingTooDeep");
+    /// assert_eq!(ErrorKind::ReservedName.info().name, "ReservedName");
     /// ```
-    pub const fn name(&self) -> &'static str {
-        use ErrorKind::*;
-        match self {
-            HeaderTooSmall { .. } => "HeaderTooSmall",
-            HeaderTooLarge { .. } => "HeaderTooLarge",
-            InvalidHeaderLength { .. } => "InvalidHeaderLength",
-            InvalidUtf8 => "InvalidUtf8",
-            UnexpectedEnd { .. } => "UnexpectedEnd",
-            UnexpectedByte { .. } => "UnexpectedByte",
-            InvalidEscape => "InvalidEscape",
-            LoneSurrogate => "LoneSurrogate",
-            ControlCharacterInString => "ControlCharacterInString",
-            InvalidNumber => "InvalidNumber",
-            NestingTooDeep => "NestingTooDeep",
-            MetadataNotObject => "MetadataNotObject",
-            MetadataValueNotString => "MetadataValueNotString",
-            DuplicateMetadata => "DuplicateMetadata",
-            DuplicateMetadataKey => "DuplicateMetadataKey",
-            TensorNotObject => "TensorNotObject",
-            DtypeNotString => "DtypeNotString",
-            UnknownDtype => "UnknownDtype",
-            MissingField { .. } => "MissingField",
-            DuplicateField { .. } => "DuplicateField",
-            DataOffsetsNotPair { .. } => "DataOffsetsNotPair",
-            IntegerTooLarge => "IntegerTooLarge",
-            DuplicateTensorName => "DuplicateTensorName",
-            CapacityExceeded { .. } => "CapacityExceeded",
-            InvalidOffset { .. } => "InvalidOffset",
-            ValidationOverflow => "ValidationOverflow",
-            MisalignedSlice { .. } => "MisalignedSlice",
-            TensorInvalidInfo { .. } => "TensorInvalidInfo",
-            MetadataIncompleteBuffer { .. } => "MetadataIncompleteBuffer",
-            DtypeMismatch { .. } => "DtypeMismatch",
-            Misaligned { .. } => "Misaligned",
-            LengthMismatch { .. } => "LengthMismatch",
-            TooLargeForTarget => "TooLargeForTarget",
-            ReadOutOfRange { .. } => "ReadOutOfRange",
-            Storage { .. } => "Storage",
-            SliceTooManyIndices { .. } => "SliceTooManyIndices",
-            SliceOutOfRange { .. } => "SliceOutOfRange",
-            SliceInvalidRange { .. } => "SliceInvalidRange",
-            SliceSubByte => "SliceSubByte",
-            BufferTooSmall { .. } => "BufferTooSmall",
-            ReservedName => "ReservedName",
-            DataLengthMismatch { .. } => "DataLengthMismatch",
-            DataOutOfOrder => "DataOutOfOrder",
-            Sink => "Sink",
-        }
+    pub fn info(&self) -> &'static KindInfo {
+        // (Never used: the table has a row per code.)
+        const NONE: &KindInfo = &KindInfo {
+            name: "",
+            fields: &[],
+            template: "",
+        };
+        ErrorKind::TABLE
+            .get(usize::from(self.code()))
+            .unwrap_or(NONE)
     }
 }
 
+const _: () = assert!(ErrorKind::TABLE.len() < 256, "kind codes are u8");
+
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use ErrorKind::*;
-        match *self {
-            HeaderTooSmall { len } => write!(
-                f,
-                "file of {len} bytes is shorter than the 8-byte length prefix"
-            ),
-            HeaderTooLarge { header_len, limit } => write!(
-                f,
-                "header length {header_len} is over the limit of {limit} bytes"
-            ),
-            InvalidHeaderLength {
-                header_len,
-                file_len,
-            } => write!(
-                f,
-                "header length {header_len} does not fit in a file of {file_len} bytes"
-            ),
-            InvalidUtf8 => f.write_str("header is not valid UTF-8"),
-            UnexpectedEnd { expected } => {
-                write!(f, "header ends where {} was expected", expected.describe())
-            }
-            UnexpectedByte { found, expected } => write!(
-                f,
-                "unexpected byte 0x{found:02x} where {} was expected",
-                expected.describe()
-            ),
-            InvalidEscape => f.write_str("invalid escape in string"),
-            LoneSurrogate => f.write_str("\\u escape of a lone surrogate"),
-            ControlCharacterInString => f.write_str("raw control character in string"),
-            InvalidNumber => f.write_str("invalid or out-of-range number"),
-            NestingTooDeep => f.write_str("arrays and objects nested too deep (limit 128)"),
-            MetadataNotObject => f.write_str("__metadata__ is not an object or null"),
-            MetadataValueNotString => f.write_str("__metadata__ value is not a string"),
-            DuplicateMetadata => f.write_str("__metadata__ appears twice"),
-            DuplicateMetadataKey => f.write_str("metadata key appears twice"),
-            TensorNotObject => f.write_str("tensor entry is not an object"),
-            DtypeNotString => f.write_str("dtype is not a string"),
-            UnknownDtype => f.write_str("unknown dtype"),
-            MissingField { field } => write!(f, "missing field \"{}\"", field.key()),
-            DuplicateField { field } => write!(f, "field \"{}\" appears twice", field.key()),
-            DataOffsetsNotPair { found } => write!(
-                f,
-                "data_offsets holds {found}{} integers, not 2",
-                if found >= 3 { " or more" } else { "" }
-            ),
-            IntegerTooLarge => f.write_str("integer larger than 2^64-1"),
-            DuplicateTensorName => f.write_str("tensor name appears twice"),
-            CapacityExceeded { capacity, needed } => write!(
-                f,
-                "table of {capacity} slots is too small: this header needs {needed}"
-            ),
-            InvalidOffset {
-                expected_begin,
-                begin,
-                end,
-            } => write!(
-                f,
-                "data_offsets [{begin}, {end}] do not continue at {expected_begin}"
-            ),
-            ValidationOverflow => f.write_str("element or bit count overflows 64 bits"),
-            MisalignedSlice { elements } => write!(
-                f,
-                "{elements} sub-byte elements are not a whole number of bytes"
-            ),
-            TensorInvalidInfo { expected, found } => write!(
-                f,
-                "data_offsets span {found} bytes but shape and dtype need {expected}"
-            ),
-            MetadataIncompleteBuffer { expected, found } => write!(
-                f,
-                "byte buffer is {found} bytes but the header describes {expected}"
-            ),
-            DtypeMismatch { found } => write!(f, "tensor has dtype {found}, not the one asked for"),
-            Misaligned { align } => write!(
-                f,
-                "tensor data is not {align}-byte aligned for a typed view"
-            ),
-            LengthMismatch { expected, found } => {
-                write!(f, "buffer of {found} elements where {expected} are needed")
-            }
-            TooLargeForTarget => f.write_str("length does not fit in this target's usize"),
-            ReadOutOfRange { end, len } => {
-                write!(f, "read up to byte {end} of a tensor of {len} bytes")
-            }
-            Storage { address, len } => write!(
-                f,
-                "storage failed to read {len} bytes at address 0x{address:x}"
-            ),
-            SliceTooManyIndices { rank, given } => {
-                write!(f, "{given} slice indices for a tensor of rank {rank}")
-            }
-            SliceOutOfRange { dim, value, size } => write!(
-                f,
-                "slice bound {value} out of range for dimension {dim} of size {size}"
-            ),
-            SliceInvalidRange { dim } => write!(
-                f,
-                "slice range on dimension {dim} is reversed or has step 0"
-            ),
-            SliceSubByte => {
-                f.write_str("slice of a sub-byte dtype does not fall on byte boundaries")
-            }
-            BufferTooSmall { needed, available } => write!(
-                f,
-                "output buffer of {available} bytes is too small: {needed} needed"
-            ),
-            ReservedName => f.write_str("a tensor may not be named __metadata__"),
-            DataLengthMismatch { expected, found } => write!(
-                f,
-                "tensor data is {found} bytes but shape and dtype need {expected}"
-            ),
-            DataOutOfOrder => f.write_str("tensor data arrived out of the planned order"),
-            Sink => f.write_str("the output sink failed"),
-        }
+        fmt::Display::fmt(&self.info().message(self.fields()), f)
     }
 }
 
@@ -674,3 +889,266 @@ impl From<ErrorKind> for Error {
 
 #[cfg(feature = "std")]
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorKind::*;
+    use super::*;
+    use std::string::ToString;
+
+    /// A sample of every kind (and of each format code) with its message.
+    const SAMPLES: &[(ErrorKind, &str)] = &[
+        (
+            HeaderTooSmall { len: 3 },
+            "file of 3 bytes is shorter than the 8-byte length prefix",
+        ),
+        (
+            HeaderTooLarge {
+                header_len: 100_000_001,
+                limit: 100_000_000,
+            },
+            "header length 100000001 is over the limit of 100000000 bytes",
+        ),
+        (
+            InvalidHeaderLength {
+                header_len: 1 << 40,
+                file_len: 20,
+            },
+            "header length 1099511627776 does not fit in a file of 20 bytes",
+        ),
+        (InvalidUtf8, "header is not valid UTF-8"),
+        (
+            UnexpectedEnd {
+                expected: Expected::Value,
+            },
+            "header ends where a JSON value was expected",
+        ),
+        (
+            UnexpectedEnd {
+                expected: Expected::End,
+            },
+            "header ends where the end of the header was expected",
+        ),
+        (
+            UnexpectedByte {
+                found: b'x',
+                expected: Expected::Colon,
+            },
+            "unexpected byte 0x78 where ':' was expected",
+        ),
+        (
+            UnexpectedByte {
+                found: 7,
+                expected: Expected::CommaOrObjectEnd,
+            },
+            "unexpected byte 0x07 where ',' or '}' was expected",
+        ),
+        (
+            UnexpectedByte {
+                found: 0xff,
+                expected: Expected::CommaOrArrayEnd,
+            },
+            "unexpected byte 0xff where ',' or ']' was expected",
+        ),
+        (InvalidEscape, "invalid escape in string"),
+        (LoneSurrogate, "\\u escape of a lone surrogate"),
+        (ControlCharacterInString, "raw control character in string"),
+        (InvalidNumber, "invalid or out-of-range number"),
+        (
+            NestingTooDeep,
+            "arrays and objects nested too deep (limit 128)",
+        ),
+        (MetadataNotObject, "__metadata__ is not an object or null"),
+        (MetadataValueNotString, "__metadata__ value is not a string"),
+        (DuplicateMetadata, "__metadata__ appears twice"),
+        (DuplicateMetadataKey, "metadata key appears twice"),
+        (TensorNotObject, "tensor entry is not an object"),
+        (DtypeNotString, "dtype is not a string"),
+        (UnknownDtype, "unknown dtype"),
+        (
+            MissingField {
+                field: Field::DataOffsets,
+            },
+            "missing field \"data_offsets\"",
+        ),
+        (
+            DuplicateField {
+                field: Field::Dtype,
+            },
+            "field \"dtype\" appears twice",
+        ),
+        (
+            DataOffsetsNotPair { found: 1 },
+            "data_offsets holds 1 integers, not 2",
+        ),
+        (
+            DataOffsetsNotPair { found: 3 },
+            "data_offsets holds 3 or more integers, not 2",
+        ),
+        (IntegerTooLarge, "integer larger than 2^64-1"),
+        (DuplicateTensorName, "tensor name appears twice"),
+        (
+            CapacityExceeded {
+                capacity: 4,
+                needed: 9,
+            },
+            "table of 4 slots is too small: this header needs 9",
+        ),
+        (
+            InvalidOffset {
+                expected_begin: 8,
+                begin: 4,
+                end: 12,
+            },
+            "data_offsets [4, 12] do not continue at 8",
+        ),
+        (ValidationOverflow, "element or bit count overflows 64 bits"),
+        (
+            MisalignedSlice { elements: 3 },
+            "3 sub-byte elements are not a whole number of bytes",
+        ),
+        (
+            TensorInvalidInfo {
+                expected: 16,
+                found: u64::MAX,
+            },
+            "data_offsets span 18446744073709551615 bytes but shape and dtype need 16",
+        ),
+        (
+            MetadataIncompleteBuffer {
+                expected: 10,
+                found: 11,
+            },
+            "byte buffer is 11 bytes but the header describes 10",
+        ),
+        (
+            DtypeMismatch {
+                found: Dtype::F8_E4M3FNUZ,
+            },
+            "tensor has dtype F8_E4M3FNUZ, not the one asked for",
+        ),
+        (
+            Misaligned { align: 8 },
+            "tensor data is not 8-byte aligned for a typed view",
+        ),
+        (
+            LengthMismatch {
+                expected: 3,
+                found: 2,
+            },
+            "buffer of 2 elements where 3 are needed",
+        ),
+        (
+            TooLargeForTarget,
+            "length does not fit in this target's usize",
+        ),
+        (
+            ReadOutOfRange { end: 9, len: 8 },
+            "read up to byte 9 of a tensor of 8 bytes",
+        ),
+        (
+            Storage {
+                address: 0x0800_1234,
+                len: 64,
+            },
+            "storage failed to read 64 bytes at address 0x8001234",
+        ),
+        (
+            SliceTooManyIndices { rank: 2, given: 3 },
+            "3 slice indices for a tensor of rank 2",
+        ),
+        (
+            SliceOutOfRange {
+                dim: 1,
+                value: 5,
+                size: 4,
+            },
+            "slice bound 5 out of range for dimension 1 of size 4",
+        ),
+        (
+            SliceInvalidRange { dim: 0 },
+            "slice range on dimension 0 is reversed or has step 0",
+        ),
+        (
+            SliceSubByte,
+            "slice of a sub-byte dtype does not fall on byte boundaries",
+        ),
+        (
+            BufferTooSmall {
+                needed: 100,
+                available: 99,
+            },
+            "output buffer of 99 bytes is too small: 100 needed",
+        ),
+        (ReservedName, "a tensor may not be named __metadata__"),
+        (
+            DataLengthMismatch {
+                expected: 12,
+                found: 8,
+            },
+            "tensor data is 8 bytes but shape and dtype need 12",
+        ),
+        (
+            DataOutOfOrder,
+            "tensor data arrived out of the planned order",
+        ),
+        (Sink, "the output sink failed"),
+    ];
+
+    #[test]
+    fn display_renders_each_kind_from_its_template() {
+        for (kind, text) in SAMPLES {
+            assert_eq!(kind.to_string(), *text, "{kind:?}");
+        }
+        let mut sampled: std::vec::Vec<&str> = SAMPLES.iter().map(|(k, _)| k.name()).collect();
+        sampled.dedup();
+        let names: std::vec::Vec<&str> = ErrorKind::TABLE.iter().map(|i| i.name).collect();
+        assert_eq!(sampled, names, "a sample of every kind, in table order");
+    }
+
+    #[test]
+    fn codes_names_and_fields_follow_the_table() {
+        for (kind, _) in SAMPLES {
+            let info = &ErrorKind::TABLE[usize::from(kind.code())];
+            assert_eq!(info.name, kind.name());
+            assert_eq!(info, kind.info());
+            assert!(kind.code() < ErrorKind::COUNT);
+            // The Debug form lists the fields in declaration (wire) order.
+            let debug = std::format!("{kind:?}");
+            let mut at = 0;
+            for (field, value) in info.fields.iter().zip(kind.fields()) {
+                let key = std::format!("{}: ", field.name);
+                at += debug[at..].find(&key).expect("field in order") + key.len();
+                if field.ty == WireType::Number {
+                    assert!(debug[at..].starts_with(&value.to_string()), "{debug}");
+                }
+            }
+            assert!(kind.fields()[info.fields.len()..].iter().all(|&v| v == 0));
+        }
+    }
+
+    /// Every `{…}` of a template names one of its kind's fields with a
+    /// format code its type takes, and every field is shown.
+    #[test]
+    fn templates_name_their_own_fields() {
+        for info in ErrorKind::TABLE {
+            let mut shown = std::vec![false; info.fields.len()];
+            let mut rest = info.template;
+            while let Some((_, after)) = rest.split_once('{') {
+                let (spec, after) = after.split_once('}').expect("closed");
+                rest = after;
+                let (name, code) = spec.split_once(':').unwrap_or((spec, ""));
+                let i = info.fields.iter().position(|f| f.name == name);
+                let i = i.unwrap_or_else(|| panic!("{}: no field {name}", info.name));
+                shown[i] = true;
+                let codes: &[&str] = match info.fields[i].ty {
+                    WireType::Number => &["", "x", "02x", "or_more"],
+                    _ => &[""],
+                };
+                assert!(codes.contains(&code), "{}: {spec}", info.name);
+            }
+            assert!(!rest.contains('}'), "{}", info.name);
+            assert!(shown.iter().all(|&s| s), "{}: a field not shown", info.name);
+        }
+    }
+}

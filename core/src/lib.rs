@@ -46,8 +46,10 @@ mod validate;
 mod visit;
 pub mod write;
 
-pub use dtype::Dtype;
-pub use error::{Error, ErrorKind, Expected, Field, TensorRef};
+pub use dtype::{Dtype, DtypeKind, FloatFormat, FloatSpecials, JsView};
+pub use error::{
+    Error, ErrorKind, Expected, Field, KindInfo, Message, TensorRef, WireField, WireType,
+};
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 pub use metadata::Metadata;
 pub use name::{Chars, Name};

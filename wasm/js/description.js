@@ -7,6 +7,10 @@ import { BITS } from './dtypes.js';
 import { wasmError } from './errors.js';
 import { decodeAscii, decodeText } from './text.js';
 import { keep, wasmNumbers } from './wire.js';
+import {
+  HEAD_HEADER_LEN, HEAD_NUMBERS, HEAD_PAIRS, HEAD_PLAIN, HEAD_TENSORS, PAIR_NUMBERS, SHAPE_FACTOR,
+  SPAN_NUMBERS, STATUS, TENSOR_DTYPE_SHAPE, TENSOR_END, TENSOR_NUMBERS,
+} from './generated/wire.js';
 
 /**
  * One wasm `open` call over the first bytes of a file of `fileSize` bytes:
@@ -23,10 +27,10 @@ export function openPrefix(prefix, fileSize) {
   // (Read before any other wasm call: the next one replaces them.)
   const at = wasm.open(prefix, hi, lo) / 8;
   const nums = wasmNumbers();
-  const status = nums[at];
+  const status = nums[at + STATUS];
   if (status > 0) return status;
   if (status < 0) throw wasmError(nums.subarray(at), prefix.subarray(8));
-  return new Description(nums, at, prefix.subarray(8, 8 + nums[at + 1]));
+  return new Description(nums, at, prefix.subarray(8, 8 + nums[at + HEAD_HEADER_LEN]));
 }
 
 // Names are decoded from the header bytes a block at a time: one
@@ -145,37 +149,35 @@ function dimsFromBytes(json, at) {
   return out;
 }
 
-// The description's layout (wasm/src/describe.rs: HEAD).
-const HEAD_NUMBERS = 5;
-
-// The parsed header, from the numbers of wasm's `open` — `[0, N, count,
-// pairs, plain, (end, dtype + 32 × shape_start)… and (name_start,
-// name_len)… in data-offset order, (key span, value span)… in header
-// order]` (wasm/src/describe.rs), read from `nums[at]` on — and the header
+// The parsed header, from the numbers of wasm's `open` — the head, (end,
+// dtype + SHAPE_FACTOR × shape_start)… and (name_start, name_len)… in
+// data-offset order, (key span, value span)… in header order
+// (wasm/src/describe.rs; the indices in generated/wire.js), read from
+// `nums[at]` on — and the header
 // bytes the spans point into. The names are decoded at once, and the head
 // and each tensor's first two numbers kept; the rest of the header text is
 // kept (as JS strings) for the shapes: the header bytes may be the
 // caller's.
 class Description {
   constructor(nums, at, json) {
-    this.headerSize = nums[at + 1];
-    const count = nums[at + 2];
-    const pairs = nums[at + 3];
-    const spans = at + HEAD_NUMBERS + 2 * count;
+    this.headerSize = nums[at + HEAD_HEADER_LEN];
+    const count = nums[at + HEAD_TENSORS];
+    const pairs = nums[at + HEAD_PAIRS];
+    const spans = at + HEAD_NUMBERS + TENSOR_NUMBERS * count;
     const { array, from } = keep(nums, at, spans - at);
     this.nums = array;
     this.from = from;
-    const decoder = new NameDecoder(json, nums[at + 4] === 1);
+    const decoder = new NameDecoder(json, nums[at + HEAD_PLAIN] === 1);
     const names = new Array(count);
     // One plain ASCII block (most headers under 32 KiB): slices of it.
     const block = json.length <= NAME_BLOCK ? decoder.block(0) : null;
     if (block !== null && !decoder.escapes[0]) {
-      for (let i = 0, p = spans; i < count; i++, p += 2) {
+      for (let i = 0, p = spans; i < count; i++, p += SPAN_NUMBERS) {
         const start = nums[p];
         names[i] = block.slice(start, start + nums[p + 1]);
       }
     } else {
-      for (let i = 0, p = spans; i < count; i++, p += 2) names[i] = decoder.name(nums[p], nums[p + 1]);
+      for (let i = 0, p = spans; i < count; i++, p += SPAN_NUMBERS) names[i] = decoder.name(nums[p], nums[p + 1]);
     }
     this.names = names;
     this.index = null;
@@ -183,7 +185,7 @@ class Description {
       this.metadata = null;
     } else {
       const entries = new Array(pairs);
-      for (let i = 0, p = spans + 2 * count; i < pairs; i++, p += 4) {
+      for (let i = 0, p = spans + SPAN_NUMBERS * count; i < pairs; i++, p += PAIR_NUMBERS) {
         entries[i] = [decoder.name(nums[p], nums[p + 1]), decoder.name(nums[p + 2], nums[p + 3])];
       }
       this.metadata = entries;
@@ -209,17 +211,17 @@ class Description {
   }
 
   end(i) {
-    return this.nums[this.from + HEAD_NUMBERS + 2 * i];
+    return this.nums[this.from + HEAD_NUMBERS + TENSOR_NUMBERS * i + TENSOR_END];
   }
 
   // Its dtype's index in DTYPES.
   dtype(i) {
-    return this.nums[this.from + HEAD_NUMBERS + 2 * i + 1] % 32;
+    return this.nums[this.from + HEAD_NUMBERS + TENSOR_NUMBERS * i + TENSOR_DTYPE_SHAPE] % SHAPE_FACTOR;
   }
 
   // The header offset of its shape's `[`.
   shapeStart(i) {
-    return Math.floor(this.nums[this.from + HEAD_NUMBERS + 2 * i + 1] / 32);
+    return Math.floor(this.nums[this.from + HEAD_NUMBERS + TENSOR_NUMBERS * i + TENSOR_DTYPE_SHAPE] / SHAPE_FACTOR);
   }
 
   // Its element count: the core checked (end − begin) × 8 = elements × bits.

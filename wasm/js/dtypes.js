@@ -1,32 +1,10 @@
-// The dtype tables: the one hand-written place where this package names
-// dtypes. Every table is indexed by the core's `Dtype as u8`.
+// The dtype tables, generated from the core's dtype table
+// (generated/dtypes.js: `cargo xtask gen`). Every table is indexed by the
+// core's `Dtype as u8`.
 
-/** The 22 dtype names, in the core's order (its `Dtype as u8`). */
-export const DTYPES = Object.freeze([
-  'BOOL', 'F4', 'F6_E2M3', 'F6_E3M2', 'U8', 'I8', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0',
-  'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'I16', 'U16', 'F16', 'BF16', 'I32', 'U32', 'F32',
-  'C64', 'F64', 'I64', 'U64',
-]);
-/** Bits per element. */
-export const BITS = [8, 4, 6, 6, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 32, 32, 32, 64, 64, 64, 64];
-// What kind of number each holds (DTYPE_INFO.kind).
-const KIND = [
-  'bool', 'float', 'float', 'float', 'uint', 'int', 'float', 'float', 'float',
-  'float', 'float', 'int', 'uint', 'float', 'float', 'int', 'uint', 'float',
-  'complex', 'float', 'int', 'uint',
-];
+import { ALIGN, BITS, DTYPE_INDEX, DTYPE_KINDS, DTYPES, VIEW } from './generated/dtypes.js';
 
-const F16Array = typeof globalThis.Float16Array === 'function' ? globalThis.Float16Array : Uint16Array;
-/** Typed array a dtype is viewed as (sub-byte and 8-bit floats: their bytes). */
-export const VIEW = [
-  Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Int8Array,
-  Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array,
-  Int16Array, Uint16Array, F16Array, Uint16Array, Int32Array, Uint32Array, Float32Array,
-  Float32Array, Float64Array, BigInt64Array, BigUint64Array,
-];
-
-/** Name → index in DTYPES. */
-export const DTYPE_INDEX = new Map(DTYPES.map((d, i) => [d, i]));
+export { BITS, DTYPE_INDEX, DTYPES, VIEW };
 
 /**
  * Facts about each dtype, by name: `{ name, index, bits, align, kind, view }`.
@@ -41,7 +19,7 @@ export const DTYPE_INFO = Object.freeze(
     Object.fromEntries(
       DTYPES.map((name, index) => [
         name,
-        Object.freeze({ name, index, bits: BITS[index], align: VIEW[index].BYTES_PER_ELEMENT, kind: KIND[index], view: VIEW[index].name }),
+        Object.freeze({ name, index, bits: BITS[index], align: ALIGN[index], kind: DTYPE_KINDS[index], view: VIEW[index].name }),
       ]),
     ),
   ),

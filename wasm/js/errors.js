@@ -1,7 +1,10 @@
 // The package's one error class, and the errors wasm reports as numbers: a
 // kind number and its fields (wasm/src/error.rs), worded by messages.js.
 
-import { JS_KINDS, KINDS, MESSAGES } from './messages.js';
+import {
+  ERROR_FIELDS, ERROR_KIND, ERROR_OFFSET, ERROR_TENSOR_INDEX, ERROR_TENSOR_LEN, ERROR_TENSOR_START,
+} from './generated/wire.js';
+import { JS_KINDS, KINDS, message } from './messages.js';
 
 /**
  * Every error kind by name (`KIND.Http === 'Http'`): the modules of this
@@ -35,29 +38,32 @@ export function fail(kind, message, opts) {
 const utf8 = new TextDecoder();
 
 /**
- * The error of a wasm call from its numbers: [-1, offset, tensor_start,
- * tensor_len, tensor_index, (hi, lo) × 3, kind number]. `json` holds the
- * header the spans point into; `names` resolves a tensor index (writer
- * errors) to the caller's name.
+ * The error of a wasm call from its numbers (their layout: ERROR_* in
+ * generated/wire.js). `json` holds the header the spans point into;
+ * `names` resolves a tensor index (writer errors) to the caller's name.
  */
 export function wasmError(nums, json, names) {
-  const kind = KINDS[nums[11]] ?? KIND.Unlisted;
+  const code = nums[ERROR_KIND];
+  const kind = KINDS[code];
   const fields = [];
-  for (let i = 5; i < 11; i += 2) {
+  for (let i = ERROR_FIELDS; i < ERROR_KIND; i += 2) {
     const [hi, lo] = [nums[i], nums[i + 1]];
     fields.push(hi < 2 ** 21 ? hi * 2 ** 32 + lo : (BigInt(hi) << 32n) | BigInt(lo));
   }
   let tensor = null;
-  if (nums[2] >= 0 && json !== undefined) {
-    const raw = utf8.decode(json.subarray(nums[2], nums[2] + nums[3]));
+  const start = nums[ERROR_TENSOR_START];
+  if (start >= 0 && json !== undefined) {
+    const raw = utf8.decode(json.subarray(start, start + nums[ERROR_TENSOR_LEN]));
     try {
       tensor = raw.includes('\\') ? JSON.parse(`"${raw}"`) : raw;
     } catch {
       tensor = raw;
     }
-  } else if (nums[4] >= 0 && names !== undefined) {
-    tensor = names(nums[4]);
+  } else if (nums[ERROR_TENSOR_INDEX] >= 0 && names !== undefined) {
+    tensor = names(nums[ERROR_TENSOR_INDEX]);
   }
-  const message = MESSAGES[kind]?.(fields) ?? kind;
-  return new SafeTensorsError(kind, message, { offset: nums[1] < 0 ? null : nums[1], tensor });
+  // (A number past the table would be a module of another build.)
+  const text = message(code, fields) ?? `error ${code}`;
+  const offset = nums[ERROR_OFFSET];
+  return new SafeTensorsError(kind ?? `${code}`, text, { offset: offset < 0 ? null : offset, tensor });
 }

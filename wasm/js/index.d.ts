@@ -1,21 +1,14 @@
 // Type declarations of the npm package safetensors-nano.
 
-/** The 22 element types of the safetensors format. */
-export type Dtype =
-  | 'BOOL' | 'F4' | 'F6_E2M3' | 'F6_E3M2' | 'U8' | 'I8' | 'F8_E5M2' | 'F8_E4M3' | 'F8_E8M0'
-  | 'F8_E4M3FNUZ' | 'F8_E5M2FNUZ' | 'I16' | 'U16' | 'F16' | 'BF16' | 'I32' | 'U32' | 'F32'
-  | 'C64' | 'F64' | 'I64' | 'U64';
+// The dtype and error-kind unions are generated from the Rust tables
+// (generated/*.d.ts: `cargo xtask gen`).
+import type { Dtype, DtypeKind, FloatDtype } from './generated/dtypes.js';
+import type { WasmErrorKind } from './generated/errors.js';
 
-/** The float dtypes `toFloat32()` and `decodeFloat32()` decode. */
-export type FloatDtype =
-  | 'F4' | 'F6_E2M3' | 'F6_E3M2' | 'F8_E5M2' | 'F8_E4M3' | 'F8_E8M0' | 'F8_E4M3FNUZ'
-  | 'F8_E5M2FNUZ' | 'F16' | 'BF16' | 'F32' | 'F64';
+export type { Dtype, DtypeKind, FloatDtype, WasmErrorKind };
 
 /** The dtype names in the core's order. */
 export const DTYPES: readonly Dtype[];
-
-/** What kind of number a dtype holds. */
-export type DtypeKind = 'bool' | 'uint' | 'int' | 'float' | 'complex';
 
 /** Facts about one dtype (DTYPE_INFO). */
 export interface DtypeInfo {
@@ -47,21 +40,12 @@ export type TypedArray =
   | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
   | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
 
-/** Core error kinds (see the Rust crate's `ErrorKind`) and this package's own. */
+/** Core error kinds (see the Rust crate's `ErrorKind`), the wasm layer's and this package's own. */
 export type ErrorKind =
-  | 'HeaderTooSmall' | 'HeaderTooLarge' | 'InvalidHeaderLength' | 'InvalidUtf8' | 'UnexpectedEnd'
-  | 'UnexpectedByte' | 'InvalidEscape' | 'LoneSurrogate' | 'ControlCharacterInString'
-  | 'InvalidNumber' | 'NestingTooDeep' | 'MetadataNotObject' | 'MetadataValueNotString'
-  | 'DuplicateMetadata' | 'DuplicateMetadataKey' | 'TensorNotObject' | 'DtypeNotString'
-  | 'UnknownDtype' | 'MissingField' | 'DuplicateField' | 'DataOffsetsNotPair' | 'IntegerTooLarge'
-  | 'DuplicateTensorName' | 'CapacityExceeded' | 'InvalidOffset' | 'ValidationOverflow'
-  | 'MisalignedSlice' | 'TensorInvalidInfo' | 'MetadataIncompleteBuffer' | 'DtypeMismatch'
-  | 'Misaligned' | 'LengthMismatch' | 'TooLargeForTarget' | 'BufferTooSmall' | 'ReservedName'
-  | 'DataLengthMismatch' | 'DataOutOfOrder' | 'Sink'
+  | WasmErrorKind
   // this package:
-  | 'OffsetTooLarge' | 'DimensionTooLarge' | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete'
-  | 'ReadFailed' | 'Http' | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'InvalidArgument'
-  | 'WriterUnavailable';
+  | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'ReadFailed' | 'Http' | 'IndexInvalid'
+  | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable';
 
 /** Every error this package throws (besides AbortError and TypeError). */
 export class SafeTensorsError extends Error {

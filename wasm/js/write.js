@@ -5,6 +5,10 @@
 import { DTYPE_INDEX } from './dtypes.js';
 import { KIND, fail, wasmError } from './errors.js';
 import { u8 } from './wire.js';
+import {
+  PLACED_BEGIN, PLACED_INDEX, PLACED_NUMBERS, PLANNED_FILE_LEN, PLANNED_HEAD_NUMBERS, PLAN_HAS_METADATA,
+  PLAN_HEAD_NUMBERS, PLAN_PAIRS, PLAN_TENSORS, STATUS,
+} from './generated/wire.js';
 import { loadWriter, loadedWriter } from './writer.js';
 
 const utf8Encoder = new TextEncoder();
@@ -35,7 +39,11 @@ export async function serialize(tensors, metadata) {
   // once the writer has loaded).
   const writer = loadedWriter() ?? (await writerOrFail());
   const entries = tensors instanceof Map ? [...tensors] : Object.entries(tensors ?? invalid('tensors: expected an object or a Map'));
-  const nums = [entries.length, 0, 0];
+  // The plan's numbers (wasm/src/write.rs; the indices in generated/wire.js):
+  // the head, a row per tensor (dtype, name length, byte length, rank,
+  // dims), key and value lengths per metadata pair.
+  const nums = new Array(PLAN_HEAD_NUMBERS).fill(0);
+  nums[PLAN_TENSORS] = entries.length;
   const text = []; // UTF-8 of the names, keys and values
   const datas = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
@@ -61,8 +69,8 @@ export async function serialize(tensors, metadata) {
   if (metadata !== undefined && metadata !== null) {
     if (typeof metadata !== 'object') invalid('metadata must be an object of strings');
     const pairs = Object.entries(metadata);
-    nums[1] = 1;
-    nums[2] = pairs.length;
+    nums[PLAN_HAS_METADATA] = 1;
+    nums[PLAN_PAIRS] = pairs.length;
     for (const [k, v] of pairs) {
       if (typeof v !== 'string') invalid(`metadata value of ${JSON.stringify(k)} is not a string`);
       const kv = [utf8Encoder.encode(k), utf8Encoder.encode(v)];
@@ -72,12 +80,14 @@ export async function serialize(tensors, metadata) {
   }
   const plan = writer.plan(new Float64Array(nums), concatAll(text));
   // Writer errors name the tensor by its position in the caller's list.
-  if (plan[0] < 0) throw wasmError(plan, undefined, (i) => entries[i][0]);
+  if (plan[STATUS] < 0) throw wasmError(plan, undefined, (i) => entries[i][0]);
   const header = writer.take_bytes();
-  const out = new Uint8Array(plan[1]);
+  const out = new Uint8Array(plan[PLANNED_FILE_LEN]);
   out.set(header, 0);
   const start = header.byteLength;
-  for (let p = 2; p < plan.length; p += 2) out.set(datas[plan[p]], start + plan[p + 1]);
+  for (let p = PLANNED_HEAD_NUMBERS; p < plan.length; p += PLACED_NUMBERS) {
+    out.set(datas[plan[p + PLACED_INDEX]], start + plan[p + PLACED_BEGIN]);
+  }
   return out;
 }
 

@@ -2,12 +2,13 @@
 //! pass as the parse (a [`Visitor`]).
 //!
 //! Names do not cross: JS holds the header bytes and decodes a name from
-//! its span when asked (`wasm/js/api.js`, `Description`). A span is the raw
-//! string content between the quotes, as `[start, len]` (header byte
-//! offset and byte length; JS unescapes what holds a backslash).
+//! its span when asked (`wasm/js/description.js`, `Description`). A span
+//! is the raw string content between the quotes, as `[start, len]` (header
+//! byte offset and byte length; JS unescapes what holds a backslash).
 //!
-//! Success, in four parts (element counts are `(end − begin) × 8 / bits`:
-//! the core validated exactly that; every dim and offset is at most 2^53):
+//! Success, in four parts (their indices are named in [`crate::wire`];
+//! element counts are `(end − begin) × 8 / bits`: the core validated
+//! exactly that; every dim and offset is at most 2^53):
 //! - the head `[0, N, tensors, pairs (-1 = no metadata), plain]` (`plain`
 //!   is 1 when the header is ASCII without escapes: JS then decodes it
 //!   without looking);
@@ -31,7 +32,14 @@ use safetensors_nano::{
     Dtype, Error, ErrorKind, Header, Name, Parser, Shape, Slot, Status, Visitor,
 };
 
-use crate::error::{Failure, Kind, Span};
+use crate::error::{Failure, LayerKind, Span};
+use crate::wire::{
+    HEAD_HEADER_LEN, HEAD_NUMBERS, HEAD_PAIRS, HEAD_PLAIN, HEAD_TENSORS, SHAPE_FACTOR,
+    SPAN_NUMBERS, STATUS, TENSOR_NUMBERS,
+};
+
+// A tensor's numbers and its span are pairs (`store`), gathered alike in `finish`.
+const _: () = assert!(TENSOR_NUMBERS == 2 && SPAN_NUMBERS == 2);
 
 use crate::MAX_SAFE;
 
@@ -39,9 +47,6 @@ use crate::MAX_SAFE;
 /// (`"":{"dtype":"U8","shape":[],"data_offsets":[0,0]}`) is 49 bytes, so
 /// only metadata-heavy headers need a second pass.
 const BYTES_PER_SLOT: usize = 48;
-
-/// Numbers before the first tensor's (`HEAD_NUMBERS` in api.js).
-const HEAD: usize = 5;
 
 /// A raw name's span in `json` (the name borrows from it).
 fn span(json: &[u8], name: Name<'_>) -> Span {
@@ -99,8 +104,8 @@ impl<'h> Describer<'h> {
         let numbers = (json.len() / 25).min(1 << 16);
         Describer {
             json,
-            out: alloc::vec![0.0; numbers.saturating_add(HEAD)],
-            used: HEAD,
+            out: alloc::vec![0.0; numbers.saturating_add(HEAD_NUMBERS)],
+            used: HEAD_NUMBERS,
             names: alloc::vec![0.0; numbers / 2],
             named: 0,
             pairs: Vec::new(),
@@ -127,11 +132,11 @@ impl<'h> Visitor<'h> for Describer<'h> {
         // (Exact: the shape's offset is below the header's 100 MB limit.
         // An end of 2^63 or more converts wrongly, but is then above 2^53:
         // `finish` refuses the header before JS sees it.)
-        let kind = f64::from(dtype as u8) + 32.0 * shape.offset() as f64;
+        let kind = f64::from(dtype as u8) + SHAPE_FACTOR as f64 * shape.offset() as f64;
         store(&mut self.out, self.used, [end as i64 as f64, kind]);
-        self.used = self.used.saturating_add(2);
+        self.used = self.used.saturating_add(TENSOR_NUMBERS);
         store(&mut self.names, self.named, [start as f64, len as f64]);
-        self.named = self.named.saturating_add(2);
+        self.named = self.named.saturating_add(SPAN_NUMBERS);
     }
 
     fn metadata(&mut self, key: Name<'h>, value: Name<'h>) {
@@ -221,26 +226,34 @@ fn finish(
     if reordered {
         // Both in header order, two numbers a tensor: gathered again by
         // each tensor's place in the header.
-        let (tensors, spans) = (out.get(HEAD..).unwrap_or_default().to_vec(), names);
+        let (tensors, spans) = (out.get(HEAD_NUMBERS..).unwrap_or_default().to_vec(), names);
         names = Vec::with_capacity(spans.len());
-        out.truncate(HEAD);
+        out.truncate(HEAD_NUMBERS);
         for t in header.iter() {
-            let at = t.header_index().saturating_mul(2);
-            let pair = at..at.saturating_add(2);
+            let at = t.header_index().saturating_mul(TENSOR_NUMBERS);
+            let pair = at..at.saturating_add(TENSOR_NUMBERS);
             out.extend_from_slice(tensors.get(pair.clone()).unwrap_or_default());
             names.extend_from_slice(spans.get(pair).unwrap_or_default());
         }
     }
     out.extend_from_slice(&names);
     out.extend_from_slice(&pairs);
-    let head = [
+    let head: [f64; HEAD_NUMBERS] = [
         0.0,
         header.header_len() as f64,
         header.len() as f64,
         header.metadata().map_or(-1.0, |m| m.len() as f64),
         if header.is_plain_ascii() { 1.0 } else { 0.0 },
     ];
-    if let Some(slot) = out.get_mut(..HEAD) {
+    const _: () = assert!(
+        STATUS == 0
+            && HEAD_HEADER_LEN == 1
+            && HEAD_TENSORS == 2
+            && HEAD_PAIRS == 3
+            && HEAD_PLAIN == 4
+            && HEAD_NUMBERS == 5
+    );
+    if let Some(slot) = out.get_mut(..HEAD_NUMBERS) {
         slot.copy_from_slice(&head);
     }
     Ok(out)
@@ -257,10 +270,10 @@ fn first_unsafe(header: &Header<'_, &mut [Slot]>) -> Result<(), Failure> {
         let name = span(json, t.name());
         let abs_end = data_start.saturating_add(t.data_offsets().1);
         if abs_end > MAX_SAFE {
-            return Err(Failure::new(Kind::OffsetTooLarge, [abs_end, 0, 0]).with_tensor(name));
+            return Err(Failure::new(LayerKind::OffsetTooLarge, [abs_end, 0, 0]).with_tensor(name));
         }
         if let Some(d) = t.shape().iter().find(|&d| d > MAX_SAFE) {
-            return Err(Failure::new(Kind::DimensionTooLarge, [d, 0, 0]).with_tensor(name));
+            return Err(Failure::new(LayerKind::DimensionTooLarge, [d, 0, 0]).with_tensor(name));
         }
     }
     Ok(())

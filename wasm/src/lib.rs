@@ -38,11 +38,14 @@ mod decode;
 #[cfg(feature = "reader")]
 mod describe;
 mod error;
+pub mod wire;
 #[cfg(feature = "writer")]
 mod write;
 
 #[cfg(not(any(feature = "reader", feature = "writer")))]
 compile_error!("build the reader's module, the writer's, or both (features `reader`, `writer`)");
+
+pub use error::{kinds, LayerKind, LAYER_TABLE};
 
 /// 2^53: JS numbers are exact integers up to here.
 pub const MAX_SAFE: u64 = 1 << 53;

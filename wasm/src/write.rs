@@ -10,14 +10,41 @@
 //! Out, numbers: `[0, file_len]`, then per tensor in written order
 //! `[caller_index, begin]` (data offsets relative to the end of the header,
 //! whose `8 + N` bytes are left in `header`); or an error as in
-//! `error.rs`, its tensor as a caller index.
+//! `error.rs`, its tensor as a caller index. The indices are named in
+//! [`crate::wire`].
 
 use alloc::vec::Vec;
 
 use safetensors_nano::write::{AsSpec, Plan, SliceSink, TensorSpec};
 use safetensors_nano::{Dtype, Error, TensorRef};
 
-use crate::error::{Failure, Kind};
+use crate::error::{Failure, LayerKind};
+use crate::wire::{
+    LENGTH_PAIR_NUMBERS, PLACED_BEGIN, PLACED_INDEX, PLACED_NUMBERS, PLANNED_FILE_LEN,
+    PLANNED_HEAD_NUMBERS, PLAN_HAS_METADATA, PLAN_HEAD_NUMBERS, PLAN_PAIRS, PLAN_TENSORS,
+    ROW_BYTE_LEN, ROW_DTYPE, ROW_HEAD_NUMBERS, ROW_NAME_LEN, ROW_RANK, STATUS,
+};
+
+// The plan is read as a stream, and its answer written, in this order.
+const _: () = assert!(
+    PLAN_TENSORS == 0 && PLAN_HAS_METADATA == 1 && PLAN_PAIRS == 2 && PLAN_HEAD_NUMBERS == 3
+);
+const _: () = assert!(
+    ROW_DTYPE == 0
+        && ROW_NAME_LEN == 1
+        && ROW_BYTE_LEN == 2
+        && ROW_RANK == 3
+        && ROW_HEAD_NUMBERS == 4
+);
+const _: () = assert!(LENGTH_PAIR_NUMBERS == 2);
+const _: () = assert!(
+    STATUS == 0
+        && PLANNED_FILE_LEN == 1
+        && PLANNED_HEAD_NUMBERS == 2
+        && PLACED_INDEX == 0
+        && PLACED_BEGIN == 1
+        && PLACED_NUMBERS == 2
+);
 
 /// A spec that remembers its place in the caller's list (the plan sorts).
 struct Indexed<'a> {
@@ -62,7 +89,7 @@ fn piece<'t>(text: &mut &'t [u8], len: usize) -> Option<&'t str> {
 pub fn plan(numbers: &[f64], text: &[u8], header: &mut Vec<u8>) -> Vec<f64> {
     match try_plan(numbers, text, header) {
         Ok(out) => out,
-        Err(None) => Failure::new(Kind::InvalidArgument, [0; 3]).encode(),
+        Err(None) => Failure::new(LayerKind::InvalidArgument, [0; 3]).encode(),
         Err(Some((e, index))) => {
             let mut f = Failure::from(e);
             f.index = index;
@@ -84,7 +111,7 @@ fn try_plan(
     let rows = it.clone();
     let mut dims = Vec::new();
     for _ in 0..count {
-        for _ in 0..3 {
+        for _ in 0..ROW_RANK {
             it.next().ok_or(None)?;
         }
         let rank = it.next_usize().ok_or(None)?;
@@ -153,7 +180,11 @@ fn try_plan(
     header.resize(header_len, 0);
     let mut sink = SliceSink::new(header.as_mut_slice());
     plan.write_header(&mut sink).map_err(|e| Some((e, None)))?;
-    let mut out = Vec::with_capacity(count.saturating_mul(2).saturating_add(2));
+    let mut out = Vec::with_capacity(
+        count
+            .saturating_mul(PLACED_NUMBERS)
+            .saturating_add(PLANNED_HEAD_NUMBERS),
+    );
     out.extend_from_slice(&[0.0, plan.file_len() as f64]);
     for placed in plan.iter() {
         out.push(f64::from(placed.tensor().index));
