@@ -3,9 +3,9 @@
 // The dtype and error-kind unions are generated from the Rust tables
 // (generated/*.d.ts: `cargo xtask gen`).
 import type { Dtype, DtypeKind, FloatDtype } from './generated/dtypes.js';
-import type { WasmErrorKind } from './generated/errors.js';
+import type { ErrorKind, JsErrorKind, WasmErrorKind } from './generated/errors.js';
 
-export type { Dtype, DtypeKind, FloatDtype, WasmErrorKind };
+export type { Dtype, DtypeKind, FloatDtype, ErrorKind, JsErrorKind, WasmErrorKind };
 
 /** The dtype names in the core's order. */
 export const DTYPES: readonly Dtype[];
@@ -40,12 +40,6 @@ export type TypedArray =
   | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
   | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
 
-/** Core error kinds (see the Rust crate's `ErrorKind`), the wasm layer's and this package's own. */
-export type ErrorKind =
-  | WasmErrorKind
-  // this package:
-  | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'ReadFailed' | 'Http' | 'IndexInvalid'
-  | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable';
 
 /** Every error this package throws (besides AbortError and TypeError). */
 export class SafeTensorsError extends Error {

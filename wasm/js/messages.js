@@ -1,18 +1,12 @@
 // The error tables: kind names by the number wasm sends and their message
 // templates (generated/errors.js, from the Rust tables: `cargo xtask
-// gen`), this layer's own kinds, and the one template formatter, so that a
+// gen`; this layer's own kinds too), and the one template formatter, so that a
 // wasm error's message is the Rust `Display` text of its kind.
 
 import { DTYPES } from './generated/dtypes.js';
-import { EXPECTED, FIELD, FIELDS, KINDS, TEMPLATES } from './generated/errors.js';
+import { EXPECTED, FIELD, FIELDS, JS_KINDS, KINDS, TEMPLATES } from './generated/errors.js';
 
-export { KINDS };
-
-// The kinds this JS layer raises itself (never numbered by wasm).
-export const JS_KINDS = Object.freeze([
-  'NotInMemory', 'NoSource', 'HeaderIncomplete', 'ReadFailed', 'Http', 'IndexInvalid',
-  'IndexMismatch', 'ShardMissing', 'WriterUnavailable',
-]);
+export { JS_KINDS, KINDS };
 
 // How a field of each type is shown (a number by the template's code).
 const NAMED = { expected: EXPECTED, field: FIELD, dtype: DTYPES };

@@ -73,6 +73,70 @@ layer_kinds! {
         => "malformed write plan";
 }
 
+/// A kind of error that the package's JavaScript raises itself, with no
+/// wasm call: its name and when it happens. They are listed here, beside
+/// the kinds wasm numbers, so that the generated tables, the TypeScript
+/// `ErrorKind` type and the README's list name every kind the package can
+/// throw, from this one place.
+///
+/// ```
+/// use safetensors_nano_wasm::JS_KINDS;
+/// assert!(JS_KINDS.iter().any(|k| k.name == "Http"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsKind {
+    /// The kind's name (`e.kind` in JS).
+    pub name: &'static str,
+    /// When the package raises it.
+    pub when: &'static str,
+}
+
+/// The kinds the package's JavaScript raises itself.
+///
+/// ```
+/// use safetensors_nano_wasm::{kinds, JS_KINDS};
+/// // No name is both a wasm kind and a JS kind.
+/// assert!(JS_KINDS.iter().all(|j| kinds().all(|k| k.name != j.name)));
+/// ```
+pub const JS_KINDS: &[JsKind] = &[
+    JsKind {
+        name: "NotInMemory",
+        when: "`bytes()`, `view()` or `toFloat32()` on a file read lazily (use `read()` or `readFloat32()`)",
+    },
+    JsKind {
+        name: "NoSource",
+        when: "a data read on a file opened from its header bytes alone (`fromHeader`)",
+    },
+    JsKind {
+        name: "HeaderIncomplete",
+        when: "`fromHeader` was given fewer bytes than the length prefix and header need",
+    },
+    JsKind {
+        name: "ReadFailed",
+        when: "a read came back short, or the file or URL changed since it was opened",
+    },
+    JsKind {
+        name: "Http",
+        when: "the server answered with an error status or an unusable `Content-Range`",
+    },
+    JsKind {
+        name: "IndexInvalid",
+        when: "a sharded model's index is not JSON, has no `weight_map`, or names a shard badly",
+    },
+    JsKind {
+        name: "IndexMismatch",
+        when: "a sharded model's index and its shards disagree (tensor placement, shard names, `total_size`)",
+    },
+    JsKind {
+        name: "ShardMissing",
+        when: "a shard the index names was not given",
+    },
+    JsKind {
+        name: "WriterUnavailable",
+        when: "the writer's wasm module could not be loaded (`serialize`)",
+    },
+];
+
 impl LayerKind {
     /// The kind's wire number: after every core kind's.
     ///

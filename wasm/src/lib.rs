@@ -45,7 +45,7 @@ mod write;
 #[cfg(not(any(feature = "reader", feature = "writer")))]
 compile_error!("build the reader's module, the writer's, or both (features `reader`, `writer`)");
 
-pub use error::{kinds, LayerKind, LAYER_TABLE};
+pub use error::{kinds, JsKind, LayerKind, JS_KINDS, LAYER_TABLE};
 
 /// 2^53: JS numbers are exact integers up to here.
 pub const MAX_SAFE: u64 = 1 << 53;

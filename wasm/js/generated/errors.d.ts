@@ -18,10 +18,19 @@ export type WasmErrorKind =
   | 'BufferTooSmall' | 'ReservedName' | 'DataLengthMismatch' | 'DataOutOfOrder' | 'Sink'
   | 'OffsetTooLarge' | 'DimensionTooLarge' | 'InvalidArgument';
 
+/** The kinds the package's JavaScript raises itself. */
+export type JsErrorKind =
+  | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'ReadFailed' | 'Http' | 'IndexInvalid'
+  | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable';
+
+/** Every kind of `SafeTensorsError`. */
+export type ErrorKind = WasmErrorKind | JsErrorKind;
+
 /** What a field of an error kind is. */
 export type FieldType = 'number' | 'expected' | 'field' | 'dtype';
 
 export declare const KINDS: readonly WasmErrorKind[];
+export declare const JS_KINDS: readonly JsErrorKind[];
 export declare const TEMPLATES: readonly string[];
 export declare const FIELDS: readonly (readonly [string, FieldType][])[];
 export declare const EXPECTED: readonly string[];

@@ -21,6 +21,12 @@ export const KINDS = Object.freeze([
   'OffsetTooLarge', 'DimensionTooLarge', 'InvalidArgument',
 ]);
 
+/** The kinds the package's JavaScript raises itself (never numbered by wasm). */
+export const JS_KINDS = Object.freeze([
+  'NotInMemory', 'NoSource', 'HeaderIncomplete', 'ReadFailed', 'Http', 'IndexInvalid',
+  'IndexMismatch', 'ShardMissing', 'WriterUnavailable',
+]);
+
 /**
  * Each kind's message template, by kind number: `{name}` is the field `name`
  * (a number in decimal, an 'expected' as its EXPECTED text, a 'field' as its
