@@ -57,7 +57,7 @@ cp "$OUT"/safetensors_nano_{wasm,writer}_bg.wasm "$OUT"/safetensors_nano_{wasm,w
 cp -R wasm/js/. "$PKG/"
 cp wasm/README.md "$PKG/"
 sed "s/\"version\": \"0.0.0\"/\"version\": \"$VERSION\"/" wasm/js/package.json >"$PKG/package.json"
-for f in LICENSE-MIT LICENSE-APACHE; do [ -f "$f" ] && cp "$f" "$PKG/"; done
+cp LICENSE-MIT LICENSE-APACHE "$PKG/"
 
 mkdir -p dist
 rm -f dist/safetensors-nano-*.tgz

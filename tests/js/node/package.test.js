@@ -21,7 +21,7 @@ test('the installed package holds exactly its files: every module of wasm/js/ sh
   const layer = readdirSync(join(repo, 'wasm', 'js'), { recursive: true }).filter((f) => /\.(js|d\.ts)$/.test(f));
   const folders = [...new Set(layer.filter((f) => f.includes('/')).map((f) => f.slice(0, f.indexOf('/'))))];
   const built = ['safetensors_nano_wasm.js', 'safetensors_nano_wasm_bg.wasm', 'safetensors_nano_writer.js', 'safetensors_nano_writer_bg.wasm'];
-  assert.deepEqual(files, [...layer, ...folders, ...built, 'README.md', 'package.json'].sort());
+  assert.deepEqual(files, [...layer, ...folders, ...built, 'README.md', 'LICENSE-MIT', 'LICENSE-APACHE', 'package.json'].sort());
   for (const m of ['api.js', 'dtypes.js', 'errors.js', 'messages.js', 'sources.js', 'shards.js']) assert.ok(files.includes(m), m);
   const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   assert.equal(meta.name, 'safetensors-nano');
