@@ -7,7 +7,7 @@ CARGO ?= cargo
 PY := tests/.venv/bin/python
 INSPECT := target/release/examples/inspect
 
-.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js bench bench-wasm fuzz fuzz-smoke miri bounds verdicts-wasm hardening doc clean
+.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js test-snippets publish-dry-run bench bench-wasm fuzz fuzz-smoke miri bounds verdicts-wasm hardening doc clean
 
 all: test
 
@@ -15,12 +15,12 @@ setup:
 	bash scripts/setup.sh rust python web
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
-test: setup lint unit doc nostd interop firmware test-js test-demo hardening
+test: setup lint unit doc nostd interop firmware test-js test-snippets publish-dry-run test-demo hardening
 	@echo "make test: all parts passed"
 
 lint:
 	$(CARGO) fmt --all -- --check
-	for d in firmware fuzz tests/nostd; do (cd $$d && $(CARGO) fmt --all -- --check); done
+	for d in firmware fuzz tests/nostd tests/snippets; do (cd $$d && $(CARGO) fmt --all -- --check); done
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 	for part in reader writer; do $(CARGO) clippy -p safetensors-nano-wasm --all-targets --no-default-features --features $$part -- -D warnings; done
 
@@ -65,6 +65,21 @@ package:
 test-js: package
 	bash scripts/setup.sh python
 	node tests/js/run.mjs test
+
+## Every code block of the READMEs, as printed (tests/snippets): the Rust ones as doctests,
+## the JS ones in Node against the tarball and through tsc --strict, the shell ones run
+## (or listed with why not); a block no test covers fails.
+test-snippets: package
+	bash scripts/setup.sh rust python qemu
+	cd tests/snippets && $(CARGO) test
+	node tests/snippets/snippets.mjs all
+
+## What `cargo publish` and `npm publish` would upload, checked without uploading.
+## (Under CI, as in .ci/run, the core's files must be committed; elsewhere uncommitted
+## changes are allowed, so that a working tree can run `make test`.)
+publish-dry-run: package
+	$(CARGO) publish --dry-run -p safetensors-nano $(if $(CI),,--allow-dirty)
+	npm publish --dry-run ./dist/safetensors-nano-*.tgz
 
 ## The web viewer at http://localhost:8080: the page, the npm package and generated samples.
 demo: demo-build
