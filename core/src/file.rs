@@ -2,13 +2,13 @@
 //! ([`Header`]), parsed by a [`Parser`] into caller-owned slots.
 
 use crate::error::{Error, ErrorKind};
-use crate::header::{self, MetadataState};
-use crate::index;
-use crate::metadata::Metadata;
+use crate::read::header::{self, MetadataState};
+use crate::read::index;
+use crate::view::metadata::Metadata;
 use crate::table::{self, Entry, Slot, OFFSET_MASK};
-use crate::tensor::{TensorInfo, TensorView};
-use crate::validate;
-use crate::visit::Visitor;
+use crate::view::tensor::{TensorInfo, TensorView};
+use crate::read::validate;
+use crate::view::visit::Visitor;
 
 /// The largest header the reference accepts, and our default limit: 100,000,000 bytes.
 ///
@@ -269,7 +269,7 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         // Like the reference, a header that is not UTF-8 fails as that,
         // whatever else is wrong with it. The lexer checks every byte it
         // passes; the whole header is checked only when something failed.
-        let utf8_first = |e: Error| match crate::utf8::invalid_at(json) {
+        let utf8_first = |e: Error| match crate::read::utf8::invalid_at(json) {
             Some(valid) => Error::at(ErrorKind::InvalidUtf8, valid),
             None => e,
         };

@@ -2,7 +2,7 @@
 //! sink, so that counting its length and writing it can never disagree.
 //!
 //! Callers pass their sink through [`json_sink`]: where code size counts
-//! more than speed (wasm32 and bare metal, as for `crate::sort`) every sink
+//! more than speed (wasm32 and bare metal, as for `crate::read::sort`) every sink
 //! becomes a `&mut dyn Sink`, so that the code below exists once for the
 //! counting pass and the writing pass (in the npm package's `.wasm` it was
 //! two copies of 1.8 KB). Elsewhere each sink keeps its own instance with

@@ -10,7 +10,7 @@ use super::spec::{AsSpec, AsTensor, TensorSpec};
 use super::stream::Writer;
 use crate::error::{Error, ErrorKind};
 use crate::file::HEADER_LIMIT;
-use crate::sort::sort_by;
+use crate::read::sort::sort_by;
 
 /// The layout of a file to write: tensor order, data offsets, header length.
 ///

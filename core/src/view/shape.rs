@@ -1,6 +1,6 @@
 //! Tensor shapes, read lazily from the header text.
 
-use crate::header::{element_count, Dims};
+use crate::read::header::{element_count, Dims};
 
 /// A tensor's shape: dimensions as `u64`, any rank, parsed from the header
 /// on demand (nothing is stored per dimension).

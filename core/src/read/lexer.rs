@@ -6,8 +6,8 @@
 //! stack of container kinds, so stack use is constant for any input.
 
 use crate::error::{Error, ErrorKind, Expected, TensorRef};
-use crate::index::{self, NameHasher};
-use crate::name::Name;
+use crate::read::index::{self, NameHasher};
+use crate::view::name::Name;
 
 /// Most arrays and objects open at once, counting the header object itself
 /// (the reference's serde_json recursion limit of 128, which fails when the
@@ -328,7 +328,7 @@ impl<'h> Lexer<'h> {
     fn non_ascii(&mut self) -> Step<()> {
         let rest = self.bytes.get(self.pos..).unwrap_or_default();
         let run = rest.iter().position(u8::is_ascii).unwrap_or(rest.len());
-        match crate::utf8::invalid_at(rest.get(..run).unwrap_or_default()) {
+        match crate::read::utf8::invalid_at(rest.get(..run).unwrap_or_default()) {
             None => {
                 self.pos = self.pos.saturating_add(run);
                 Ok(())

@@ -9,8 +9,8 @@
 //! builds leave this module out to save code.
 
 use crate::dtype::Dtype;
-use crate::header::{verdict, ElementCount};
-use crate::json::leading_digits;
+use crate::read::header::{verdict, ElementCount};
+use crate::read::lexer::leading_digits;
 use crate::table::Entry;
 
 /// Reads the entry at the start of `rest`, which is at header offset `at`,

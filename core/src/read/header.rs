@@ -2,14 +2,14 @@
 //! entries. Rules R5–R8 of SPEC.md and the stricter checks we add.
 
 #[cfg(not(small))]
-use crate::canonical;
+use crate::read::canonical;
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, Expected, Field, TensorRef};
-use crate::json::{Lexer, RawString, Step};
-use crate::name::Name;
-use crate::shape::Shape;
+use crate::read::lexer::{Lexer, RawString, Step};
+use crate::view::name::Name;
+use crate::view::shape::Shape;
 use crate::table::{link, Building, Entry, Verdict};
-use crate::visit::Visitor;
+use crate::view::visit::Visitor;
 
 /// What the header said about `__metadata__`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +103,7 @@ pub(crate) fn tensor_error(json: &[u8], kind: ErrorKind, name_start: usize) -> E
 
 /// Length of a validated string's raw content starting at `start`.
 pub(crate) fn raw_string_len(json: &[u8], start: usize) -> usize {
-    crate::json::validated_string_len(json.get(start..).unwrap_or_default())
+    crate::read::lexer::validated_string_len(json.get(start..).unwrap_or_default())
 }
 
 /// The raw content of the validated string starting at `start`.

@@ -5,9 +5,9 @@ use bytemuck::Pod;
 
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, TensorRef};
-use crate::header::raw_string_at;
-use crate::name::Name;
-use crate::shape::Shape;
+use crate::read::header::raw_string_at;
+use crate::view::name::Name;
+use crate::view::shape::Shape;
 use crate::table::Entry;
 
 mod sealed {
@@ -159,7 +159,7 @@ impl<'a> TensorInfo<'a> {
 
     /// This tensor, for attaching to an [`Error`].
     pub(crate) fn as_ref(&self) -> TensorRef {
-        crate::header::tensor_ref(self.json, self.entry.name_start())
+        crate::read::header::tensor_ref(self.json, self.entry.name_start())
     }
 }
 

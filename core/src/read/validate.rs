@@ -3,8 +3,8 @@
 //! as long as its shape and dtype say.
 
 use crate::error::{Error, ErrorKind};
-use crate::header::{tensor_error, Dims};
-use crate::sort::sort_by;
+use crate::read::header::{tensor_error, Dims};
+use crate::read::sort::sort_by;
 use crate::table::{Entry, Verdict};
 
 /// Where the layout check failed: the tensor (its entry) and where it

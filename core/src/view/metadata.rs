@@ -1,8 +1,8 @@
 //! The `__metadata__` map: string keys to string values, borrowed from the header.
 
-use crate::header::raw_string_at;
-use crate::index;
-use crate::name::Name;
+use crate::read::header::raw_string_at;
+use crate::read::index;
+use crate::view::name::Name;
 use crate::table::Entry;
 
 /// The header's `__metadata__` map. Keys are unique (checked when parsing).

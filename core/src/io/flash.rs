@@ -68,7 +68,7 @@ use embedded_storage::nor_flash::ReadNorFlash;
 use crate::error::{Error, ErrorKind};
 use crate::file::{Header, Parser, Status};
 use crate::table::Slot;
-use crate::tensor::{Element, TensorInfo};
+use crate::view::tensor::{Element, TensorInfo};
 
 /// Largest `READ_SIZE` for which unaligned reads are supported.
 const BOUNCE_LEN: usize = 32;

@@ -6,9 +6,9 @@
 
 use core::cmp::Ordering;
 
-use crate::header::raw_string_at;
-use crate::name::Name;
-use crate::sort::{sort_by, sort_spread};
+use crate::read::header::raw_string_at;
+use crate::view::name::Name;
+use crate::read::sort::{sort_by, sort_spread};
 use crate::table::{link_entry, link_hash, Entry};
 
 /// A fast hash of the decoded UTF-8 bytes of a name, eight bytes at a time.
