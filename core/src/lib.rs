@@ -24,6 +24,7 @@ mod dtype;
 mod error;
 mod file;
 mod io;
+mod mode;
 mod read;
 mod table;
 mod view;
