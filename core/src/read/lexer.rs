@@ -1,6 +1,7 @@
 //! A strict RFC 8259 lexer over the header bytes. It owns the position: the
 //! header grammar only calls it, and every error it makes carries the byte
-//! offset where it was found.
+//! offset where it was found. What a string's or a number's bytes say is
+//! worked out in [`string`](super::string) and [`number`](super::number).
 //!
 //! Nothing here recurses: skipping a value of any nesting uses a 128-bit
 //! stack of container kinds, so stack use is constant for any input.

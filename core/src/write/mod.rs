@@ -107,7 +107,7 @@ fn plan<'p, T: AsSpec>(
 ///
 /// # Errors
 /// As [`Plan::new`] and [`Plan::with_metadata`];
-/// [`BufferTooSmall`](ErrorKind::BufferTooSmall) with the size needed when
+/// [`BufferTooSmall`](crate::ErrorKind::BufferTooSmall) with the size needed when
 /// `buf` is too short. Nothing is written on error.
 ///
 /// ```

@@ -1,4 +1,6 @@
-//! What the caller tells the writer about each tensor.
+//! What the caller tells the writer about each tensor, the one name a
+//! tensor may not have, and the errors that point at a tensor of the
+//! caller's list.
 
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, TensorRef};

@@ -1,5 +1,6 @@
 //! The second pass: a state machine that writes the header, then takes each
-//! tensor's data in planned order, in chunks of any size.
+//! tensor's data in planned order, in chunks of any size; and the plan's
+//! whole-file writers, which run it over every tensor's data.
 
 use core::fmt;
 
