@@ -9,7 +9,7 @@
 //!   `--cfg safetensors_nano_small` (how `make test` runs the whole test
 //!   suite through these paths on the host). The budget is flash: the
 //!   parser stays within 8 KB of code and 1 KB of stack on a Cortex-M.
-//!   Small builds give up every fast path: only large headers would
+//!   Small builds give up the parser's fast paths: only large headers would
 //!   notice.
 //! - wasm32: the npm package's `.wasm`, which every page downloads. It
 //!   keeps the parser's fast paths (parsing speed shows in a browser) but
