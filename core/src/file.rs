@@ -4,6 +4,7 @@
 use crate::error::{Error, ErrorKind};
 use crate::mode::Plain;
 use crate::read::header::{self, MetadataState};
+use crate::read::string::tensor_error;
 use crate::read::{index, utf8, validate};
 use crate::table::{self, Entry, Slot, OFFSET_MASK};
 use crate::view::metadata::Metadata;
@@ -298,7 +299,13 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         }
         let t = parsed.tensors;
         let meta_start = capacity.saturating_sub(pairs);
-        let regions = index::build(json, slots, t, meta_start..capacity)?;
+        // Name indexes, tensors first (see `index::build`).
+        let duplicate = |kind, start| tensor_error(json, kind, start);
+        index::build(json, slots, 0..t, 0)
+            .map_err(|start| duplicate(ErrorKind::DuplicateTensorName, start))?;
+        index::build(json, slots, meta_start..capacity, meta_start)
+            .map_err(|start| duplicate(ErrorKind::DuplicateMetadataKey, start))?;
+        let regions = table::regions_mut(slots);
         let tensor_entries = regions.entries.get(..t).unwrap_or_default();
         let offsets = regions.by_offset.get_mut(..t).unwrap_or_default();
         let data_len = validate::tile(tensor_entries, offsets).map_err(|m| m.error(json))?;

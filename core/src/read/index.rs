@@ -9,64 +9,37 @@ use core::ops::Range;
 
 use super::hash::{hash_name, hash_str};
 use super::sort::{sort_by, sort_spread};
-use super::string::{raw_string_at, tensor_error};
-use crate::error::{Error, ErrorKind};
+use super::string::raw_string_at;
 use crate::mode;
-use crate::table::{self, link_entry, link_hash, Entry, RegionsMut, Slot};
+use crate::table::{self, link_entry, link_hash, Entry, Slot};
 use crate::view::name::Name;
 
-/// Builds the two name indexes of a parsed table: the `by_name` column of
-/// the tensors (slots `0..tensors`) and of the metadata pairs (slots
-/// `metadata..`), each the entry numbers, less the first, in name order.
-/// The parser left each entry's link in the same slot number. Returns the
-/// table's regions, ready for the layout check.
-///
-/// # Errors
-/// [`ErrorKind::DuplicateTensorName`] or
-/// [`ErrorKind::DuplicateMetadataKey`] at the first repeated name (see
-/// [`first_twin`]).
-// Inlined into its one caller, `Header::from_json`: the firmware's parser
-// is smallest so.
-#[inline(always)]
-pub(crate) fn build<'s>(
+/// Builds the name index of the entries in `slots` numbered `range` (the
+/// tensors, or the metadata pairs), whose links the parser left in the
+/// same slot numbers: the `by_name` column, entry numbers less `base`, in
+/// name order. Call it for ranges in ascending order (see
+/// [`table::links_to_name_index`]). On duplicate names, returns where the
+/// first repeat is (see [`first_twin`]).
+pub(crate) fn build(
     json: &[u8],
-    slots: &'s mut [Slot],
-    tensors: usize,
-    metadata: Range<usize>,
-) -> Result<RegionsMut<'s>, Error> {
-    let duplicate = |kind, start| tensor_error(json, kind, start);
-    let tensor_twin = |start| duplicate(ErrorKind::DuplicateTensorName, start);
-    let meta_twin = |start| duplicate(ErrorKind::DuplicateMetadataKey, start);
-    let meta_start = metadata.start;
+    slots: &mut [Slot],
+    range: Range<usize>,
+    base: usize,
+) -> Result<(), usize> {
     if mode::HASH_NAMES {
         // Sort the links, then keep their entry numbers.
         let building = table::building(slots);
-        let (tensor_links, rest) = building.links.split_at_mut(tensors);
-        let meta_links = rest
-            .get_mut(meta_start.saturating_sub(tensors)..)
-            .unwrap_or_default();
-        let entries = &*building.entries;
-        sort_links(json, entries, tensor_links).map_err(tensor_twin)?;
-        sort_links(json, entries, meta_links).map_err(meta_twin)?;
-        table::links_to_name_index(slots, 0..tensors, 0);
-        table::links_to_name_index(slots, metadata, meta_start);
-        Ok(table::regions_mut(slots))
+        let links = building.links.get_mut(range.clone()).unwrap_or_default();
+        sort_links(json, building.entries, links)?;
+        table::links_to_name_index(slots, range, base);
     } else {
         // No hashes: keep the entry numbers, then sort them by name.
-        table::links_to_name_index(slots, 0..tensors, 0);
-        table::links_to_name_index(slots, metadata, meta_start);
+        table::links_to_name_index(slots, range.clone(), base);
         let regions = table::regions_mut(slots);
-        let (by_name, rest) = regions
-            .by_name
-            .split_at_mut(tensors.min(regions.by_name.len()));
-        let meta_by_name = rest
-            .get_mut(meta_start.saturating_sub(tensors)..)
-            .unwrap_or_default();
-        let entries = &*regions.entries;
-        sort_by_name(json, entries, by_name, 0).map_err(tensor_twin)?;
-        sort_by_name(json, entries, meta_by_name, meta_start).map_err(meta_twin)?;
-        Ok(regions)
+        let column = regions.by_name.get_mut(range).unwrap_or_default();
+        sort_by_name(json, regions.entries, column, base)?;
     }
+    Ok(())
 }
 
 fn name_of<'h>(json: &'h [u8], entries: &[Entry], i: u32) -> Name<'h> {
