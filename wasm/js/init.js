@@ -11,8 +11,9 @@ import { setWriterSource } from './writer.js';
 
 let loaded = false;
 let loading = null;
-// Why the last load failed, for the error of a later call.
+// Why the last load failed and from where, for the error of a later call.
 let failure = null;
+let failedFrom = '';
 
 /**
  * Loads the wasm modules. `input` is the reader's `.wasm`: its URL, a
@@ -37,7 +38,7 @@ export async function init(input) {
     loaded = true;
     failure = null;
   } catch (e) {
-    failure = e;
+    readerFailed(e, reader);
     throw unavailable();
   }
 }
@@ -55,9 +56,11 @@ export function readerLoaded() {
   failure = null;
 }
 
-/** Called by an entry whose synchronous load of the reader failed. */
-export function readerFailed(e) {
+/** Called by an entry whose synchronous load of the reader from `input` failed. */
+export function readerFailed(e, input) {
   failure = e;
+  const url = input instanceof URL || typeof input === 'string' ? String(input) : input?.url;
+  failedFrom = url ? ` from ${url}` : '';
 }
 
 /** Throws ReaderUnavailable unless the reader's module is loaded. */
@@ -69,7 +72,7 @@ function unavailable() {
   const why = loading !== null
     ? 'is still loading: await init() before calling'
     : failure !== null
-      ? `did not load (${failure?.message ?? failure})`
+      ? `did not load${failedFrom} (${failure?.message ?? failure})`
       : 'is not loaded';
   return new SafeTensorsError(
     KIND.ReaderUnavailable,

@@ -14,7 +14,7 @@ try {
   initSync({ module: local('./safetensors_nano_wasm_bg.wasm') });
   readerLoaded();
 } catch (e) {
-  readerFailed(e);
+  readerFailed(e, new URL('./safetensors_nano_wasm_bg.wasm', import.meta.url));
 }
 // The writer's module: loaded by the first `serialize`.
 setWriterLoader(async (source) => {
