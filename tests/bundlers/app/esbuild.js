@@ -14,5 +14,8 @@ try {
   before = e.kind;
 }
 
+// A failed init says so too, and a later one can still succeed.
+const failed = await stn.init('./missing.wasm').then(() => null, (e) => e.kind);
+
 await stn.init({ reader, writer });
-report(stn, { before });
+report(stn, { before, failed });
