@@ -133,7 +133,7 @@ test('esbuild: --format=esm --loader:.wasm=file, and init({ reader, writer }) be
   const r = await load(out('esbuild'));
   // Importing succeeded though the default load failed (a 404 beside the
   // bundle); the call before init said why.
-  expectWorked(r, { before: 'ReaderUnavailable', failed: 'ReaderUnavailable' });
+  expectWorked(r, { before: 'ReaderUnavailable', failed: 'ReaderUnavailable', none: 'ReaderUnavailable' });
   assert.ok(r.wasm.includes('404 safetensors_nano_wasm_bg.wasm'), r.wasm.join(', '));
   assert.ok(r.wasm.includes('404 missing.wasm'), r.wasm.join(', '));
   assert.equal(r.wasm.filter((w) => w.startsWith('200 ')).length, 2, r.wasm.join(', '));

@@ -244,8 +244,9 @@ export type WasmInput = string | URL | Request | Response | PromiseLike<Response
  * (`safetensors_nano_wasm_bg.wasm`), or `{ reader, writer }` with the
  * writer's too (`safetensors_nano_writer_bg.wasm`, fetched by the first
  * `serialize`). Vite, webpack, plain pages and Node need no call: the entry
- * loads both from beside itself. Rejects with kind "ReaderUnavailable" when
- * the reader fails to load; every call that parses or decodes throws that
- * kind while the reader is not loaded.
+ * loads both from beside itself. Resolves once the reader is loaded; rejects
+ * with kind "ReaderUnavailable" when it fails to load (or none is given and
+ * the entry's own load failed); every call that parses or decodes throws
+ * that kind while the reader is not loaded.
  */
 export function init(input?: WasmInput | { reader?: WasmInput; writer?: WasmInput }): Promise<void>;

@@ -19,16 +19,17 @@ let failedFrom = '';
  * Loads the wasm modules. `input` is the reader's `.wasm`: its URL, a
  * Response (or a promise of one), its bytes or a WebAssembly.Module; or
  * `{ reader, writer }`, each of those kinds, the writer's used by the first
- * `serialize`. Without a reader (or once it has loaded) the reader is left
- * as it is. Rejects with kind "ReaderUnavailable" when the reader fails to
- * load.
+ * `serialize`. Once the reader has loaded, it stays as it is. Resolves when
+ * the reader is loaded; rejects with kind "ReaderUnavailable" when it fails
+ * to load, or none is given and the entry's own load failed.
  */
 export async function init(input) {
   let reader = input;
   let writer;
   if (isOptions(input)) ({ reader, writer } = input);
   if (writer !== undefined) setWriterSource(writer);
-  if (loaded || reader === undefined) return;
+  if (loaded) return;
+  if (reader === undefined) throw unavailable();
   // Concurrent calls share one load (the glue instantiates once).
   loading ??= initReader({ module_or_path: reader }).finally(() => {
     loading = null;

@@ -14,8 +14,10 @@ try {
   before = e.kind;
 }
 
-// A failed init says so too, and a later one can still succeed.
+// A failed init says so too (as does one with no reader, here), and a
+// later one can still succeed.
 const failed = await stn.init('./missing.wasm').then(() => null, (e) => e.kind);
+const none = await stn.init().then(() => null, (e) => e.kind);
 
 await stn.init({ reader, writer });
-report(stn, { before, failed });
+report(stn, { before, failed, none });
