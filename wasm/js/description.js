@@ -6,6 +6,7 @@ import * as wasm from './safetensors_nano_wasm.js';
 import { BITS } from './dtypes.js';
 import { wasmError } from './errors.js';
 import { decodeAscii, decodeText } from './text.js';
+import { requireReader } from './init.js';
 import { keep, wasmNumbers } from './wire.js';
 import {
   HEAD_HEADER_LEN, HEAD_NUMBERS, HEAD_PAIRS, HEAD_PLAIN, HEAD_TENSORS, PAIR_NUMBERS, SHAPE_FACTOR,
@@ -17,6 +18,7 @@ import {
  * a Description, or (a number) how many bytes of the file it needs.
  */
 export function openPrefix(prefix, fileSize) {
+  requireReader();
   // Shared memory can change under us between the parse and the name
   // decoding: read a private copy of the header (it is small).
   if (typeof SharedArrayBuffer === 'function' && prefix.buffer instanceof SharedArrayBuffer) prefix = prefix.slice();

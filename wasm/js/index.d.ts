@@ -234,3 +234,19 @@ export interface TensorInput {
  * writer has loaded: keep them unchanged until its promise settles.
  */
 export function serialize(tensors: Record<string, TensorInput> | Map<string, TensorInput>, metadata?: Record<string, string> | null): Promise<Uint8Array>;
+
+/** A `.wasm` file, as `init` takes it. */
+export type WasmInput = string | URL | Request | Response | PromiseLike<Response> | BufferSource | WebAssembly.Module;
+
+/**
+ * Loads the wasm modules where the bundler did not put them beside the
+ * entry (esbuild; Rollup without an assets plugin): the reader's `.wasm`
+ * (`safetensors_nano_wasm_bg.wasm`), or `{ reader, writer }` with the
+ * writer's too (`safetensors_nano_writer_bg.wasm`, fetched by the first
+ * `serialize`). Vite, webpack, plain pages and Node need no call: the entry
+ * loads both from beside itself. Resolves once the reader is loaded; rejects
+ * with kind "ReaderUnavailable" when it fails to load (or none is given and
+ * the entry's own load failed); every call that parses or decodes throws
+ * that kind while the reader is not loaded.
+ */
+export function init(input?: WasmInput | { reader?: WasmInput; writer?: WasmInput }): Promise<void>;

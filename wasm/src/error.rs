@@ -135,6 +135,10 @@ pub const JS_KINDS: &[JsKind] = &[
         name: "WriterUnavailable",
         when: "the writer's wasm module could not be loaded (`serialize`)",
     },
+    JsKind {
+        name: "ReaderUnavailable",
+        when: "the reader's wasm module is not loaded: its default load failed (a bundler that does not copy the `.wasm`) and no `init` succeeded, or `init` failed",
+    },
 ];
 
 impl LayerKind {
