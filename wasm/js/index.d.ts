@@ -113,9 +113,15 @@ export interface ParameterCount {
   byDtype: Partial<Record<Dtype, number>>;
 }
 
+/**
+ * What `new Headers(…)` takes: the DOM's HeadersInit, spelt so that it also
+ * resolves without the DOM lib (with Node's types).
+ */
+type HeadersLike = ConstructorParameters<typeof Headers>[0];
+
 export interface UrlOptions extends OpenOptions {
   /** Extra request headers (e.g. Authorization). */
-  headers?: HeadersInit;
+  headers?: HeadersLike;
   signal?: AbortSignal;
   /**
    * Bytes asked for in the first request (default 65536, at most 8 +
