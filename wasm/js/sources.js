@@ -127,7 +127,12 @@ async function body(res, signal, url, { max = Infinity, first8 } = {}) {
     throw e;
   }
   signal?.throwIfAborted();
-  return chunks.length === 1 ? chunks[0] : concat(chunks, n);
+  // A chunk may be a view into a larger (pooled) buffer: the answer gets a
+  // buffer of its own, at offset 0, as arrayBuffer() gave (typed views of
+  // the file's data are aligned as the file lays it out).
+  const only = chunks.length === 1 ? chunks[0] : null;
+  if (only !== null && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) return only;
+  return concat(chunks, n);
 }
 
 function tooLong(url, max) {
@@ -266,7 +271,7 @@ export async function openLazy(source, prefix, total, signal, limit) {
   for (;;) {
     const r = openPrefix(prefix, total, limit);
     if (typeof r !== 'number') return r;
-    // r ≤ 8 + limit here: wasm checked the limit and the file size.
+    // r ≤ 8 + limit here: openPrefix checked the limit and the file size.
     const more = await source.read(prefix.byteLength, r, signal);
     prefix = concat([prefix, more], prefix.byteLength + more.byteLength);
   }

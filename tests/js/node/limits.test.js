@@ -278,3 +278,16 @@ test('openSharded: after a shard fails no more are started', async () => {
     ['model.safetensors.index.json', shardName(0), shardName(1), shardName(2)],
   );
 });
+
+test('fromUrl: answers read as a stream still come back in buffers of their own (aligned views)', async () => {
+  const st1 = await SafeTensors.fromUrl(`${ranged.url}/small.safetensors`);
+  const bytes = await st1.tensor('w').read();
+  assert.equal(bytes.byteOffset, 0);
+  assert.equal(bytes.buffer.byteLength, 8);
+  assert.deepEqual([...new Float32Array(bytes.buffer)], [1, 2]);
+  // The whole file from a server without ranges: views work where the file aligns them.
+  const aligned = tensorFile([['w', 'F32', [2], new Float32Array([1, 2])]], { align: 8 });
+  writeFileSync(join(dir, 'aligned.safetensors'), aligned);
+  const st = await SafeTensors.fromUrl(`${plain.url}/aligned.safetensors`);
+  assert.deepEqual([...st.tensor('w').view()], [1, 2]);
+});
