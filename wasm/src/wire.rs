@@ -1,5 +1,5 @@
 //! The layout of the numbers that cross to JS: every index JS reads them
-//! by, named once here. `cargo xtask gen` writes them into
+//! by (and the header limit JS applies), named once here. `cargo xtask gen` writes them into
 //! `wasm/js/generated/wire.js` ([`CONSTANTS`]), which the ES modules import.
 //!
 //! Every answer is an array of `f64` whose element [`STATUS`] says what it
