@@ -117,7 +117,7 @@ pub const JS_KINDS: &[JsKind] = &[
     },
     JsKind {
         name: "Http",
-        when: "the server answered with an error status or an unusable `Content-Range`",
+        when: "the server answered with an error status, an unusable `Content-Range`, or more bytes than asked for",
     },
     JsKind {
         name: "IndexInvalid",
