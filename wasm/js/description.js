@@ -4,22 +4,65 @@
 
 import * as wasm from './safetensors_nano_wasm.js';
 import { BITS } from './dtypes.js';
-import { wasmError } from './errors.js';
+import { KIND, wasmError } from './errors.js';
 import { decodeAscii, decodeText } from './text.js';
+import { requireReader } from './init.js';
 import { keep, wasmNumbers } from './wire.js';
+import { FIELDS, KINDS } from './generated/errors.js';
 import {
-  HEAD_HEADER_LEN, HEAD_NUMBERS, HEAD_PAIRS, HEAD_PLAIN, HEAD_TENSORS, PAIR_NUMBERS, SHAPE_FACTOR,
+  ERROR_FIELDS, ERROR_KIND, ERROR_NUMBERS, ERROR_OFFSET, ERROR_TENSOR_INDEX, ERROR_TENSOR_START,
+  HEADER_LIMIT, HEAD_HEADER_LEN, HEAD_NUMBERS, HEAD_PAIRS, HEAD_PLAIN, HEAD_TENSORS, PAIR_NUMBERS, SHAPE_FACTOR,
   SPAN_NUMBERS, STATUS, TENSOR_DTYPE_SHAPE, TENSOR_END, TENSOR_NUMBERS,
 } from './generated/wire.js';
 
 /**
- * One wasm `open` call over the first bytes of a file of `fileSize` bytes:
- * a Description, or (a number) how many bytes of the file it needs.
+ * The `headerLimit` option of an opener: `fallback` when not given, else a
+ * non-negative integer, above HEADER_LIMIT taken as HEADER_LIMIT (as the
+ * core's Parser::header_limit does).
  */
-export function openPrefix(prefix, fileSize) {
+export function headerLimitOption(limit, fallback = HEADER_LIMIT) {
+  if (limit === undefined) return fallback;
+  if (!Number.isInteger(limit) || limit < 0) throw new TypeError('headerLimit: expected a non-negative integer (bytes)');
+  return Math.min(limit, HEADER_LIMIT);
+}
+
+// The core's HeaderTooLarge for a header of `hi` × 2^32 + `lo` bytes over
+// `limit`: its numbers as wasm would send them (generated/wire.js), worded
+// by the same path as every wasm error.
+function headerTooLarge(hi, lo, limit) {
+  const nums = new Float64Array(ERROR_NUMBERS);
+  nums[STATUS] = -1;
+  nums[ERROR_OFFSET] = -1;
+  nums[ERROR_TENSOR_START] = -1;
+  nums[ERROR_TENSOR_INDEX] = -1;
+  const kind = KINDS.indexOf(KIND.HeaderTooLarge);
+  const field = (name) => ERROR_FIELDS + 2 * FIELDS[kind].findIndex(([n]) => n === name);
+  nums[field('header_len')] = hi;
+  nums[field('header_len') + 1] = lo;
+  nums[field('limit') + 1] = limit;
+  nums[ERROR_KIND] = kind;
+  return wasmError(nums);
+}
+
+/**
+ * One wasm `open` call over the first bytes of a file of `fileSize` bytes:
+ * a Description, or (a number) how many bytes of the file it needs. A
+ * header longer than `limit` bytes is HeaderTooLarge as soon as the first
+ * 8 bytes are in `prefix`, before any more are asked for.
+ */
+export function openPrefix(prefix, fileSize, limit = HEADER_LIMIT) {
+  requireReader();
   // Shared memory can change under us between the parse and the name
   // decoding: read a private copy of the header (it is small).
   if (typeof SharedArrayBuffer === 'function' && prefix.buffer instanceof SharedArrayBuffer) prefix = prefix.slice();
+  // A limit below the core's, checked here in the core's order (after a
+  // file under 8 bytes, before the header length against the file's):
+  // Parser::header_limit's rule, without a number more crossing to wasm.
+  if (limit < HEADER_LIMIT && prefix.byteLength >= 8 && fileSize >= 8) {
+    const len = new DataView(prefix.buffer, prefix.byteOffset, 8);
+    const [hi, lo] = [len.getUint32(4, true), len.getUint32(0, true)];
+    if (hi > 0 || lo > limit) throw headerTooLarge(hi, lo, limit);
+  }
   // The size as two 32-bit halves (a number or, from HTTP, a BigInt).
   const [hi, lo] = typeof fileSize === 'bigint'
     ? [Number(fileSize >> 32n), Number(fileSize & 0xffffffffn)]
@@ -31,6 +74,14 @@ export function openPrefix(prefix, fileSize) {
   if (status > 0) return status;
   if (status < 0) throw wasmError(nums.subarray(at), prefix.subarray(8));
   return new Description(nums, at, prefix.subarray(8, 8 + nums[at + HEAD_HEADER_LEN]));
+}
+
+/**
+ * Throws HeaderTooLarge when the file's first 8 bytes give a header longer
+ * than `limit` (for a stream whose size is not known yet).
+ */
+export function checkHeaderLength(first8, limit) {
+  openPrefix(first8.subarray(0, 8), 2 ** 53, limit);
 }
 
 // Names are decoded from the header bytes a block at a time: one

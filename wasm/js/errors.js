@@ -5,6 +5,7 @@ import {
   ERROR_FIELDS, ERROR_KIND, ERROR_OFFSET, ERROR_TENSOR_INDEX, ERROR_TENSOR_LEN, ERROR_TENSOR_START,
 } from './generated/wire.js';
 import { JS_KINDS, KINDS, message } from './messages.js';
+import { decodeText } from './text.js';
 
 /**
  * Every error kind by name (`KIND.Http === 'Http'`): the modules of this
@@ -35,8 +36,6 @@ export function fail(kind, message, opts) {
   throw new SafeTensorsError(kind, message, opts);
 }
 
-const utf8 = new TextDecoder();
-
 /**
  * The error of a wasm call from its numbers (their layout: ERROR_* in
  * generated/wire.js). `json` holds the header the spans point into;
@@ -53,7 +52,7 @@ export function wasmError(nums, json, names) {
   let tensor = null;
   const start = nums[ERROR_TENSOR_START];
   if (start >= 0 && json !== undefined) {
-    const raw = utf8.decode(json.subarray(start, start + nums[ERROR_TENSOR_LEN]));
+    const raw = decodeText(json.subarray(start, start + nums[ERROR_TENSOR_LEN]));
     try {
       tensor = raw.includes('\\') ? JSON.parse(`"${raw}"`) : raw;
     } catch {

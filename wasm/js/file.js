@@ -2,11 +2,20 @@
 // source (where the bytes come from).
 
 import { DTYPES } from './dtypes.js';
-import { openPrefix } from './description.js';
+import { headerLimitOption, openPrefix } from './description.js';
 import { KIND, fail } from './errors.js';
 import { BlobSource, BytesSource, NoSource, UrlSource, openLazy } from './sources.js';
 import { Tensor } from './tensor.js';
 import { u8 } from './wire.js';
+
+/**
+ * fromUrl's default headerLimit, where the others take the core's 100 MB:
+ * any URL can claim a header of 100 MB, and fromUrl would fetch it all
+ * before finding it useless. 25 MB is huggingface_hub's limit for the
+ * headers it reads over HTTP (SAFETENSORS_MAX_HEADER_LENGTH), far above
+ * real headers (about 100 bytes a tensor); pass headerLimit for more.
+ */
+export const URL_HEADER_LIMIT = 25_000_000;
 
 /** A parameter count with nothing counted yet. */
 export function emptyCount() {
@@ -41,12 +50,16 @@ export class SafeTensors {
     return this._source.bytesRead;
   }
 
-  /** Opens a whole file in memory; validates the header and the length. */
-  static fromBytes(buf) {
+  /**
+   * Opens a whole file in memory; validates the header and the length.
+   * A header over `headerLimit` bytes (default 100 MB) is HeaderTooLarge.
+   */
+  static fromBytes(buf, { headerLimit } = {}) {
     const bytes = u8(buf);
     const size = bytes.byteLength;
-    let r = openPrefix(bytes.subarray(0, 8), size);
-    if (typeof r === 'number') r = openPrefix(bytes.subarray(0, r), size);
+    const limit = headerLimitOption(headerLimit);
+    let r = openPrefix(bytes.subarray(0, 8), size, limit);
+    if (typeof r === 'number') r = openPrefix(bytes.subarray(0, r), size, limit);
     return new SafeTensors(r, new BytesSource(bytes), size);
   }
 
@@ -54,34 +67,42 @@ export class SafeTensors {
    * Opens from the header bytes alone (at least the first 8 + N bytes of a
    * file of `fileSize` bytes). Tensors have no data source.
    */
-  static fromHeader(prefix, fileSize) {
+  static fromHeader(prefix, fileSize, { headerLimit } = {}) {
     if (typeof fileSize === 'bigint' ? fileSize < 0n || fileSize >= 2n ** 64n : !(Number.isSafeInteger(fileSize) && fileSize >= 0)) {
       throw new TypeError('fileSize: expected a non-negative integer (a number up to 2^53, or a bigint)');
     }
-    const r = openPrefix(u8(prefix), fileSize);
+    const r = openPrefix(u8(prefix), fileSize, headerLimitOption(headerLimit));
     if (typeof r === 'number') {
       fail(KIND.HeaderIncomplete, `the first ${r} bytes of the file are needed, ${u8(prefix).byteLength} were given`);
     }
     return new SafeTensors(r, new NoSource(), fileSize);
   }
 
-  /** Opens a Blob or File lazily: reads 8 bytes, then the header. */
-  static async fromBlob(blob, { signal } = {}) {
+  /**
+   * Opens a Blob or File lazily: reads 8 bytes, then the header (unless it
+   * is over `headerLimit` bytes, default 100 MB).
+   */
+  static async fromBlob(blob, { signal, headerLimit } = {}) {
+    const limit = headerLimitOption(headerLimit);
     const source = new BlobSource(blob);
     const first = blob.size >= 8 ? await source.read(0, 8, signal) : new Uint8Array(0);
-    const desc = await openLazy(source, first, blob.size, signal);
+    const desc = await openLazy(source, first, blob.size, signal, limit);
     return new SafeTensors(desc, source, blob.size);
   }
 
   /**
    * Opens a URL with HTTP Range requests (a server that ignores them and
    * answers 200 gets the whole body read). `prefetch` is the size of the
-   * first request (default 64 KiB).
+   * first request (default 64 KiB, at most 8 + headerLimit); a header over
+   * `headerLimit` bytes (default URL_HEADER_LIMIT) is refused from its
+   * 8-byte length, before it is fetched.
    */
-  static async fromUrl(url, { headers, signal, prefetch = 65536, fetch: fetchFn = globalThis.fetch } = {}) {
-    const source = new UrlSource(String(url), headers, fetchFn);
-    const { prefix, total } = await source.first(Math.max(8, prefetch), signal);
-    const desc = await openLazy(source, prefix, total, signal);
+  static async fromUrl(url, { headers, signal, prefetch = 65536, headerLimit, fetch: fetchFn = globalThis.fetch } = {}) {
+    const limit = headerLimitOption(headerLimit, URL_HEADER_LIMIT);
+    if (!Number.isInteger(prefetch) || prefetch < 0) throw new TypeError('prefetch: expected a non-negative integer (bytes)');
+    const source = new UrlSource(String(url), headers, fetchFn, limit);
+    const { prefix, total } = await source.first(Math.min(Math.max(8, prefetch), 8 + limit), signal);
+    const desc = await openLazy(source, prefix, total, signal, limit);
     // total ≤ 2^53 here: wasm rejected any tensor ending above.
     source.size = Number(total);
     return new SafeTensors(desc, source, Number(total));

@@ -38,11 +38,18 @@ export const DTYPE_INFO: Readonly<Record<Dtype, DtypeInfo>>;
  */
 export type TypedArray =
   | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
-  | Float32Array | Float64Array | BigInt64Array | BigUint64Array;
+  | Float32Array | Float64Array | BigInt64Array | BigUint64Array | Float16ArrayIfDeclared;
+
+/**
+ * Float16Array where the project's lib declares it (TypeScript's
+ * `esnext.float16`), else never: the declarations compile with or without it.
+ */
+export type Float16ArrayIfDeclared = typeof globalThis extends { Float16Array: { readonly prototype: infer T } } ? T : never;
 
 
 /** Every error this package throws (besides AbortError and TypeError). */
 export class SafeTensorsError extends Error {
+  constructor(kind: ErrorKind, message: string, opts?: { offset?: number | null; tensor?: string | null; cause?: unknown });
   readonly name: 'SafeTensorsError';
   /** What went wrong, e.g. "InvalidOffset". */
   readonly kind: ErrorKind;
@@ -55,6 +62,20 @@ export class SafeTensorsError extends Error {
 export interface ReadOptions {
   signal?: AbortSignal;
 }
+
+/** Options of every opener. */
+export interface OpenOptions {
+  /**
+   * The longest header accepted, in bytes (default 100,000,000, the
+   * reference's limit, which larger values mean; fromUrl: 25,000,000). A
+   * longer one is a SafeTensorsError of kind HeaderTooLarge, found from
+   * the file's first 8 bytes before the header is read.
+   */
+  headerLimit?: number;
+}
+
+/** Options of fromBlob. */
+export interface BlobOptions extends ReadOptions, OpenOptions {}
 
 export interface ReadFloat32Options extends ReadOptions {
   /** Called after each chunk with bytes done and the tensor's byte length. */
@@ -92,25 +113,48 @@ export interface ParameterCount {
   byDtype: Partial<Record<Dtype, number>>;
 }
 
-export interface UrlOptions {
+/**
+ * What `new Headers(…)` takes: the DOM's HeadersInit, spelt so that it also
+ * resolves without the DOM lib (with Node's types).
+ */
+type HeadersLike = ConstructorParameters<typeof Headers>[0];
+
+export interface UrlOptions extends OpenOptions {
   /** Extra request headers (e.g. Authorization). */
-  headers?: HeadersInit;
+  headers?: HeadersLike;
   signal?: AbortSignal;
-  /** Bytes asked for in the first request (default 65536): small headers open in one round trip. */
+  /**
+   * Bytes asked for in the first request (default 65536, at most 8 +
+   * headerLimit): small headers open in one round trip.
+   */
   prefetch?: number;
+  /**
+   * The longest header fetched, in bytes (default 25,000,000, as
+   * huggingface_hub: any URL can claim a 100 MB header; at most
+   * 100,000,000). A longer one is HeaderTooLarge, from the first 8 bytes.
+   */
+  headerLimit?: number;
   /** A fetch implementation (default globalThis.fetch). */
   fetch?: typeof fetch;
+}
+
+/** Options of openSharded: fromUrl's (passed to each shard's opener), and how many shards open at once. */
+export interface ShardedOptions extends UrlOptions {
+  /** Shards opened at once (default 8; a positive integer or Infinity). */
+  concurrency?: number;
+  /** Passed to each shard's opener: fromUrl's default for URLs, fromBlob's for Blobs. */
+  headerLimit?: number;
 }
 
 /** An opened safetensors file. */
 export class SafeTensors {
   private constructor();
   /** Opens a whole file held in memory; validates the header and the file length. */
-  static fromBytes(buf: ArrayBuffer | ArrayBufferView): SafeTensors;
+  static fromBytes(buf: ArrayBufferLike | ArrayBufferView, opts?: OpenOptions): SafeTensors;
   /** Opens from the first bytes of a file (at least 8 + N) and its size; tensors have no data. */
-  static fromHeader(prefix: ArrayBuffer | ArrayBufferView, fileSize: number | bigint): SafeTensors;
+  static fromHeader(prefix: ArrayBufferLike | ArrayBufferView, fileSize: number | bigint, opts?: OpenOptions): SafeTensors;
   /** Opens a Blob or File lazily: reads 8 bytes, then the header; tensors on demand. */
-  static fromBlob(blob: Blob, opts?: ReadOptions): Promise<SafeTensors>;
+  static fromBlob(blob: Blob, opts?: BlobOptions): Promise<SafeTensors>;
   /** Opens a URL with HTTP Range requests (a 200 answer is read whole). */
   static fromUrl(url: string | URL, opts?: UrlOptions): Promise<SafeTensors>;
   /** N, the header length. */
@@ -136,7 +180,7 @@ export class SafeTensors {
 export class ShardedModel {
   private constructor();
   /** The parsed model.safetensors.index.json. */
-  readonly index: { metadata?: Record<string, unknown>; weight_map: Record<string, string> };
+  readonly index: { metadata?: Record<string, unknown> | null; weight_map: Record<string, string> };
   /** The shards in file-name order. */
   readonly shards: { name: string; file: SafeTensors }[];
   readonly bytesRead: number;
@@ -154,12 +198,13 @@ export class ShardedModel {
  * File, a URL, its JSON text, or the parsed object. `shards`: Files, Blobs
  * with names, or URLs, matched to the index by file name; with a URL index,
  * missing shards are fetched from beside it. The index must agree with the
- * shard headers (IndexMismatch, ShardMissing otherwise).
+ * shard headers (IndexMismatch, ShardMissing otherwise). At most
+ * `concurrency` shards are opened at once.
  */
 export function openSharded(
   index: Blob | string | URL | object,
-  shards?: Array<Blob | File | string | URL>,
-  opts?: UrlOptions,
+  shards?: readonly (Blob | File | string | URL)[],
+  opts?: ShardedOptions,
 ): Promise<ShardedModel>;
 
 /** One shard's header as checkShards compares it. */
@@ -215,13 +260,13 @@ export function wasmMemoryBytes(): number;
  * Decodes whole elements of a float dtype (a {@link FloatDtype}; others throw
  * DtypeMismatch) to f32, exactly as the core does.
  */
-export function decodeFloat32(dtype: Dtype, bytes: ArrayBuffer | ArrayBufferView, out?: Float32Array): Float32Array;
+export function decodeFloat32(dtype: Dtype, bytes: ArrayBufferLike | ArrayBufferView, out?: Float32Array): Float32Array;
 
 export interface TensorInput {
   dtype: Dtype;
-  shape: number[];
+  shape: readonly number[];
   /** Exactly shape × dtype bytes (any typed array or DataView; its bytes are taken as they are). */
-  data: ArrayBuffer | ArrayBufferView;
+  data: ArrayBufferLike | ArrayBufferView;
 }
 
 /**
@@ -234,3 +279,19 @@ export interface TensorInput {
  * writer has loaded: keep them unchanged until its promise settles.
  */
 export function serialize(tensors: Record<string, TensorInput> | Map<string, TensorInput>, metadata?: Record<string, string> | null): Promise<Uint8Array>;
+
+/** A `.wasm` file, as `init` takes it. */
+export type WasmInput = string | URL | Request | Response | PromiseLike<Response> | BufferSource | WebAssembly.Module;
+
+/**
+ * Loads the wasm modules where the bundler did not put them beside the
+ * entry (esbuild; Rollup without an assets plugin): the reader's `.wasm`
+ * (`safetensors_nano_wasm_bg.wasm`), or `{ reader, writer }` with the
+ * writer's too (`safetensors_nano_writer_bg.wasm`, fetched by the first
+ * `serialize`). Vite, webpack, plain pages and Node need no call: the entry
+ * loads both from beside itself. Resolves once the reader is loaded; rejects
+ * with kind "ReaderUnavailable" when it fails to load (or none is given and
+ * the entry's own load failed); every call that parses or decodes throws
+ * that kind while the reader is not loaded.
+ */
+export function init(input?: WasmInput | { reader?: WasmInput; writer?: WasmInput }): Promise<void>;

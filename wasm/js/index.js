@@ -1,14 +1,23 @@
-// Entry for browsers and bundlers (Node and Deno take node.js): fetches the .wasm files beside this file.
-import init from './safetensors_nano_wasm.js';
+// Entry for browsers and bundlers (Node and Deno take node.js): loads the
+// .wasm files from beside this file. Vite and webpack copy them there for
+// the `new URL(…, import.meta.url)` below, and so does a static server.
+// Where they are not (esbuild, Rollup without an assets plugin), importing
+// still succeeds: the page calls `await init(url)` (init.js) first.
+import { init } from './init.js';
 import { setWriterLoader } from './writer.js';
 
-await init({ module_or_path: new URL('./safetensors_nano_wasm_bg.wasm', import.meta.url) });
+try {
+  await init(new URL('./safetensors_nano_wasm_bg.wasm', import.meta.url));
+} catch {
+  // Kept by init.js: the first call that needs the module says why.
+}
 // The writer's module: fetched by the first `serialize`, so pages that only
 // read never download it.
-setWriterLoader(async () => {
+setWriterLoader(async (source = new URL('./safetensors_nano_writer_bg.wasm', import.meta.url)) => {
   const writer = await import('./safetensors_nano_writer.js');
-  await writer.default({ module_or_path: new URL('./safetensors_nano_writer_bg.wasm', import.meta.url) });
+  await writer.default({ module_or_path: source });
   return writer;
 });
 
+export { init };
 export * from './api.js';

@@ -1,16 +1,26 @@
-// Entry for Node (the "node" export condition): reads the .wasm files beside this file.
+// Entry for Node (the "node" export condition): reads the .wasm files beside
+// this file, synchronously, so the entry has no top-level await and
+// `require('safetensors-nano')` works where Node allows require(esm).
 import * as buffer from 'node:buffer';
 import { readFileSync } from 'node:fs';
+import { init, readerFailed, readerLoaded } from './init.js';
 import { initSync } from './safetensors_nano_wasm.js';
 import { setAsciiDecoder } from './text.js';
 import { setWriterLoader } from './writer.js';
 
 const local = (name) => readFileSync(new URL(name, import.meta.url));
-initSync({ module: local('./safetensors_nano_wasm_bg.wasm') });
+// A bundle for Node may leave the .wasm behind: `init(bytes)` then loads it.
+try {
+  initSync({ module: local('./safetensors_nano_wasm_bg.wasm') });
+  readerLoaded();
+} catch (e) {
+  readerFailed(e, new URL('./safetensors_nano_wasm_bg.wasm', import.meta.url));
+}
 // The writer's module: loaded by the first `serialize`.
-setWriterLoader(async () => {
+setWriterLoader(async (source) => {
   const writer = await import('./safetensors_nano_writer.js');
-  writer.initSync({ module: local('./safetensors_nano_writer_bg.wasm') });
+  if (source === undefined) writer.initSync({ module: local('./safetensors_nano_writer_bg.wasm') });
+  else await writer.default({ module_or_path: source });
   return writer;
 });
 
@@ -22,4 +32,5 @@ if (typeof isAscii === 'function') {
   setAsciiDecoder((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'), isAscii);
 }
 
+export { init };
 export * from './api.js';

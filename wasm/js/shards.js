@@ -4,6 +4,7 @@
 import { KIND, SafeTensorsError, fail } from './errors.js';
 import { SafeTensors, addCount, emptyCount } from './file.js';
 import { checkShards } from './shardcheck.js';
+import { headerLimitOption } from './description.js';
 import { httpError } from './sources.js';
 
 async function readIndex(index, signal, fetchFn, headers) {
@@ -23,7 +24,9 @@ async function readIndex(index, signal, fetchFn, headers) {
 
 function parseIndexText(text) {
   try {
-    return JSON.parse(text);
+    // (Blob.text() and Response.text() drop a leading BOM; text given as a
+    // string may still have one, which JSON.parse refuses.)
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (e) {
     return fail(KIND.IndexInvalid, `index is not JSON: ${e.message}`, { cause: e });
   }
@@ -75,14 +78,54 @@ export class ShardedModel {
   }
 }
 
+// How many shards openSharded opens at once by default: a few requests in
+// flight hide the latency of each, without a model of hundreds of shards
+// opening hundreds of connections (browsers queue beyond 6 a host anyway).
+const CONCURRENCY = 8;
+
+/**
+ * Calls `open` on each item, at most `limit` at a time; resolves to the
+ * results in order. After a failure no more are started, and the first
+ * failure rejects.
+ */
+async function mapLimited(items, limit, open) {
+  const out = new Array(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await open(items[i]);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
 /**
  * Opens a sharded model: `index` is model.safetensors.index.json (a Blob, a
  * URL, its text or the parsed object); `shards` are the shard files (Files,
  * Blobs or URLs), matched to the index by name. With a URL index and no
  * shards, the shards are fetched from beside it. The index must agree with
- * the shard headers exactly.
+ * the shard headers exactly. At most `concurrency` shards are opened at
+ * once; `prefetch` and `headerLimit` are passed to each shard's opener
+ * (fromUrl or fromBlob, with their defaults).
  */
-export async function openSharded(index, shards = [], { headers, signal, fetch: fetchFn = globalThis.fetch } = {}) {
+export async function openSharded(
+  index,
+  shards = [],
+  { headers, signal, prefetch, headerLimit, concurrency = CONCURRENCY, fetch: fetchFn = globalThis.fetch } = {},
+) {
+  if (!(Number.isInteger(concurrency) && concurrency >= 1) && concurrency !== Infinity) {
+    throw new TypeError('concurrency: expected a positive integer');
+  }
+  // (Checked here too: a bad value fails before anything is fetched.)
+  if (headerLimit !== undefined) headerLimitOption(headerLimit);
   const { json, base } = await readIndex(index, signal, fetchFn, headers);
   const map = json?.weight_map;
   if (map === null || typeof map !== 'object' || Array.isArray(map)) {
@@ -112,21 +155,19 @@ export async function openSharded(index, shards = [], { headers, signal, fetch: 
   const unnamed = named.find((x) => x.kind === 'unnamedShard');
   if (unnamed !== undefined) fail(KIND.IndexMismatch, `shard ${givenNames[unnamed.shard]} is not named by the index`);
   const files = [...wanted].sort();
-  const opened = await Promise.all(
-    files.map(async (f) => {
-      const s = given.get(f);
-      try {
-        const file =
-          typeof s === 'string' || s instanceof URL
-            ? await SafeTensors.fromUrl(s, { headers, signal, fetch: fetchFn })
-            : await SafeTensors.fromBlob(s, { signal });
-        return { name: f, file };
-      } catch (e) {
-        if (e instanceof SafeTensorsError) e.message = `${f}: ${e.message}`;
-        throw e;
-      }
-    }),
-  );
+  const opened = await mapLimited(files, concurrency, async (f) => {
+    const s = given.get(f);
+    try {
+      const file =
+        typeof s === 'string' || s instanceof URL
+          ? await SafeTensors.fromUrl(s, { headers, signal, prefetch, headerLimit, fetch: fetchFn })
+          : await SafeTensors.fromBlob(s, { signal, headerLimit });
+      return { name: f, file };
+    } catch (e) {
+      if (e instanceof SafeTensorsError) e.message = `${f}: ${e.message}`;
+      throw e;
+    }
+  });
   const found = checkShards(
     json,
     opened.map(({ name, file }) => ({ name, names: file.names(), dataBytes: file.fileSize - file.dataOffset })),

@@ -2,7 +2,7 @@
 // nothing (a header alone). A SafeTensors reads every byte through its
 // source: the header when it opens (openLazy), tensor data on demand.
 
-import { openPrefix } from './description.js';
+import { checkHeaderLength, openPrefix } from './description.js';
 import { KIND, SafeTensorsError, fail } from './errors.js';
 
 /**
@@ -37,10 +37,11 @@ import { KIND, SafeTensorsError, fail } from './errors.js';
  * SafeTensors, which reads the header through openLazy and hands the
  * source over, as fromBlob does:
  *
- *   static async fromThing(thing, { signal } = {}) {
+ *   static async fromThing(thing, { signal, headerLimit } = {}) {
  *     const source = new ThingSource(thing);        // implements Source
  *     const size = thing.size;                      // the file size, ≤ 2^53
- *     const desc = await openLazy(source, new Uint8Array(0), size, signal);
+ *     const limit = headerLimitOption(headerLimit);
+ *     const desc = await openLazy(source, new Uint8Array(0), size, signal, limit);
  *     return new SafeTensors(desc, source, size);
  *   }
  */
@@ -93,10 +94,49 @@ function parseContentRange(value) {
   };
 }
 
-async function body(res, signal) {
-  const buf = new Uint8Array(await res.arrayBuffer());
+/**
+ * The body of an answer, read as it arrives: more than `max` bytes is an
+ * Http error as soon as they arrive (a server cannot make us download what
+ * we did not ask for), and `first8` is called with its first 8 bytes once
+ * they are in (to refuse a header over the limit before the rest comes).
+ */
+async function body(res, signal, url, { max = Infinity, first8 } = {}) {
+  if (res.body === null || res.body === undefined) {
+    // (A fetch without streams.)
+    const buf = new Uint8Array(await res.arrayBuffer());
+    signal?.throwIfAborted();
+    if (buf.byteLength > max) tooLong(url, max);
+    if (first8 !== undefined && buf.byteLength >= 8) first8(buf);
+    return buf;
+  }
+  const reader = res.body.getReader();
+  const chunks = [];
+  let n = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const before = n;
+      n += value.byteLength;
+      if (n > max) tooLong(url, max);
+      chunks.push(value);
+      if (first8 !== undefined && before < 8 && n >= 8) first8(concat(chunks, 8));
+    }
+  } catch (e) {
+    reader.cancel().catch(() => {});
+    throw e;
+  }
   signal?.throwIfAborted();
-  return buf;
+  // A chunk may be a view into a larger (pooled) buffer: the answer gets a
+  // buffer of its own, at offset 0, as arrayBuffer() gave (typed views of
+  // the file's data are aligned as the file lays it out).
+  const only = chunks.length === 1 ? chunks[0] : null;
+  if (only !== null && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) return only;
+  return concat(chunks, n);
+}
+
+function tooLong(url, max) {
+  fail(KIND.Http, `${url} sent more than the ${max} bytes asked for`);
 }
 
 export function httpError(res, url) {
@@ -108,8 +148,9 @@ export function httpError(res, url) {
  * answers 200 instead has the whole file read into `bytes`.
  */
 export class UrlSource {
-  constructor(url, headers, fetchFn) {
+  constructor(url, headers, fetchFn, headerLimit) {
     this.url = url;
+    this.headerLimit = headerLimit;
     this.headers = headers;
     this.fetch = fetchFn;
     this.size = 0;
@@ -126,22 +167,25 @@ export class UrlSource {
     return fetchFn(this.url, { headers: withRange(this.headers, start, end), signal });
   }
 
-  // First request: a speculative prefix; learns the size, or the whole body.
+  // First request: a speculative prefix; learns the size, or the whole body
+  // (refused once its first 8 bytes give a header over the limit).
   async first(want, signal) {
     const res = await this.get(0, want, signal);
     if (res.status === 206) {
       const range = parseContentRange(res.headers.get('Content-Range'));
       if (range === null || range.total === null || range.start !== 0) {
+        await res.body?.cancel();
         fail(KIND.Http, `unusable Content-Range ${JSON.stringify(res.headers.get('Content-Range'))} from ${this.url}`);
       }
       this.validator = res.headers.get('ETag') ?? res.headers.get('Last-Modified');
       this.total = range.total;
-      const bytes = await body(res, signal);
+      const bytes = await body(res, signal, this.url, { max: want });
       this.bytesRead += bytes.byteLength;
       return { prefix: bytes, total: range.total };
     }
     if (res.status === 200) {
-      const bytes = await body(res, signal);
+      const limit = this.headerLimit;
+      const bytes = await body(res, signal, this.url, { first8: (b) => checkHeaderLength(b, limit) });
       this.bytesRead += bytes.byteLength;
       this.bytes = bytes;
       this.size = bytes.byteLength;
@@ -164,7 +208,7 @@ export class UrlSource {
     const res = await this.get(start, end, signal);
     if (res.status === 206) {
       const range = parseContentRange(res.headers.get('Content-Range'));
-      const bytes = await body(res, signal);
+      const bytes = await body(res, signal, this.url, { max: end - start });
       this.bytesRead += bytes.byteLength;
       const etag = res.headers.get('ETag') ?? res.headers.get('Last-Modified');
       const resized = range !== null && range.total !== null && range.total !== this.total;
@@ -178,7 +222,7 @@ export class UrlSource {
     }
     if (res.status === 200) {
       // The server stopped honouring ranges (or the file changed: If-Range).
-      const bytes = await body(res, signal);
+      const bytes = await body(res, signal, this.url);
       this.bytesRead += bytes.byteLength;
       if (bytes.byteLength !== this.size) {
         fail(KIND.ReadFailed, `${this.url} changed: now ${bytes.byteLength} bytes, was ${this.size}`);
@@ -202,10 +246,16 @@ export class NoSource {
   }
 }
 
-function concat(a, b) {
-  const out = new Uint8Array(a.byteLength + b.byteLength);
-  out.set(a, 0);
-  out.set(b, a.byteLength);
+// The first `n` bytes of `parts`, one after another, as one array.
+function concat(parts, n) {
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    if (at >= n) break;
+    const take = Math.min(p.byteLength, n - at);
+    out.set(take === p.byteLength ? p : p.subarray(0, take), at);
+    at += take;
+  }
   return out;
 }
 
@@ -213,14 +263,16 @@ function concat(a, b) {
  * Opens a header from a source that reads ranges: `prefix` holds the first
  * bytes already read (any number, none included); wasm says how many more
  * it needs (the 8-byte length, then the header) and they are read. `total`
- * is the file size (a number, or a bigint from HTTP). Resolves to the
- * description SafeTensors takes.
+ * is the file size (a number, or a bigint from HTTP); a header longer than
+ * `limit` is refused from its 8-byte length, before it is read. Resolves to
+ * the description SafeTensors takes.
  */
-export async function openLazy(source, prefix, total, signal) {
+export async function openLazy(source, prefix, total, signal, limit) {
   for (;;) {
-    const r = openPrefix(prefix, total);
+    const r = openPrefix(prefix, total, limit);
     if (typeof r !== 'number') return r;
-    // r ≤ 8 + HEADER_LIMIT here: wasm checked the limit and the file size.
-    prefix = concat(prefix, await source.read(prefix.byteLength, r, signal));
+    // r ≤ 8 + limit here: openPrefix checked the limit and the file size.
+    const more = await source.read(prefix.byteLength, r, signal);
+    prefix = concat([prefix, more], prefix.byteLength + more.byteLength);
   }
 }

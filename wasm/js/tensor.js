@@ -4,6 +4,7 @@
 import * as wasm from './safetensors_nano_wasm.js';
 import { BITS, DTYPE_INDEX, VIEW } from './dtypes.js';
 import { KIND, fail, wasmError } from './errors.js';
+import { requireReader } from './init.js';
 import { u8, wasmNumbers } from './wire.js';
 
 // Decode chunk: a multiple of 3 bytes (F6) and of 8 (every element size).
@@ -39,6 +40,7 @@ function decodeInto(d, src, out, at) {
  */
 export function decodeFloat32(dtype, bytes, out) {
   const d = dtypeIndex(dtype);
+  requireReader();
   const src = u8(bytes);
   const elements = (src.byteLength * 8) / BITS[d];
   if (!Number.isInteger(elements)) {

@@ -2,7 +2,10 @@
 // installed a faster way for ASCII text (node.js does: Node's TextDecoder
 // is slower there than its Buffer).
 
-const utf8 = new TextDecoder();
+// ignoreBOM: a decoder drops a leading U+FEFF by default, and header text
+// is decoded in pieces (a block, a name), any of which may begin with one
+// that is part of a name.
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 let asciiText = null;
 let isAscii = null;
 

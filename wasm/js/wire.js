@@ -2,6 +2,7 @@
 // module's memory, and the part a description keeps is copied to a slab.
 // Also the one conversion of the caller's buffers to bytes.
 
+import { requireReader } from './init.js';
 import * as wasm from './safetensors_nano_wasm.js';
 
 // The numbers of wasm's last `open` are read where they are, in wasm
@@ -26,6 +27,7 @@ export function wasmNumbers() {
 // The reader module's memory. (Once the entry has instantiated the module,
 // initSync only returns its exports.)
 function wasmMemory() {
+  requireReader();
   return wasm.initSync().memory;
 }
 

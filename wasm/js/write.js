@@ -27,6 +27,18 @@ function invalid(message, tensor = null) {
   return fail(KIND.InvalidArgument, message, { tensor });
 }
 
+// The UTF-8 of a name, key or value. A lone surrogate has no UTF-8 (the
+// encoder would write U+FFFD, another string): refused instead.
+function utf8(s, what, tensor) {
+  if (!isWellFormed(s)) invalid(`${what} holds a lone surrogate (not valid Unicode)`, tensor);
+  return utf8Encoder.encode(s);
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const isWellFormed = typeof String.prototype.isWellFormed === 'function'
+  ? (s) => s.isWellFormed()
+  : (s) => !LONE_SURROGATE.test(s);
+
 /**
  * Writes a safetensors file through the core writer. Only the plan crosses
  * into wasm (names, dtypes, shapes, byte lengths); the core returns the
@@ -62,7 +74,7 @@ export async function serialize(tensors, metadata) {
       invalid('data must be an ArrayBuffer or an ArrayBufferView', name);
     }
     datas[i] = data;
-    const nameBytes = utf8Encoder.encode(name);
+    const nameBytes = utf8(name, 'the tensor name', name);
     text.push(nameBytes);
     nums.push(d, nameBytes.byteLength, data.byteLength, t.shape.length, ...t.shape);
   }
@@ -73,7 +85,7 @@ export async function serialize(tensors, metadata) {
     nums[PLAN_PAIRS] = pairs.length;
     for (const [k, v] of pairs) {
       if (typeof v !== 'string') invalid(`metadata value of ${JSON.stringify(k)} is not a string`);
-      const kv = [utf8Encoder.encode(k), utf8Encoder.encode(v)];
+      const kv = [utf8(k, `metadata key ${JSON.stringify(k)}`), utf8(v, `metadata value of ${JSON.stringify(k)}`)];
       text.push(...kv);
       nums.push(kv[0].byteLength, kv[1].byteLength);
     }

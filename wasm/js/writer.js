@@ -3,12 +3,22 @@
 // The entry (index.js for browsers, node.js for Node) says how to load it.
 
 let load = null;
+let source;
 let loading = null;
 let ready = null;
 
-/** Called once by the entry: `loader` resolves to the initialised module. */
+/**
+ * Called once by the entry: `loader(source)` resolves to the initialised
+ * module, from `source` (see setWriterSource) or, when undefined, from the
+ * entry's default place.
+ */
 export function setWriterLoader(loader) {
   load = loader;
+}
+
+/** Where the next load takes the writer's `.wasm` from (init's `writer`). */
+export function setWriterSource(src) {
+  source = src;
 }
 
 /** The writer's module once it has loaded, else null (no waiting). */
@@ -20,14 +30,15 @@ export function loadedWriter() {
 export function loadWriter() {
   if (loading === null) {
     if (load === null) return Promise.reject(new Error('import the package through its entry (index.js or node.js)'));
-    loading = load().then(
+    loading = load(source).then(
       (module) => {
         ready = module;
         return module;
       },
       (e) => {
         // Let a later call try again (a browser may keep failing an import
-        // until the page reloads; a failed .wasm fetch or read can recover).
+        // until the page reloads; a failed .wasm fetch or read can recover,
+        // or init may give another source).
         loading = null;
         throw e;
       },

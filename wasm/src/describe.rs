@@ -149,8 +149,9 @@ impl<'h> Visitor<'h> for Describer<'h> {
 
 /// Parses the header in `prefix` (the first bytes of a file of `file_len`
 /// bytes) into `slots` (grown as needed) and describes it, checking the
-/// rules in the order of a whole-file parse: R1, R2, R3, then the header,
-/// then R13.
+/// rules in the order of a whole-file parse (docs/format.md, "Order of the
+/// checks"): R1 prefix-present, R2 header-limit, R3 header-fits, then the
+/// header, then R13 exact-length.
 pub fn open_prefix(prefix: &[u8], file_len: u64, slots: &mut Vec<Slot>) -> Vec<f64> {
     match open(prefix, file_len, slots) {
         Ok(numbers) => numbers,

@@ -117,7 +117,7 @@ pub const JS_KINDS: &[JsKind] = &[
     },
     JsKind {
         name: "Http",
-        when: "the server answered with an error status or an unusable `Content-Range`",
+        when: "the server answered with an error status, an unusable `Content-Range`, or more bytes than asked for",
     },
     JsKind {
         name: "IndexInvalid",
@@ -134,6 +134,10 @@ pub const JS_KINDS: &[JsKind] = &[
     JsKind {
         name: "WriterUnavailable",
         when: "the writer's wasm module could not be loaded (`serialize`)",
+    },
+    JsKind {
+        name: "ReaderUnavailable",
+        when: "the reader's wasm module is not loaded: its default load failed (a bundler that does not copy the `.wasm`) and no `init` succeeded, or `init` failed",
     },
 ];
 

@@ -1,5 +1,5 @@
 //! The layout of the numbers that cross to JS: every index JS reads them
-//! by, named once here. `cargo xtask gen` writes them into
+//! by (and the header limit JS applies), named once here. `cargo xtask gen` writes them into
 //! `wasm/js/generated/wire.js` ([`CONSTANTS`]), which the ES modules import.
 //!
 //! Every answer is an array of `f64` whose element [`STATUS`] says what it
@@ -52,6 +52,15 @@ wire! {
     ERROR_KIND = 11;
     /// Numbers in an error.
     ERROR_NUMBERS = 12;
+
+    // ---- `open`'s limit ----
+    /// The longest header `open` accepts (the core's and the reference's
+    /// `HEADER_LIMIT`): the most a JS opener's `headerLimit` can be. A lower
+    /// limit is checked in JS from the 8-byte length, as the core's
+    /// `Parser::header_limit` does, and refused with the numbers of the
+    /// core's `HeaderTooLarge` (description.js): one more number crossing
+    /// would grow the reader's `.wasm` by about 60 bytes.
+    HEADER_LIMIT = 100_000_000;
 
     // ---- a description (`describe.rs`): the head ----
     /// The header length N.
@@ -125,3 +134,4 @@ const _: () = assert!(TENSOR_END == 0 && TENSOR_DTYPE_SHAPE == 1 && TENSOR_NUMBE
 const _: () = assert!(PLACED_INDEX == 0 && PLACED_BEGIN == 1 && PLACED_NUMBERS == 2);
 const _: () = assert!(PLANNED_FILE_LEN == 1 && PLANNED_HEAD_NUMBERS == 2);
 const _: () = assert!(SHAPE_FACTOR > safetensors_nano::Dtype::ALL.len());
+const _: () = assert!(HEADER_LIMIT as u64 == safetensors_nano::HEADER_LIMIT);

@@ -1,9 +1,10 @@
 //! The five 8-bit float formats: one 256-entry table each, built at compile
 //! time from the bit layout (on wasm32, at run time: see [`Codes`]).
 
-use super::layout::{lookup, Codes, Layout, Special};
+use super::layout::{lookup, Layout, Special};
+use crate::mode::Codes;
 
-const E5M2: Layout = Layout {
+pub(super) const E5M2: Layout = Layout {
     signed: true,
     exp_bits: 5,
     man_bits: 2,
@@ -11,7 +12,7 @@ const E5M2: Layout = Layout {
     subnormals: true,
     special: Special::Ieee,
 };
-const E4M3FN: Layout = Layout {
+pub(super) const E4M3FN: Layout = Layout {
     signed: true,
     exp_bits: 4,
     man_bits: 3,
@@ -19,7 +20,7 @@ const E4M3FN: Layout = Layout {
     subnormals: true,
     special: Special::AllOnesNan,
 };
-const E8M0: Layout = Layout {
+pub(super) const E8M0: Layout = Layout {
     signed: false,
     exp_bits: 8,
     man_bits: 0,
@@ -27,7 +28,7 @@ const E8M0: Layout = Layout {
     subnormals: false,
     special: Special::AllOnesNan,
 };
-const E4M3FNUZ: Layout = Layout {
+pub(super) const E4M3FNUZ: Layout = Layout {
     signed: true,
     exp_bits: 4,
     man_bits: 3,
@@ -35,7 +36,7 @@ const E4M3FNUZ: Layout = Layout {
     subnormals: true,
     special: Special::NegativeZeroNan,
 };
-const E5M2FNUZ: Layout = Layout {
+pub(super) const E5M2FNUZ: Layout = Layout {
     signed: true,
     exp_bits: 5,
     man_bits: 2,

@@ -4,13 +4,14 @@
 //! exponent and mantissa widths, bias, whether exponent 0 encodes subnormals,
 //! and which codes are special. [`table`] evaluates [`f32_bits`] for every code
 //! at compile time, so the tables are derived from the layout, never typed in
-//! ([`Codes`]; on wasm32 the same function builds them at run time instead).
+//! ([`TableCodes`]; on wasm32 [`LayoutCodes`] builds them at run time instead,
+//! as [`mode::Codes`](crate::mode::Codes) picks).
 //! Every value of every format here is exactly representable as an `f32`, so
 //! the construction is exact (no rounding happens anywhere).
 
 /// Which codes of a format are not ordinary finite numbers.
 #[derive(Clone, Copy)]
-pub(super) enum Special {
+pub(crate) enum Special {
     /// None: every code is a finite number (OCP MX FP6 and FP4).
     Finite,
     /// IEEE 754 style: the all-ones exponent is ±infinity (mantissa 0) or NaN.
@@ -26,7 +27,7 @@ pub(super) enum Special {
 /// The bit layout of a small float format: `[sign] exponent mantissa`, from
 /// the most significant bit down.
 #[derive(Clone, Copy)]
-pub(super) struct Layout {
+pub(crate) struct Layout {
     /// Whether the top bit is a sign bit.
     pub(super) signed: bool,
     /// Width of the exponent field.
@@ -48,7 +49,7 @@ const QUIET_NAN: u32 = 0x7FC0_0000;
 const INFINITY: u32 = 0x7F80_0000;
 const F32_MANTISSA: u32 = 0x007F_FFFF;
 
-// The asserts of `Codes::new` (run at compile time, in the `static`
+// The asserts of `TableCodes::new` (run at compile time, in the `static`
 // initialisers) guarantee that every code of the formats here decodes
 // without overflow, so that at run time (wasm32) nothing here can fail.
 #[allow(
@@ -115,14 +116,14 @@ pub(super) const fn f32_bits(layout: Layout, code: u32) -> Option<u32> {
 
 impl Layout {
     /// How many codes the format has: `2^(sign + exponent + mantissa bits)`.
-    // Compile time only (see `Codes::new`).
+    // Compile time only (see `TableCodes::new`).
     #[allow(clippy::arithmetic_side_effects)]
     const fn codes(self) -> usize {
         1usize << (self.exp_bits + self.man_bits + self.signed as u32)
     }
 }
 
-// Compile time only (see `Codes::new`); `i < N` bounds the indexing.
+// Compile time only (see `TableCodes::new`); `i < N` bounds the indexing.
 #[allow(
     clippy::arithmetic_side_effects,
     clippy::cast_possible_truncation,
@@ -149,91 +150,92 @@ pub(super) const fn table<const N: usize>(layout: Layout) -> [f32; N] {
     out
 }
 
-/// `layout`'s decoded codes, filled in at run time: what wasm32 uses
-/// instead of the `static` tables (built once per decode call; 5.6 KB less
-/// `.wasm`). One instance for all formats.
-#[cfg(any(test, target_arch = "wasm32"))]
-#[inline(never)]
-pub(super) fn fill(layout: Layout, out: &mut [f32]) {
-    for (slot, code) in out.iter_mut().zip(0u32..) {
-        *slot = value(layout, code);
-    }
-}
-
-/// The value of one code of `layout`, computed at run time. (`Codes::new`
-/// has checked at compile time that every code of the layout decodes, so
-/// the `None` arm is dead.)
-#[cfg(any(test, target_arch = "wasm32"))]
-#[inline]
-pub(super) fn value(layout: Layout, code: u32) -> f32 {
-    f32::from_bits(f32_bits(layout, code).unwrap_or(QUIET_NAN))
-}
-
-/// The decoded codes of one format, as the decoders read them: a table of
-/// `N` values computed at compile time, except on wasm32, where the
-/// `.wasm`'s size matters more and only the [`Layout`] is kept: each decode
-/// call builds the table on its stack ([`fill`]), each single value is
-/// computed ([`value`]). The values are the same bits either way.
-pub(super) struct Codes<const N: usize> {
-    #[cfg(not(target_arch = "wasm32"))]
+/// The decoded codes of `layout`, a table of `N` values computed at compile
+/// time (in a `static`). What [`mode::Codes`](crate::mode::Codes) is on
+/// most targets.
+#[allow(dead_code)] // on wasm32, `mode::Codes` is `LayoutCodes`
+pub(crate) struct TableCodes<const N: usize> {
     table: [f32; N],
-    #[cfg(any(test, target_arch = "wasm32"))]
-    layout: Layout,
 }
 
-impl<const N: usize> Codes<N> {
+#[allow(dead_code)] // on wasm32, `mode::Codes` is `LayoutCodes`
+impl<const N: usize> TableCodes<N> {
     /// The codes of `layout`, which must have `N` codes that all decode to
-    /// an `f32` (asserted; use it in a `static`, so at compile time, on
-    /// every target).
-    pub(super) const fn new(layout: Layout) -> Self {
-        let table = table::<N>(layout);
-        #[cfg(target_arch = "wasm32")]
-        let _ = table;
-        Codes {
-            #[cfg(not(target_arch = "wasm32"))]
-            table,
-            #[cfg(any(test, target_arch = "wasm32"))]
-            layout,
+    /// an `f32` (asserted; use it in a `static`, so at compile time).
+    pub(crate) const fn new(layout: Layout) -> Self {
+        TableCodes {
+            table: table::<N>(layout),
         }
     }
 
     /// Calls `f` with the table of all `N` values.
     #[inline(always)]
-    pub(super) fn with<R>(&self, f: impl FnOnce(&[f32; N]) -> R) -> R {
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            f(&self.table)
-        }
-        #[cfg(target_arch = "wasm32")]
-        {
-            let mut table = [0.0f32; N];
-            fill(self.layout, &mut table);
-            f(&table)
-        }
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&[f32; N]) -> R) -> R {
+        f(&self.table)
     }
 
     /// The value of `code`, which must be below `N` (`NaN` otherwise).
     #[inline(always)]
-    pub(super) fn get(&self, code: u8) -> f32 {
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            lookup(&self.table, usize::from(code))
-        }
-        #[cfg(target_arch = "wasm32")]
-        {
-            if usize::from(code) < N {
-                value(self.layout, u32::from(code))
-            } else {
-                f32::NAN
-            }
-        }
+    pub(crate) fn get(&self, code: u8) -> f32 {
+        lookup(&self.table, usize::from(code))
+    }
+}
+
+/// The decoded codes of `layout`, computed at run time from the layout
+/// alone: each [`with`](LayoutCodes::with) builds the table on its stack
+/// ([`fill`]), each [`get`](LayoutCodes::get) computes one value
+/// ([`value`]). What [`mode::Codes`](crate::mode::Codes) is on wasm32.
+#[allow(dead_code)] // elsewhere, `mode::Codes` is `TableCodes`
+pub(crate) struct LayoutCodes<const N: usize> {
+    layout: Layout,
+}
+
+#[allow(dead_code)] // elsewhere, `mode::Codes` is `TableCodes`
+impl<const N: usize> LayoutCodes<N> {
+    /// The codes of `layout`, which must have `N` codes that all decode to
+    /// an `f32` (asserted at compile time, as for [`TableCodes::new`]: the
+    /// table is built and dropped).
+    pub(crate) const fn new(layout: Layout) -> Self {
+        let _ = table::<N>(layout);
+        LayoutCodes { layout }
     }
 
-    /// The layout (tests compare the run-time path of wasm32 with the table).
-    #[cfg(test)]
-    pub(super) const fn layout(&self) -> Layout {
-        self.layout
+    /// Calls `f` with the table of all `N` values, built on the stack.
+    #[inline(always)]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&[f32; N]) -> R) -> R {
+        let mut table = [0.0f32; N];
+        fill(self.layout, &mut table);
+        f(&table)
     }
+
+    /// The value of `code`, which must be below `N` (`NaN` otherwise).
+    #[inline(always)]
+    pub(crate) fn get(&self, code: u8) -> f32 {
+        if usize::from(code) < N {
+            value(self.layout, u32::from(code))
+        } else {
+            f32::NAN
+        }
+    }
+}
+
+/// `layout`'s decoded codes, filled in at run time (one instance for all
+/// formats).
+#[allow(dead_code)] // used by `LayoutCodes` only
+#[inline(never)]
+fn fill(layout: Layout, out: &mut [f32]) {
+    for (slot, code) in out.iter_mut().zip(0u32..) {
+        *slot = value(layout, code);
+    }
+}
+
+/// The value of one code of `layout`, computed at run time. (`new` has
+/// checked at compile time that every code of the layout decodes, so the
+/// `None` arm is dead.)
+#[allow(dead_code)] // used by `LayoutCodes` only
+#[inline]
+fn value(layout: Layout, code: u32) -> f32 {
+    f32::from_bits(f32_bits(layout, code).unwrap_or(QUIET_NAN))
 }
 
 /// `table[code]` for a code known to be in range (the `None` arm is dead code

@@ -1,9 +1,10 @@
 //! The OCP MX sub-byte floats: FP6 (E2M3, E3M2) and FP4 (E2M1), with their
 //! packing (see the module docs of [`crate::decode`] for the bit order).
 
-use super::layout::{lookup, Codes, Layout, Special};
+use super::layout::{lookup, Layout, Special};
+use crate::mode::Codes;
 
-const E2M3: Layout = Layout {
+pub(super) const E2M3: Layout = Layout {
     signed: true,
     exp_bits: 2,
     man_bits: 3,
@@ -11,7 +12,7 @@ const E2M3: Layout = Layout {
     subnormals: true,
     special: Special::Finite,
 };
-const E3M2: Layout = Layout {
+pub(super) const E3M2: Layout = Layout {
     signed: true,
     exp_bits: 3,
     man_bits: 2,
@@ -19,7 +20,7 @@ const E3M2: Layout = Layout {
     subnormals: true,
     special: Special::Finite,
 };
-const E2M1: Layout = Layout {
+pub(super) const E2M1: Layout = Layout {
     signed: true,
     exp_bits: 2,
     man_bits: 1,

@@ -1,33 +1,14 @@
 //! The header as compact JSON, written by one function generic over the
 //! sink, so that counting its length and writing it can never disagree.
 //!
-//! Callers pass their sink through [`json_sink`]: where code size counts
-//! more than speed (wasm32 and bare metal, as for `crate::sort`) every sink
-//! becomes a `&mut dyn Sink`, so that the code below exists once for the
-//! counting pass and the writing pass (in the npm package's `.wasm` it was
-//! two copies of 1.8 KB). Elsewhere each sink keeps its own instance with
-//! its `write_all` inlined: an indirect call per piece makes writing the
-//! header of 10,000 tensors about 40% slower.
+//! Callers pass their sink through
+//! [`mode::json_sink`](crate::mode::json_sink), which decides whether the
+//! counting pass and the writing pass share one copy of this code.
 
 use super::sink::Sink;
-use super::spec::AsSpec;
-use super::METADATA_KEY;
+use super::spec::{at_index, AsSpec, METADATA_KEY};
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind};
-
-/// `sink` as the type [`write_json`] takes it: `dyn Sink` on wasm32 and
-/// bare metal, its own type elsewhere (see the module docs).
-#[cfg(any(small, target_arch = "wasm32"))]
-pub(crate) fn json_sink<S: Sink>(sink: &mut S) -> &mut dyn Sink {
-    sink
-}
-
-/// `sink` as the type [`write_json`] takes it: `dyn Sink` on wasm32 and
-/// bare metal, its own type elsewhere (see the module docs).
-#[cfg(not(any(small, target_arch = "wasm32")))]
-pub(crate) fn json_sink<S: Sink>(sink: &mut S) -> &mut S {
-    sink
-}
 
 /// Writes the unpadded JSON header: `__metadata__` first when given, then
 /// every tensor in slice order with offsets from 0, no gaps. Byte for byte
@@ -58,7 +39,7 @@ pub(crate) fn write_json<S: Sink + ?Sized, T: AsSpec>(
         let spec = tensor.spec();
         let end = offset
             .checked_add(spec.byte_len())
-            .ok_or_else(|| super::at_index(ErrorKind::ValidationOverflow, index))?;
+            .ok_or_else(|| at_index(ErrorKind::ValidationOverflow, index))?;
         // Few, larger writes: `,"` name `":{"dtype":"F32","shape":[` dims
         // `],"data_offsets":[` begin `,` end `]}`.
         sink.write_all(if comma { b",\"" } else { b"\"" })?;

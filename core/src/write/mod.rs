@@ -70,7 +70,7 @@
 mod convert;
 mod json;
 mod plan;
-mod sink;
+pub(crate) mod sink;
 mod spec;
 mod stream;
 
@@ -89,15 +89,7 @@ pub use self::sink::{Sink, SliceSink};
 pub use self::spec::{AsSpec, AsTensor, Tensor, TensorSpec};
 pub use self::stream::Writer;
 
-use crate::error::{Error, ErrorKind, TensorRef};
-
-/// The reserved header key for metadata.
-pub(crate) const METADATA_KEY: &str = "__metadata__";
-
-/// An error about the tensor at `index` of the caller's slice.
-pub(crate) fn at_index(kind: ErrorKind, index: usize) -> Error {
-    Error::new(kind).with_tensor(TensorRef::Index(u32::try_from(index).unwrap_or(u32::MAX)))
-}
+use crate::error::Error;
 
 fn plan<'p, T: AsSpec>(
     tensors: &'p mut [T],
@@ -115,7 +107,7 @@ fn plan<'p, T: AsSpec>(
 ///
 /// # Errors
 /// As [`Plan::new`] and [`Plan::with_metadata`];
-/// [`BufferTooSmall`](ErrorKind::BufferTooSmall) with the size needed when
+/// [`BufferTooSmall`](crate::ErrorKind::BufferTooSmall) with the size needed when
 /// `buf` is too short. Nothing is written on error.
 ///
 /// ```

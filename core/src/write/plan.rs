@@ -3,14 +3,13 @@
 use core::cmp::Ordering;
 use core::fmt;
 
-use super::at_index;
-use super::json::{json_sink, write_json};
-use super::sink::{Counter, Sink, SliceSink};
-use super::spec::{AsSpec, AsTensor, TensorSpec};
-use super::stream::Writer;
+use super::json::write_json;
+use super::sink::{Counter, Sink};
+use super::spec::{at_index, AsSpec, AsTensor, TensorSpec};
 use crate::error::{Error, ErrorKind};
 use crate::file::HEADER_LIMIT;
-use crate::sort::sort_by;
+use crate::mode::json_sink;
+use crate::read::sort::sort_by;
 
 /// The layout of a file to write: tensor order, data offsets, header length.
 ///
@@ -368,7 +367,7 @@ impl<'p, T: AsSpec> Plan<'p, T> {
     }
 
     /// Writes the 8-byte length and the padded header (`8 + N` bytes).
-    /// Use it to write the data yourself, or use a [`Writer`], which checks it.
+    /// Use it to write the data yourself, or use a [`Writer`](super::Writer), which checks it.
     ///
     /// # Errors
     /// Whatever the sink reports; [`ErrorKind::Sink`] also if an
@@ -399,86 +398,6 @@ impl<'p, T: AsSpec> Plan<'p, T> {
         checked
             .sink
             .write_all(spaces.get(..padding).ok_or(Error::new(ErrorKind::Sink))?)
-    }
-
-    /// Checks every tensor's data length, then writes the whole file.
-    /// Returns the sink.
-    ///
-    /// # Errors
-    /// [`DataLengthMismatch`](ErrorKind::DataLengthMismatch) (nothing
-    /// written) when an item's `data()` is not its `spec().byte_len()`;
-    /// whatever the sink reports, including from [`Sink::reserve`] before
-    /// anything is written.
-    ///
-    /// ```
-    /// use safetensors_nano::{Dtype, write::{Plan, SliceSink, Tensor}};
-    /// let mut tensors = [Tensor::new("x", Dtype::U8, &[2], &[4, 5])];
-    /// let mut buf = [0u8; 128];
-    /// let out = Plan::new(&mut tensors)?.write_to(SliceSink::new(&mut buf))?.into_written();
-    /// assert_eq!(&out[out.len() - 2..], &[4, 5]);
-    /// # Ok::<(), safetensors_nano::Error>(())
-    /// ```
-    pub fn write_to<S: Sink>(&self, sink: S) -> Result<S, Error>
-    where
-        T: AsTensor,
-    {
-        self.check_data()?;
-        let mut writer = Writer::begin(self, sink)?;
-        for tensor in self.tensors {
-            writer.write_tensor_data(tensor.data())?;
-            writer.finish_tensor()?;
-        }
-        writer.finish()
-    }
-
-    /// Writes the whole file into `buf` and returns the written prefix.
-    ///
-    /// # Errors
-    /// [`BufferTooSmall`](ErrorKind::BufferTooSmall) with the bytes needed
-    /// when `buf` is shorter than [`file_len`](Plan::file_len); otherwise as
-    /// [`write_to`](Plan::write_to). Nothing is written on error.
-    ///
-    /// ```
-    /// use safetensors_nano::{Dtype, ErrorKind, write::{Plan, Tensor}};
-    /// let mut tensors = [Tensor::new("x", Dtype::U8, &[2], &[4, 5])];
-    /// let plan = Plan::new(&mut tensors)?;
-    /// let mut small = [0u8; 16];
-    /// assert_eq!(
-    ///     plan.write_to_slice(&mut small).unwrap_err().kind(),
-    ///     ErrorKind::BufferTooSmall { needed: plan.file_len(), available: 16 }
-    /// );
-    /// let mut buf = [0u8; 1024];
-    /// assert_eq!(plan.write_to_slice(&mut buf)?.len() as u64, plan.file_len());
-    /// # Ok::<(), safetensors_nano::Error>(())
-    /// ```
-    pub fn write_to_slice<'b>(&self, buf: &'b mut [u8]) -> Result<&'b mut [u8], Error>
-    where
-        T: AsTensor,
-    {
-        Ok(self.write_to(SliceSink::new(buf))?.into_written())
-    }
-
-    /// Writes the whole file into a new `Vec` of exactly
-    /// [`file_len`](Plan::file_len) bytes.
-    ///
-    /// # Errors
-    /// As [`write_to`](Plan::write_to);
-    /// [`TooLargeForTarget`](ErrorKind::TooLargeForTarget) when the file
-    /// does not fit in memory on this target.
-    ///
-    /// ```
-    /// use safetensors_nano::{Dtype, write::{Plan, Tensor}};
-    /// let mut tensors = [Tensor::new("x", Dtype::I8, &[1], &[0xff])];
-    /// let plan = Plan::new(&mut tensors)?;
-    /// assert_eq!(plan.to_vec()?.len() as u64, plan.file_len());
-    /// # Ok::<(), safetensors_nano::Error>(())
-    /// ```
-    #[cfg(feature = "alloc")]
-    pub fn to_vec(&self) -> Result<alloc::vec::Vec<u8>, Error>
-    where
-        T: AsTensor,
-    {
-        self.write_to(alloc::vec::Vec::new())
     }
 
     pub(crate) fn check_data(&self) -> Result<(), Error>

@@ -1,7 +1,17 @@
-//! What the caller tells the writer about each tensor.
+//! What the caller tells the writer about each tensor, the one name a
+//! tensor may not have, and the errors that point at a tensor of the
+//! caller's list.
 
 use crate::dtype::Dtype;
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, TensorRef};
+
+/// The reserved header key for metadata.
+pub(crate) const METADATA_KEY: &str = "__metadata__";
+
+/// An error about the tensor at `index` of the caller's slice.
+pub(crate) fn at_index(kind: ErrorKind, index: usize) -> Error {
+    Error::new(kind).with_tensor(TensorRef::Index(u32::try_from(index).unwrap_or(u32::MAX)))
+}
 
 /// One tensor to write, without its data: name, dtype, shape, and the number
 /// of bytes the caller will supply.
@@ -104,7 +114,7 @@ impl<'a> TensorSpec<'a> {
     /// Checks `byte_len` against `shape` × `dtype` (the rules of the reader:
     /// a zero dimension makes an empty tensor whatever the others are).
     pub(crate) fn check(&self) -> Result<(), Error> {
-        if self.name == crate::write::METADATA_KEY {
+        if self.name == METADATA_KEY {
             return Err(ErrorKind::ReservedName.into());
         }
         let expected = expected_byte_len(self.dtype, self.shape)?;

@@ -1,12 +1,12 @@
 //! The second pass: a state machine that writes the header, then takes each
-//! tensor's data in planned order, in chunks of any size.
+//! tensor's data in planned order, in chunks of any size; and the plan's
+//! whole-file writers, which run it over every tensor's data.
 
 use core::fmt;
 
-use super::at_index;
 use super::plan::{Placed, Plan};
-use super::sink::Sink;
-use super::spec::AsSpec;
+use super::sink::{Sink, SliceSink};
+use super::spec::{at_index, AsSpec, AsTensor};
 use crate::error::{Error, ErrorKind};
 
 /// Writes a planned file to a sink, taking tensor data in chunks.
@@ -54,6 +54,89 @@ pub struct Writer<'p, T, S> {
     /// Bytes written to the sink.
     position: u64,
     failed: bool,
+}
+
+/// The whole-file writers: a [`Writer`] over every tensor's data in turn.
+impl<'p, T: AsSpec> Plan<'p, T> {
+    /// Checks every tensor's data length, then writes the whole file.
+    /// Returns the sink.
+    ///
+    /// # Errors
+    /// [`DataLengthMismatch`](ErrorKind::DataLengthMismatch) (nothing
+    /// written) when an item's `data()` is not its `spec().byte_len()`;
+    /// whatever the sink reports, including from [`Sink::reserve`] before
+    /// anything is written.
+    ///
+    /// ```
+    /// use safetensors_nano::{Dtype, write::{Plan, SliceSink, Tensor}};
+    /// let mut tensors = [Tensor::new("x", Dtype::U8, &[2], &[4, 5])];
+    /// let mut buf = [0u8; 128];
+    /// let out = Plan::new(&mut tensors)?.write_to(SliceSink::new(&mut buf))?.into_written();
+    /// assert_eq!(&out[out.len() - 2..], &[4, 5]);
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn write_to<S: Sink>(&self, sink: S) -> Result<S, Error>
+    where
+        T: AsTensor,
+    {
+        self.check_data()?;
+        let mut writer = Writer::begin(self, sink)?;
+        for tensor in self.tensors() {
+            writer.write_tensor_data(tensor.data())?;
+            writer.finish_tensor()?;
+        }
+        writer.finish()
+    }
+
+    /// Writes the whole file into `buf` and returns the written prefix.
+    ///
+    /// # Errors
+    /// [`BufferTooSmall`](ErrorKind::BufferTooSmall) with the bytes needed
+    /// when `buf` is shorter than [`file_len`](Plan::file_len); otherwise as
+    /// [`write_to`](Plan::write_to). Nothing is written on error.
+    ///
+    /// ```
+    /// use safetensors_nano::{Dtype, ErrorKind, write::{Plan, Tensor}};
+    /// let mut tensors = [Tensor::new("x", Dtype::U8, &[2], &[4, 5])];
+    /// let plan = Plan::new(&mut tensors)?;
+    /// let mut small = [0u8; 16];
+    /// assert_eq!(
+    ///     plan.write_to_slice(&mut small).unwrap_err().kind(),
+    ///     ErrorKind::BufferTooSmall { needed: plan.file_len(), available: 16 }
+    /// );
+    /// let mut buf = [0u8; 1024];
+    /// assert_eq!(plan.write_to_slice(&mut buf)?.len() as u64, plan.file_len());
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn write_to_slice<'b>(&self, buf: &'b mut [u8]) -> Result<&'b mut [u8], Error>
+    where
+        T: AsTensor,
+    {
+        Ok(self.write_to(SliceSink::new(buf))?.into_written())
+    }
+
+    /// Writes the whole file into a new `Vec` of exactly
+    /// [`file_len`](Plan::file_len) bytes.
+    ///
+    /// # Errors
+    /// As [`write_to`](Plan::write_to);
+    /// [`TooLargeForTarget`](ErrorKind::TooLargeForTarget) when the file
+    /// does not fit in memory on this target.
+    ///
+    /// ```
+    /// use safetensors_nano::{Dtype, write::{Plan, Tensor}};
+    /// let mut tensors = [Tensor::new("x", Dtype::I8, &[1], &[0xff])];
+    /// let plan = Plan::new(&mut tensors)?;
+    /// assert_eq!(plan.to_vec()?.len() as u64, plan.file_len());
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn to_vec(&self) -> Result<alloc::vec::Vec<u8>, Error>
+    where
+        T: AsTensor,
+    {
+        self.write_to(alloc::vec::Vec::new())
+    }
 }
 
 impl<T, S> fmt::Debug for Writer<'_, T, S> {

@@ -34,6 +34,11 @@ const badHeader = '{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dt
 const bad = rawFile(badHeader.replace('[2,6]', '[3,7]'), new Uint8Array(7));
 writeFileSync(join(fixtures, 'model.safetensors'), model);
 writeFileSync(join(fixtures, 'bad.safetensors'), bad);
+// Names the browser's TextDecoder must keep: a leading U+FEFF (raw and
+// escaped), an astral character.
+const bomNames = ['\ufeffw', '\ufeff', '\u{1f600}'];
+const bomHeader = `{"\ufeffw":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"\\ufeff":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},"\u{1f600}":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}}`;
+writeFileSync(join(fixtures, 'bom.safetensors'), rawFile(bomHeader, Uint8Array.of(0, 1, 2)));
 const sparse = makeSparseFile(sparseDir);
 
 let browser;
@@ -202,6 +207,31 @@ test('fromUrl with Range requests, and against a server without Range support', 
   const sparseRanges = sparseServer.requests.map((q) => q.status);
   assert.ok(sparseRanges.every((s) => s === 206), `statuses ${sparseRanges}`);
   assert.ok(plain.requests.every((q) => q.status === 200), 'no preflight: Range is CORS-safelisted');
+});
+
+test('names keep a leading U+FEFF in the browser; headerLimit refuses a header before fetching it', async () => {
+  const from = requested.length;
+  const r = await page.evaluate(async (names) => {
+    const { SafeTensors, serialize } = window.stn;
+    const buf = await (await fetch('/tmp/fixtures/bom.safetensors')).arrayBuffer();
+    const opened = [SafeTensors.fromBytes(buf), await SafeTensors.fromBlob(new Blob([buf])), await SafeTensors.fromUrl('/tmp/fixtures/bom.safetensors')];
+    const saved = SafeTensors.fromBytes(await serialize(Object.fromEntries(names.map((n, i) => [n, { dtype: 'U8', shape: [1], data: Uint8Array.of(i) }]))));
+    const found = [];
+    for (const st of [...opened, saved]) found.push(await Promise.all(names.map(async (n) => (await st.tensor(n)?.read())?.[0] ?? null)));
+    let limited;
+    try {
+      await SafeTensors.fromUrl('/tmp/fixtures/model.safetensors', { headerLimit: 16 });
+    } catch (e) {
+      limited = [e.kind, e.message];
+    }
+    return { names: opened.map((st) => st.names()), found, limited };
+  }, bomNames);
+  for (const names of r.names) assert.deepEqual(names, bomNames);
+  for (const found of r.found) assert.deepEqual(found, [0, 1, 2]);
+  assert.equal(r.limited[0], 'HeaderTooLarge');
+  assert.match(r.limited[1], /is over the limit of 16 bytes$/);
+  // The refused header: only its first 8 + 16 bytes were asked for.
+  assert.equal(requested.slice(from).filter((u) => u.endsWith('/model.safetensors')).length, 1);
 });
 
 test('a malformed file gives a SafeTensorsError with kind, offset and tensor', async () => {

@@ -38,15 +38,27 @@ function parseRange(header, size) {
  * @param {boolean} [o.range=true] honour Range requests
  * @param {Map<string, {size: bigint, read: (start: bigint, end: bigint) => Uint8Array}>} [o.virtual]
  * @param {Record<string, string>} [o.requireHeaders] headers every request under /auth/ must carry
+ * @param {number} [o.delay=0] milliseconds each answer waits before it is sent
+ *   (so that requests overlap; `stats.maxInFlight` counts how many did)
  */
-export async function startServer({ root, range = true, virtual = new Map(), requireHeaders = {} }) {
+export async function startServer({ root, range = true, virtual = new Map(), requireHeaders = {}, delay = 0 }) {
   const requests = [];
+  const stats = { inFlight: 0, maxInFlight: 0 };
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     const entry = { path, range: req.headers.range ?? null, status: 0 };
     requests.push(entry);
+    stats.maxInFlight = Math.max(stats.maxInFlight, ++stats.inFlight);
+    res.on('close', () => stats.inFlight--);
     const send = (status, headers, body) => {
       entry.status = status;
+      if (delay > 0) {
+        setTimeout(() => reply(status, headers, body), delay);
+        return;
+      }
+      reply(status, headers, body);
+    };
+    const reply = (status, headers, body) => {
       res.writeHead(status, headers);
       if (body === undefined || req.method === 'HEAD') res.end();
       else if (typeof body.pipe === 'function') body.pipe(res);
@@ -112,6 +124,7 @@ export async function startServer({ root, range = true, virtual = new Map(), req
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    stats,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections?.();

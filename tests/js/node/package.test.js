@@ -52,13 +52,23 @@ test('runtime exports are exactly the declared ones', () => {
   assert.deepEqual([...union.matchAll(/'(\w+)'/g)].map((m) => m[1]), [...pkg.DTYPES]);
 });
 
-test('the declarations type-check a use of the whole API (tsc --strict)', () => {
+// tsc --strict over files of types/ with these libs.
+function typeCheck(lib, ...files) {
   const tsc = createRequire(join(project, 'package.json')).resolve('typescript/bin/tsc');
-  const r = spawnSync(
+  return spawnSync(
     process.execPath,
-    [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', join(project, 'types', 'usage.ts')],
+    [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', lib, ...files.map((f) => join(project, 'types', f))],
     { cwd: project, encoding: 'utf8' },
   );
+}
+
+test('the declarations type-check a use of the whole API (tsc --strict)', () => {
+  const r = typeCheck('es2022,dom', 'usage.ts');
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+test('with a lib that declares Float16Array, view() may be one (tsc --strict, esnext)', () => {
+  const r = typeCheck('esnext,dom', 'usage.ts', 'float16.ts');
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 

@@ -3,6 +3,7 @@
 import {
   SafeTensors, SafeTensorsError, ShardedModel, openSharded, checkShards, decodeFloat32, serialize, wasmMemoryBytes, DTYPES, DTYPE_INFO,
   type Dtype, type DtypeInfo, type DtypeKind, type ShardFinding, type ShardHeader, type FloatDtype, type Tensor, type TypedArray, type ParameterCount, type ErrorKind,
+  type OpenOptions, type BlobOptions, type UrlOptions, type ShardedOptions, type ReadOptions, type TensorInput,
 } from 'safetensors-nano';
 
 export async function use(buf: ArrayBuffer, file: File, url: string): Promise<number> {
@@ -29,6 +30,7 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   const all: Tensor[] = a.tensors();
   const sizes: number[] = [a.headerSize, a.dataOffset, a.fileSize, a.bytesRead, a.length];
   const model: ShardedModel = await openSharded(file, [file, url], { signal: undefined });
+  void (await options(buf, file, url));
   const m2: ShardedModel = await openSharded({ weight_map: {} });
   const mm: Record<string, unknown> | null = model.metadata();
   const shardFile: SafeTensors = model.shards[0].file;
@@ -67,6 +69,66 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   const fd: FloatDtype = 'BF16';
   void [meta, bf, all, sizes, m2, mm, shardFile, findings, kind, sizes2, viewName, out, saved2, dt, bad, fd, model.names(), model.tensor('x'), model.bytesRead];
   return wasmMemoryBytes();
+}
+
+// Every option of every opener, by name and through the option types.
+export async function options(buf: ArrayBuffer, file: File, url: string): Promise<SafeTensors[]> {
+  const controller = new AbortController();
+  const open: OpenOptions = { headerLimit: 1 << 20 };
+  const blob: BlobOptions = { signal: controller.signal, headerLimit: 4096 };
+  const http: UrlOptions = {
+    headers: new Headers({ Authorization: 'Bearer x' }),
+    signal: controller.signal,
+    prefetch: 1 << 16,
+    headerLimit: 25_000_000,
+    fetch: (input, init) => fetch(input, init),
+  };
+  const sharded: ShardedOptions = { ...http, concurrency: 4 };
+  const read: ReadOptions = { signal: controller.signal };
+  const shared = new SharedArrayBuffer(16);
+  const files: SafeTensors[] = [
+    SafeTensors.fromBytes(buf, open),
+    SafeTensors.fromBytes(new Uint8Array(buf), { headerLimit: 100 }),
+    SafeTensors.fromBytes(shared),
+    SafeTensors.fromBytes(new DataView(buf)),
+    SafeTensors.fromHeader(buf, 16, open),
+    SafeTensors.fromHeader(new Uint8Array(shared), 16n, { headerLimit: 8 }),
+    await SafeTensors.fromBlob(file, blob),
+    await SafeTensors.fromBlob(new Blob([buf]), { headerLimit: 0 }),
+    await SafeTensors.fromUrl(url, http),
+    await SafeTensors.fromUrl(new URL(url), { headers: [['Range', 'x']], prefetch: 8, headerLimit: 1024, fetch }),
+  ];
+  const models: ShardedModel[] = [
+    await openSharded(url, [], sharded),
+    await openSharded(JSON.stringify({ weight_map: {} }), [file, new URL(url)], { concurrency: Infinity, prefetch: 8, headerLimit: 1, headers: {}, signal: AbortSignal.abort(), fetch }),
+    await openSharded({ weight_map: {} }, [file, url] as const),
+  ];
+  const t: Tensor | undefined = files[0].tensor('x');
+  const bytes: Uint8Array | undefined = await t?.read(read);
+  const input: TensorInput = { dtype: 'F32', shape: [1] as const, data: new SharedArrayBuffer(4) };
+  const written: Uint8Array = await serialize({ x: input });
+  // @ts-expect-error: headerLimit is a number of bytes
+  SafeTensors.fromBytes(buf, { headerLimit: '100' });
+  // @ts-expect-error: not an option of fromBlob
+  await SafeTensors.fromBlob(file, { prefetch: 8 });
+  // @ts-expect-error: concurrency is openSharded's alone
+  await SafeTensors.fromUrl(url, { concurrency: 2 });
+  void [models, bytes, written];
+  return files;
+}
+
+// The README's JavaScript quick start (README.md, "In JavaScript"), as it reads there.
+export async function quickStart(file: File): Promise<void> {
+  const st = await SafeTensors.fromBlob(file);          // reads 8 bytes, then the header
+  for (const t of st.tensors()) console.log(t.name, t.dtype, t.shape);
+  const values = await st.tensor("lm_head.weight")?.readFloat32();
+  void values;
+}
+
+// view() is a Float16Array for F16 where the lib declares one (types/float16.ts checks it under esnext).
+export function f16View(t: Tensor): number {
+  const v: TypedArray | null = t.view();
+  return v === null ? 0 : v.length;
 }
 
 // The wasm-free entry: the same facts, the same check.

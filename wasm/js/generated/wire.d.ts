@@ -11,6 +11,7 @@ export declare const ERROR_TENSOR_INDEX: 4;
 export declare const ERROR_FIELDS: 5;
 export declare const ERROR_KIND: 11;
 export declare const ERROR_NUMBERS: 12;
+export declare const HEADER_LIMIT: 100000000;
 export declare const HEAD_HEADER_LEN: 1;
 export declare const HEAD_TENSORS: 2;
 export declare const HEAD_PAIRS: 3;

@@ -39,6 +39,16 @@ export const ERROR_KIND = 11;
 /** Numbers in an error. */
 export const ERROR_NUMBERS = 12;
 
+/**
+ * The longest header `open` accepts (the core's and the reference's
+ * `HEADER_LIMIT`): the most a JS opener's `headerLimit` can be. A lower
+ * limit is checked in JS from the 8-byte length, as the core's
+ * `Parser::header_limit` does, and refused with the numbers of the
+ * core's `HeaderTooLarge` (description.js): one more number crossing
+ * would grow the reader's `.wasm` by about 60 bytes.
+ */
+export const HEADER_LIMIT = 100000000;
+
 /** The header length N. */
 export const HEAD_HEADER_LEN = 1;
 

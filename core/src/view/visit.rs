@@ -1,8 +1,8 @@
 //! Seeing each entry as the parser reads it ([`Visitor`]).
 
 use crate::dtype::Dtype;
-use crate::name::Name;
-use crate::shape::Shape;
+use crate::view::name::Name;
+use crate::view::shape::Shape;
 
 /// Told of each tensor entry and metadata pair as the parser reads them,
 /// in header order, by [`Parser::parse_header_with`](crate::Parser::parse_header_with).

@@ -1,9 +1,9 @@
 //! The `__metadata__` map: string keys to string values, borrowed from the header.
 
-use crate::header::raw_string_at;
-use crate::index;
-use crate::name::Name;
+use crate::read::index;
+use crate::read::string::raw_string_at;
 use crate::table::Entry;
+use crate::view::name::Name;
 
 /// The header's `__metadata__` map. Keys are unique (checked when parsing).
 ///

@@ -1,23 +1,23 @@
 //! In-place sorts for the table's index columns and the writer.
 //!
-//! [`sort_by`]: `core`'s `sort_unstable` is fast, but each use instantiates
-//! kilobytes of code, which matters on a microcontroller (the firmware
-//! measures it) and in the npm package's .wasm. On bare-metal targets
-//! (`cfg(small)`, see build.rs) and wasm32 it is a heapsort instead: a few hundred
-//! bytes, no memory, O(n log n) on any input, after an O(n) check that skips
-//! input already in order (offsets in files the reference writes).
-//! Elsewhere, `sort_unstable`.
+//! [`sort_by`]: `core`'s `sort_unstable` where its kilobytes of code per
+//! use do not matter ([`mode::CORE_SORT`]); elsewhere (a microcontroller,
+//! whose firmware measures it, and the npm package's .wasm) a heapsort: a
+//! few hundred bytes, no memory, O(n log n) on any input, after an O(n)
+//! check that skips input already in order (offsets in files the reference
+//! writes).
 //!
 //! [`sort_spread`]: the name index's links (hash, entry) are near-uniform
-//! integers, sorted in linear time by one radix pass (except on bare metal).
+//! integers, sorted in linear time by one radix pass
+//! ([`mode::RADIX_SORT`]).
 
 use core::cmp::Ordering;
 
+use crate::mode;
+
 /// Sorts `items` so that `less(a, b)` holds for no later `a` before an earlier `b`.
 pub(crate) fn sort_by<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
-    if cfg!(any(small, target_arch = "wasm32")) {
-        heapsort_dyn(items, &mut less);
-    } else {
+    if mode::CORE_SORT {
         items.sort_unstable_by(|a, b| {
             if less(a, b) {
                 Ordering::Less
@@ -27,6 +27,8 @@ pub(crate) fn sort_by<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) 
                 Ordering::Equal
             }
         });
+    } else {
+        heapsort_dyn(items, &mut less);
     }
 }
 
@@ -36,11 +38,12 @@ pub(crate) fn sort_by<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) 
 /// (a bucket that is not small after all, keys sharing their top bits,
 /// goes to [`sort_by`]). Up to 512 keys pass through a buffer on the stack
 /// ([`scatter_pass`], 5 KB with its counts); more are moved in place
-/// ("American flag sort", two arrays of 2,048 counts, 16 KB). On bare
-/// metal, where that stack matters more than time, it is [`sort_by`].
+/// ("American flag sort", two arrays of 2,048 counts, 16 KB). Small
+/// builds, where that stack matters more than time, use [`sort_by`]
+/// ([`mode::RADIX_SORT`]).
 pub(crate) fn sort_spread(items: &mut [u64]) {
     let n = items.len();
-    if cfg!(small) || n > u32::MAX as usize {
+    if !mode::RADIX_SORT || n > u32::MAX as usize {
         sort_by(items, |a, b| a < b);
     } else if n <= SMALL {
         insertion_sort(items);

@@ -5,10 +5,10 @@ use bytemuck::Pod;
 
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, TensorRef};
-use crate::header::raw_string_at;
-use crate::name::Name;
-use crate::shape::Shape;
+use crate::read::string::{raw_string_at, tensor_ref};
 use crate::table::Entry;
+use crate::view::name::Name;
+use crate::view::shape::Shape;
 
 mod sealed {
     pub trait Sealed {}
@@ -159,7 +159,7 @@ impl<'a> TensorInfo<'a> {
 
     /// This tensor, for attaching to an [`Error`].
     pub(crate) fn as_ref(&self) -> TensorRef {
-        crate::header::tensor_ref(self.json, self.entry.name_start())
+        tensor_ref(self.json, self.entry.name_start())
     }
 }
 

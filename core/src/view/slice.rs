@@ -22,8 +22,8 @@ use core::iter::{repeat, FusedIterator};
 use core::ops::{Range, RangeFrom, RangeFull, RangeTo};
 
 use crate::error::{Error, ErrorKind};
-use crate::shape::Shape;
-use crate::tensor::{TensorInfo, TensorView};
+use crate::view::shape::Shape;
+use crate::view::tensor::{TensorInfo, TensorView};
 
 /// What to take along one dimension.
 ///

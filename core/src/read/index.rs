@@ -1,111 +1,45 @@
 //! The name index: a permutation of entries sorted by (hash of the decoded
 //! name, decoded name). Building it finds duplicate names in O(n log n);
 //! lookups binary-search it, hashing the probed names (no hash is stored).
-//! On bare metal every hash is 0 ([`HASH_NAMES`]): the same index, ordered
-//! by name alone.
+//! Without hashing ([`mode::HASH_NAMES`]) every hash is 0: the same index,
+//! ordered by name alone.
 
 use core::cmp::Ordering;
+use core::ops::Range;
 
-use crate::header::raw_string_at;
-use crate::name::Name;
-use crate::sort::{sort_by, sort_spread};
-use crate::table::{link_entry, link_hash, Entry};
+use super::hash::{hash_name, hash_str};
+use super::sort::{sort_by, sort_spread};
+use super::string::raw_string_at;
+use crate::mode;
+use crate::table::{self, link_entry, link_hash, Entry, Slot};
+use crate::view::name::Name;
 
-/// A fast hash of the decoded UTF-8 bytes of a name, eight bytes at a time.
-/// Feeding the same bytes in any split gives the same hash.
-pub(crate) struct NameHasher {
-    hash: u64,
-    pending: u64,
-    fill: u32,
-}
-
-impl NameHasher {
-    pub(crate) const fn new() -> Self {
-        NameHasher {
-            hash: 0x243f_6a88_85a3_08d3,
-            pending: 0,
-            fill: 0,
-        }
-    }
-
-    /// Feeds eight bytes (the first in the lowest byte); only while no
-    /// partial word is pending.
-    #[inline]
-    pub(crate) fn mix(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    #[inline]
-    fn write(&mut self, mut bytes: &[u8]) {
-        // Bare metal feeds bytewise: smaller code, the same hash.
-        if self.fill == 0 && !cfg!(small) {
-            while let Some((word, rest)) = bytes.split_first_chunk::<8>() {
-                self.mix(u64::from_le_bytes(*word));
-                bytes = rest;
-            }
-        }
-        for &b in bytes {
-            self.pending |= u64::from(b) << (self.fill.wrapping_mul(8) & 63);
-            self.fill = self.fill.wrapping_add(1);
-            if self.fill == 8 {
-                let word = self.pending;
-                self.mix(word);
-                self.pending = 0;
-                self.fill = 0;
-            }
-        }
-    }
-
-    /// Feeds the last `len` (0..8) bytes, in the low bytes of `tail` (the
-    /// rest zero), and finishes: the same hash as writing them.
-    #[inline]
-    pub(crate) fn finish_with(mut self, tail: u64, len: u32) -> u32 {
-        self.pending = tail;
-        self.fill = len;
-        self.finish()
-    }
-
-    fn finish(mut self) -> u32 {
-        let last = self.pending ^ (u64::from(self.fill) << 59);
-        self.mix(last);
-        (self.hash >> 32) as u32
-    }
-}
-
-/// Whether names are hashed. On bare metal they are not: every hash is 0,
-/// the index is ordered by name alone (the run of equal hashes below is the
-/// whole index), and lookups compare names from the first probe. That costs
-/// name comparisons instead of hash comparisons, which only large headers
-/// notice, and saves the hashing code (about 400 bytes of flash).
-pub(crate) const HASH_NAMES: bool = !cfg!(small);
-
-pub(crate) fn hash_name(name: Name<'_>) -> u32 {
-    if !HASH_NAMES {
-        return 0;
-    }
-    let mut hasher = NameHasher::new();
-    if name.has_escapes() {
-        for b in name.bytes() {
-            hasher.write(&[b]);
-        }
+/// Builds the name index of the entries in `slots` numbered `range` (the
+/// tensors, or the metadata pairs), whose links the parser left in the
+/// same slot numbers: the `by_name` column, entry numbers less `base`, in
+/// name order. Call it for ranges in ascending order (see
+/// [`table::links_to_name_index`]). On duplicate names, returns where the
+/// first repeat is (see [`first_twin`]).
+pub(crate) fn build(
+    json: &[u8],
+    slots: &mut [Slot],
+    range: Range<usize>,
+    base: usize,
+) -> Result<(), usize> {
+    if mode::HASH_NAMES {
+        // Sort the links, then keep their entry numbers.
+        let building = table::building(slots);
+        let links = building.links.get_mut(range.clone()).unwrap_or_default();
+        sort_links(json, building.entries, links)?;
+        table::links_to_name_index(slots, range, base);
     } else {
-        hasher.write(name.raw());
+        // No hashes: keep the entry numbers, then sort them by name.
+        table::links_to_name_index(slots, range.clone(), base);
+        let regions = table::regions_mut(slots);
+        let column = regions.by_name.get_mut(range).unwrap_or_default();
+        sort_by_name(json, regions.entries, column, base)?;
     }
-    hasher.finish()
-}
-
-pub(crate) fn hash_str(s: &str) -> u32 {
-    hash_bytes(s.as_bytes())
-}
-
-/// Hash of text that needs no decoding.
-pub(crate) fn hash_bytes(bytes: &[u8]) -> u32 {
-    if !HASH_NAMES {
-        return 0;
-    }
-    let mut hasher = NameHasher::new();
-    hasher.write(bytes);
-    hasher.finish()
+    Ok(())
 }
 
 fn name_of<'h>(json: &'h [u8], entries: &[Entry], i: u32) -> Name<'h> {
@@ -116,7 +50,7 @@ fn name_of<'h>(json: &'h [u8], entries: &[Entry], i: u32) -> Name<'h> {
 /// Sorts `links` (see [`crate::table::link`]; entry numbers into `entries`)
 /// by (hash, name). On duplicate names, returns where the first repeat is
 /// (see [`first_twin`]). With hashing only: see
-/// [`sort_by_name`] for bare metal.
+/// [`sort_by_name`] for without.
 pub(crate) fn sort_links(json: &[u8], entries: &[Entry], links: &mut [u64]) -> Result<(), usize> {
     let name = |l: u64| name_of(json, entries, link_entry(l));
     sort_spread(links);
@@ -150,7 +84,7 @@ pub(crate) fn sort_links(json: &[u8], entries: &[Entry], links: &mut [u64]) -> R
     first.map_or(Ok(()), Err)
 }
 
-/// Without hashing (bare metal): sorts a name-index column, whose items are
+/// Without hashing: sorts a name-index column, whose items are
 /// entry numbers less `base`, by name alone. Duplicates as [`sort_links`].
 /// (The column's `u32` sort is the one the layout check also uses: one
 /// sorting routine in flash instead of two.)
@@ -334,25 +268,5 @@ mod tests {
             let key = |l: u64| (link_hash(l), decoded(link_entry(l)), link_entry(l));
             prop_assert!(links.windows(2).all(|w| key(w[0]) < key(w[1])));
         }
-    }
-
-    #[test]
-    #[cfg_attr(small, ignore = "names are not hashed in small builds")]
-    fn hash_is_split_invariant_and_decodes() {
-        let text = "model.layers.17.mlp.gate_proj.weight-é😀";
-        let whole = hash_str(text);
-        for cut in 0..text.len() {
-            let mut h = NameHasher::new();
-            h.write(&text.as_bytes()[..cut]);
-            h.write(&text.as_bytes()[cut..]);
-            assert_eq!(h.finish(), whole, "{cut}");
-        }
-        assert_eq!(
-            hash_name(Name::from_raw(
-                br"model.layers.17.mlp.gate_proj.weight-\u00e9\ud83d\ude00"
-            )),
-            whole
-        );
-        assert_ne!(hash_str("a"), hash_str("a\0"));
     }
 }

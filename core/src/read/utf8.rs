@@ -1,21 +1,21 @@
 //! UTF-8 validation for the header.
 //!
-//! `core::str::from_utf8` is fast on long text but links about 370 bytes
-//! of code on a Cortex-M and about 680 in the npm package's .wasm, where
-//! nothing else needs it; the header checks UTF-8 only inside strings, on
-//! the runs of non-ASCII bytes, and over the whole header only after
-//! parsing failed, so bare metal and wasm use a small bytewise check
-//! instead (pinned to `core`'s by the tests below).
+//! The header checks UTF-8 only inside strings, on the runs of non-ASCII
+//! bytes, and over the whole header only after parsing failed, so builds
+//! that count code ([`mode::CORE_UTF8`]) use a small bytewise check instead
+//! of `core::str::from_utf8` (pinned to `core`'s by the tests below).
+
+use crate::mode;
 
 /// The first byte where `bytes` stops being UTF-8 (the start of the first
 /// invalid or incomplete sequence), or `None` if all of it is: the same
 /// position as `core::str::from_utf8`'s `Utf8Error::valid_up_to`.
 pub(crate) fn invalid_at(bytes: &[u8]) -> Option<usize> {
-    if cfg!(any(small, target_arch = "wasm32")) {
-        bytewise_invalid_at(bytes)
-    } else {
-        // Elsewhere `core`'s check is linked anyway (and faster on long text).
+    if mode::CORE_UTF8 {
+        // `core`'s check is linked anyway there (and faster on long text).
         core::str::from_utf8(bytes).err().map(|e| e.valid_up_to())
+    } else {
+        bytewise_invalid_at(bytes)
     }
 }
 

@@ -9,12 +9,12 @@ use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::vec::Vec;
 
-use crate::alloc_support::size_slots;
 use crate::error::{Error, ErrorKind};
 use crate::file::{Header, Parser, Status};
-use crate::slice::SliceIndex;
+use crate::io::alloc::size_slots;
 use crate::table::Slot;
-use crate::tensor::TensorInfo;
+use crate::view::slice::SliceIndex;
+use crate::view::tensor::TensorInfo;
 
 /// Why reading failed: a format error, or the reader's.
 ///

@@ -1,6 +1,5 @@
-//! Tensor shapes, read lazily from the header text.
-
-use crate::header::{element_count, Dims};
+//! Tensor shapes, read lazily from the header text: the dimensions of a
+//! validated shape array, and the element count with our zero rule.
 
 /// A tensor's shape: dimensions as `u64`, any rank, parsed from the header
 /// on demand (nothing is stored per dimension).
@@ -131,5 +130,99 @@ impl<const R: usize> PartialEq<[u64; R]> for Shape<'_> {
 impl core::fmt::Debug for Shape<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Iterates the dimensions of a validated shape array starting at `start`.
+#[derive(Clone, Debug)]
+pub(crate) struct Dims<'h> {
+    rest: &'h [u8],
+}
+
+impl<'h> Dims<'h> {
+    pub(crate) fn at(json: &'h [u8], start: usize) -> Self {
+        let rest = json.get(start..).unwrap_or_default();
+        let rest = rest.strip_prefix(b"[").unwrap_or(rest);
+        Dims { rest }
+    }
+}
+
+impl Iterator for Dims<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        loop {
+            let (&b, rest) = self.rest.split_first()?;
+            match b {
+                b']' => {
+                    self.rest = &[];
+                    return None;
+                }
+                b'0'..=b'9' => break,
+                _ => self.rest = rest,
+            }
+        }
+        let mut value = 0u64;
+        while let Some((&b, rest)) = self.rest.split_first() {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            value = value
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(b.wrapping_sub(b'0')));
+            self.rest = rest;
+        }
+        Some(value)
+    }
+}
+
+/// Element count of a validated shape (0 if any dimension is 0; `None` on overflow).
+pub(crate) fn element_count(dims: Dims<'_>) -> Option<u64> {
+    let mut count = ElementCount::new();
+    for d in dims {
+        count.push(d);
+    }
+    count.get()
+}
+
+/// `a × b` unless it overflows. Factors under 2^32 cannot, and skip the
+/// check (a 128-bit multiply on 32-bit targets).
+#[inline]
+pub(crate) fn checked_mul(a: u64, b: u64) -> Option<u64> {
+    if (a | b) >> 32 == 0 {
+        Some(a.wrapping_mul(b))
+    } else {
+        a.checked_mul(b)
+    }
+}
+
+/// Element count with our zero rule (docs/format.md D3 zero-dim): any zero
+/// dimension makes it 0.
+pub(crate) struct ElementCount {
+    has_zero: bool,
+    product: Option<u64>,
+}
+
+impl ElementCount {
+    pub(crate) const fn new() -> Self {
+        ElementCount {
+            has_zero: false,
+            product: Some(1),
+        }
+    }
+
+    pub(crate) fn push(&mut self, dim: u64) {
+        if dim == 0 {
+            self.has_zero = true;
+        }
+        self.product = self.product.and_then(|p| checked_mul(p, dim));
+    }
+
+    pub(crate) fn get(&self) -> Option<u64> {
+        if self.has_zero {
+            Some(0)
+        } else {
+            self.product
+        }
     }
 }

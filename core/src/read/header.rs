@@ -1,15 +1,18 @@
 //! The header grammar: walks the JSON once and fills the table with
-//! entries. Rules R5–R8 of SPEC.md and the stricter checks we add.
+//! entries: docs/format.md R5 one-object to R8 tensor-entry, and the
+//! stricter checks of its deliberate differences.
 
-#[cfg(not(small))]
-use crate::canonical;
+use super::canonical;
+use super::lexer::{Lexer, RawString, Step};
+use super::string::tensor_ref;
+use super::validate::verdict;
 use crate::dtype::Dtype;
-use crate::error::{Error, ErrorKind, Expected, Field, TensorRef};
-use crate::json::{Lexer, RawString, Step};
-use crate::name::Name;
-use crate::shape::Shape;
-use crate::table::{link, Building, Entry, Verdict};
-use crate::visit::Visitor;
+use crate::error::{Error, ErrorKind, Expected, Field};
+use crate::mode::{self, Plain};
+use crate::table::{link, Building, Entry};
+use crate::view::name::Name;
+use crate::view::shape::{ElementCount, Shape};
+use crate::view::visit::Visitor;
 
 /// What the header said about `__metadata__`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,10 +29,8 @@ pub(crate) enum MetadataState {
 pub(crate) struct Parsed {
     pub tensors: usize,
     pub metadata: MetadataState,
-    /// The header's text is ASCII without escapes (not tracked on bare
-    /// metal: see `Header::is_plain_ascii`).
-    #[cfg(not(small))]
-    pub plain: bool,
+    /// Whether the header's text is ASCII without escapes.
+    pub plain: Plain,
 }
 
 /// Where parsed entries go: tensors fill from the front, metadata pairs from
@@ -79,38 +80,12 @@ impl Sink<'_> {
 
 fn key_is(json: &[u8], key: RawString, expected: &str) -> bool {
     let name = raw_name(json, key);
-    // Bare metal compares every key decoded: one comparison in flash.
-    if key.escaped || cfg!(small) {
+    // Small builds compare every key decoded: one comparison in flash.
+    if key.escaped || !mode::SHORTCUTS {
         name.cmp_str(expected).is_eq()
     } else {
         name.raw() == expected.as_bytes()
     }
-}
-
-pub(crate) fn tensor_ref(json: &[u8], name_start: usize) -> TensorRef {
-    let len = raw_string_len(json, name_start);
-    TensorRef::Header {
-        start: u32::try_from(name_start).unwrap_or(u32::MAX),
-        len: u32::try_from(len).unwrap_or(u32::MAX),
-    }
-}
-
-/// An error about the tensor (or metadata key) whose name starts at header
-/// byte `name_start`: placed at the name's opening quote, naming it.
-pub(crate) fn tensor_error(json: &[u8], kind: ErrorKind, name_start: usize) -> Error {
-    Error::at(kind, name_start.saturating_sub(1)).with_tensor(tensor_ref(json, name_start))
-}
-
-/// Length of a validated string's raw content starting at `start`.
-pub(crate) fn raw_string_len(json: &[u8], start: usize) -> usize {
-    crate::json::validated_string_len(json.get(start..).unwrap_or_default())
-}
-
-/// The raw content of the validated string starting at `start`.
-pub(crate) fn raw_string_at(json: &[u8], start: usize) -> &[u8] {
-    let len = raw_string_len(json, start);
-    json.get(start..start.saturating_add(len))
-        .unwrap_or_default()
 }
 
 /// Parses the whole header into `entries`, showing each entry to
@@ -151,9 +126,9 @@ fn parse_object<'h>(
             let (key, hash) = lexer.key()?;
             lexer.expect(b':', Expected::Colon)?;
             // (A plain key of another length cannot be it: skip the compare.
-            // Bare metal always compares: less code.)
+            // Small builds always compare: less code.)
             let maybe_metadata =
-                cfg!(small) || key.escaped || key.end.wrapping_sub(key.start) == 12;
+                !mode::SHORTCUTS || key.escaped || key.end.wrapping_sub(key.start) == 12;
             if maybe_metadata && key_is(json, key, "__metadata__") {
                 if metadata != MetadataState::Absent {
                     let at = key.start.saturating_sub(1);
@@ -187,7 +162,6 @@ fn parse_object<'h>(
     Ok(Parsed {
         tensors: sink.tensors,
         metadata,
-        #[cfg(not(small))]
         plain: lexer.plain(),
     })
 }
@@ -235,50 +209,8 @@ fn parse_metadata<'h>(
     }
 }
 
-/// `a × b` unless it overflows. Factors under 2^32 cannot, and skip the
-/// check (a 128-bit multiply on 32-bit targets).
-#[inline]
-fn checked_mul(a: u64, b: u64) -> Option<u64> {
-    if (a | b) >> 32 == 0 {
-        Some(a.wrapping_mul(b))
-    } else {
-        a.checked_mul(b)
-    }
-}
-
-/// Element count with our zero rule: any zero dimension makes it 0.
-pub(crate) struct ElementCount {
-    has_zero: bool,
-    product: Option<u64>,
-}
-
-impl ElementCount {
-    pub(crate) const fn new() -> Self {
-        ElementCount {
-            has_zero: false,
-            product: Some(1),
-        }
-    }
-
-    pub(crate) fn push(&mut self, dim: u64) {
-        if dim == 0 {
-            self.has_zero = true;
-        }
-        self.product = self.product.and_then(|p| checked_mul(p, dim));
-    }
-
-    pub(crate) fn get(&self) -> Option<u64> {
-        if self.has_zero {
-            Some(0)
-        } else {
-            self.product
-        }
-    }
-}
-
 fn parse_tensor(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Step<Entry> {
-    #[cfg(not(small))]
-    {
+    if mode::SHORTCUTS {
         lexer.skip_ws();
         let rest = json.get(lexer.pos()..).unwrap_or_default();
         if let Some((entry, len)) = canonical::tensor(rest, lexer.pos(), name.start) {
@@ -347,29 +279,14 @@ fn tensor_fields(lexer: &mut Lexer<'_>, json: &[u8], name: RawString) -> Step<En
     ))
 }
 
-/// What the layout check will say of a tensor's size: `elements` is `None`
-/// when the element count overflowed.
-#[cfg_attr(not(small), inline(always))]
-pub(crate) fn verdict(dtype: Dtype, elements: Option<u64>, begin: u64, end: u64) -> Verdict {
-    match elements {
-        None => Verdict::Overflow,
-        Some(n) => match checked_mul(n, u64::from(dtype.bits())) {
-            None => Verdict::Overflow,
-            Some(bits) if bits % 8 != 0 => Verdict::Misaligned,
-            Some(bits) if end.wrapping_sub(begin) != bits / 8 => Verdict::WrongSize,
-            Some(_) => Verdict::Ok,
-        },
-    }
-}
-
 /// Reads a tensor entry's key: one of the three fields, or another key.
 /// Returns the field and the offset of the key's opening quote. The plain
 /// spellings are matched without scanning; escaped ones go the long way.
 fn field_key(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<(Option<Field>, usize)> {
     lexer.skip_ws();
     let at = lexer.pos();
-    // (Bare metal takes the long way for all: less code.)
-    if !cfg!(small) {
+    // (Small builds take the long way for all: less code.)
+    if mode::SHORTCUTS {
         if lexer.eat_literal(b"\"dtype\"") {
             return Ok((Some(Field::Dtype), at));
         }
@@ -397,8 +314,8 @@ fn parse_dtype(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<Dtype> {
         });
     }
     // Fast path: a plain dtype name and its closing quote within 13 bytes.
-    // (Bare metal takes the long way: less code.)
-    if !cfg!(small) {
+    // (Small builds take the long way: less code.)
+    if mode::SHORTCUTS {
         let rest = json.get(at.saturating_add(1)..).unwrap_or_default();
         let short = rest.get(..rest.len().min(13)).unwrap_or_default();
         if let Some(end) = short.iter().position(|&b| b == b'"') {
@@ -471,56 +388,4 @@ fn parse_offsets(lexer: &mut Lexer<'_>) -> Step<(u64, u64)> {
         return Err(not_pair(lexer, 3));
     }
     Err(lexer.unexpected(Expected::CommaOrArrayEnd))
-}
-
-/// Iterates the dimensions of a validated shape array starting at `start`.
-#[derive(Clone, Debug)]
-pub(crate) struct Dims<'h> {
-    rest: &'h [u8],
-}
-
-impl<'h> Dims<'h> {
-    pub(crate) fn at(json: &'h [u8], start: usize) -> Self {
-        let rest = json.get(start..).unwrap_or_default();
-        let rest = rest.strip_prefix(b"[").unwrap_or(rest);
-        Dims { rest }
-    }
-}
-
-impl Iterator for Dims<'_> {
-    type Item = u64;
-
-    fn next(&mut self) -> Option<u64> {
-        loop {
-            let (&b, rest) = self.rest.split_first()?;
-            match b {
-                b']' => {
-                    self.rest = &[];
-                    return None;
-                }
-                b'0'..=b'9' => break,
-                _ => self.rest = rest,
-            }
-        }
-        let mut value = 0u64;
-        while let Some((&b, rest)) = self.rest.split_first() {
-            if !b.is_ascii_digit() {
-                break;
-            }
-            value = value
-                .wrapping_mul(10)
-                .wrapping_add(u64::from(b.wrapping_sub(b'0')));
-            self.rest = rest;
-        }
-        Some(value)
-    }
-}
-
-/// Element count of a validated shape (0 if any dimension is 0; `None` on overflow).
-pub(crate) fn element_count(dims: Dims<'_>) -> Option<u64> {
-    let mut count = ElementCount::new();
-    for d in dims {
-        count.push(d);
-    }
-    count.get()
 }

@@ -68,7 +68,7 @@ use embedded_storage::nor_flash::ReadNorFlash;
 use crate::error::{Error, ErrorKind};
 use crate::file::{Header, Parser, Status};
 use crate::table::Slot;
-use crate::tensor::{Element, TensorInfo};
+use crate::view::tensor::{Element, TensorInfo};
 
 /// Largest `READ_SIZE` for which unaligned reads are supported.
 const BOUNCE_LEN: usize = 32;
@@ -109,7 +109,8 @@ pub struct FlashReader<F: ReadNorFlash> {
 
 impl<F: ReadNorFlash> FlashReader<F> {
     /// A reader for the file of `len` bytes that starts at address `base`.
-    /// The header is checked against this length exactly (R3, R13).
+    /// The header is checked against this length exactly (docs/format.md R3
+    /// header-fits, R13 exact-length).
     ///
     /// ```
     /// # use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};

@@ -5,13 +5,15 @@
 //!
 //! Anything else, including every error, makes it return `None`, and the
 //! general grammar reads the entry from the same place (a differential test
-//! pins that both read every reference-written file the same). Bare-metal
-//! builds leave this module out to save code.
+//! pins that both read every reference-written file the same). Small
+//! builds do not take it ([`mode::SHORTCUTS`](crate::mode::SHORTCUTS)):
+//! less code.
 
+use super::number::leading_digits;
+use super::validate::verdict;
 use crate::dtype::Dtype;
-use crate::header::{verdict, ElementCount};
-use crate::json::leading_digits;
 use crate::table::Entry;
+use crate::view::shape::ElementCount;
 
 /// Reads the entry at the start of `rest`, which is at header offset `at`,
 /// for the tensor whose name starts at `name_start`. Returns the entry and

@@ -1,11 +1,29 @@
-//! Layout validation (R9–R12): in data-offset order, the tensors must tile
-//! the byte buffer from 0 with no hole or overlap, and each must be exactly
-//! as long as its shape and dtype say.
+//! The layout check (docs/format.md R9 offsets-tile to R12 size-matches):
+//! in data-offset order, the tensors must tile the byte buffer from 0 with
+//! no hole or overlap, and each must be exactly as long as its shape and
+//! dtype say ([`verdict`], decided while parsing).
 
+use super::sort::sort_by;
+use super::string::tensor_error;
+use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind};
-use crate::header::{tensor_error, Dims};
-use crate::sort::sort_by;
 use crate::table::{Entry, Verdict};
+use crate::view::shape::{checked_mul, Dims};
+
+/// What the layout check will say of a tensor's size: `elements` is `None`
+/// when the element count overflowed.
+#[cfg_attr(not(small), inline(always))]
+pub(crate) fn verdict(dtype: Dtype, elements: Option<u64>, begin: u64, end: u64) -> Verdict {
+    match elements {
+        None => Verdict::Overflow,
+        Some(n) => match checked_mul(n, u64::from(dtype.bits())) {
+            None => Verdict::Overflow,
+            Some(bits) if bits % 8 != 0 => Verdict::Misaligned,
+            Some(bits) if end.wrapping_sub(begin) != bits / 8 => Verdict::WrongSize,
+            Some(_) => Verdict::Ok,
+        },
+    }
+}
 
 /// Where the layout check failed: the tensor (its entry) and where it
 /// should have begun. [`Misfit::error`] says what is wrong with it.
@@ -55,7 +73,8 @@ fn tiling<'e>(entries: impl Iterator<Item = &'e Entry>) -> Result<u64, Misfit<'e
 }
 
 impl Misfit<'_> {
-    /// The error: the tensor's offsets first (R9–R11), then its size (R12).
+    /// The error: the tensor's offsets first (docs/format.md R9 offsets-tile
+    /// to R11 whole-bytes), then its size (R12 size-matches).
     #[cold]
     pub(crate) fn error(self, json: &[u8]) -> Error {
         let entry = self.entry;
@@ -96,7 +115,6 @@ fn element_count(json: &[u8], entry: &Entry) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::Dtype;
     use crate::{ErrorKind, Table};
     use proptest::prelude::*;
     use std::vec::Vec;

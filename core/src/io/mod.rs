@@ -1,0 +1,10 @@
+//! The optional integrations, one file each: `Vec`-backed tables
+//! (feature `alloc`), reading from `std::io` (feature `std`), reading from
+//! NOR flash (feature `embedded-storage`).
+
+#[cfg(feature = "alloc")]
+pub(crate) mod alloc;
+#[cfg(feature = "embedded-storage")]
+pub mod flash;
+#[cfg(feature = "std")]
+pub(crate) mod std;
