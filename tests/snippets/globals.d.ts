@@ -6,3 +6,8 @@ declare const input: HTMLInputElement & { readonly files: FileList };
 /** wasm/README.md: a file's URL and a bearer token for it. */
 declare const url: string;
 declare const token: string;
+/** wasm/README.md's esbuild block: esbuild's `file` loader turns an imported .wasm file into its URL. */
+declare module '*.wasm' {
+  const url: string;
+  export default url;
+}

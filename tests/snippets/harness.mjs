@@ -3,8 +3,8 @@
 //   file, input.files[0]  a File of the fixture model.safetensors (as from a drop or a file input)
 //   url, token            the fixture served over HTTP with Range support, and a bearer token
 //   fetch                 the page's fetch: a relative URL is resolved against the page
-//                         (the test server), and https://host/ (the README's example host) is
-//                         the test server too
+//                         (the test server; for a bundled block, the folder the bundler wrote),
+//                         and https://host/ (the README's example host) is that server too
 import { readFileSync } from 'node:fs';
 
 const base = process.env.SNIPPET_BASE;

@@ -7,8 +7,10 @@
 //          Here: only that each such file is included, and no block is `ignore`d.
 //   js     run in Node against the packed tarball installed into a fresh project
 //          (`npm install ./dist/safetensors-nano-*.tgz`), with harness.mjs preloaded for
-//          what a page would have (see there); and type-checked by `tsc --strict --checkJs`
-//          against the installed declarations, with globals.d.ts declaring the same names.
+//          what a page would have (see there); a block JS lists as written for a bundler is
+//          bundled first, with the command its README gives. All are type-checked by
+//          `tsc --strict --checkJs` against the installed declarations, with globals.d.ts
+//          declaring the same names.
 //   sh     run (bash -e, each in the folder SHELL names), or listed in SHELL as not run,
 //          with the reason.
 // Any other block, or a shell block SHELL does not list, fails the test: a new block cannot go
@@ -24,7 +26,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { startServer } from '../../scripts/serve.mjs';
 
@@ -64,6 +66,20 @@ const SHELL = [
   },
 ];
 
+/**
+ * The JavaScript blocks written for a bundler, by file and first line: `bundle` is the command
+ * line the README gives for it (run in the block's folder, on main.js), and the bundle is what
+ * runs, from a server folder holding what the bundler wrote. The other blocks run as they are.
+ */
+const JS = [
+  {
+    file: 'wasm/README.md',
+    first: "import { init, SafeTensors, serialize } from 'safetensors-nano';",
+    // wasm/README.md's table of bundlers, row esbuild.
+    bundle: 'esbuild main.js --bundle --format=esm --loader:.wasm=file --outdir=dist',
+  },
+];
+
 function die(msg) {
   console.error(`snippets: ${msg}`);
   process.exit(2);
@@ -99,6 +115,7 @@ const all = READMES.flatMap(blocks);
 const isJs = (b) => ['js', 'javascript', 'mjs'].includes(b.lang);
 const isSh = (b) => ['sh', 'bash', 'shell', 'console'].includes(b.lang);
 const shellEntry = (b) => SHELL.find((e) => e.file === b.file && b.text.startsWith(e.first));
+const jsEntry = (b) => JS.find((e) => e.file === b.file && b.text.startsWith(e.first));
 
 /** Every block is tested one way or another, and the list of shell blocks is not stale. */
 function check() {
@@ -119,14 +136,19 @@ function check() {
       problems.push(`${where}: no test runs ${b.lang || 'unlabelled'} blocks: label it honestly (text, sh, …) or add a runner`);
     }
   }
-  for (const e of SHELL) {
-    const n = all.filter((b) => isSh(b) && b.file === e.file && b.text.startsWith(e.first)).length;
-    if (n !== 1) problems.push(`SHELL entry ${e.file} "${e.first}" matches ${n} blocks (expected 1)`);
+  for (const [list, is] of [[SHELL, isSh], [JS, isJs]]) {
+    for (const e of list) {
+      const n = all.filter((b) => is(b) && b.file === e.file && b.text.startsWith(e.first)).length;
+      if (n !== 1) problems.push(`${list === JS ? 'JS' : 'SHELL'} entry ${e.file} "${e.first}" matches ${n} blocks (expected 1)`);
+    }
+    for (const e of JS) {
+      if (e.bundle && !readFileSync(join(repo, e.file), 'utf8').includes(e.bundle)) problems.push(`JS entry ${e.file}: its README no longer gives the command ${e.bundle}`);
+    }
   }
   for (const b of all) {
     const how =
       b.lang === 'rust' ? `doctest (${DOCTESTS[b.file][0]})${b.info.includes('no_run') ? ', compiled only' : ''}`
-      : isJs(b) ? 'Node + tsc --strict'
+      : isJs(b) ? (jsEntry(b)?.bundle ? `bundled (${jsEntry(b).bundle.split(' ')[0]}), run in Node + tsc --strict` : 'Node + tsc --strict')
       : isSh(b) ? (shellEntry(b)?.notRun ? `not run: ${shellEntry(b).notRun}` : `run in ${shellEntry(b)?.cwd}`)
       : 'nothing to run';
     console.log(`  ${b.file}:${b.line} ${b.lang}: ${how}`);
@@ -169,6 +191,10 @@ function project() {
   const r = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', join(dist, tarballs[0])], { cwd: dir, stdio: 'inherit' });
   if (r.status !== 0) die('npm install of the tarball failed');
   symlinkSync(typescript, join(dir, 'node_modules', 'typescript'), 'dir');
+  for (const e of JS.filter((e) => e.bundle)) {
+    const tool = e.bundle.split(' ')[0];
+    if (!existsSync(join(repo, 'tests', 'js', 'node_modules', '.bin', tool))) die(`tests/js/node_modules/.bin/${tool} is missing: run scripts/setup.sh web`);
+  }
   copyFileSync(join(here, 'harness.mjs'), join(dir, 'harness.mjs'));
   copyFileSync(join(here, 'globals.d.ts'), join(dir, 'globals.d.ts'));
   return dir;
@@ -204,11 +230,21 @@ function run(cmd, args, { timeout, ...opts }) {
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
+    child.on('error', (e) => (out += `${cmd}: ${e.message}\n`));
     const timer = setTimeout(() => child.kill(), timeout);
     child.on('close', (status, signal) => {
       clearTimeout(timer);
       done({ status, signal, out });
     });
+  });
+}
+
+/** A script run in Node with harness.mjs preloaded, `base` its page's origin. */
+function runNode(script, base, cwd, harness) {
+  return run(process.execPath, ['--import', pathToFileURL(harness).href, script], {
+    cwd,
+    env: { ...process.env, SNIPPET_BASE: base, SNIPPET_FIXTURE: FIXTURE },
+    timeout: 60_000,
   });
 }
 
@@ -223,15 +259,37 @@ async function js() {
       const name = `${b.file.replace(/\W+/g, '_')}_${b.line}.mjs`;
       writeFileSync(join(dir, name), b.text);
       files.push(name);
-      const r = await run(process.execPath, ['--import', './harness.mjs', name], {
-        cwd: dir,
-        env: { ...process.env, SNIPPET_BASE: server.url, SNIPPET_FIXTURE: FIXTURE },
-        timeout: 60_000,
-      });
+      const e = jsEntry(b);
+      let r;
+      let base = server.url;
+      let script = name;
+      let cwd = dir;
+      if (e?.bundle) {
+        // main.js in a folder of the project, bundled there as the README says; the bundle runs
+        // with that folder as the page's origin (its .wasm files beside it).
+        cwd = join(dir, name.replace(/\.mjs$/, ''));
+        mkdirSync(cwd);
+        writeFileSync(join(cwd, 'main.js'), b.text);
+        const [tool, ...args] = e.bundle.split(' ');
+        r = await run(join(repo, 'tests', 'js', 'node_modules', '.bin', tool), args, { cwd, timeout: 60_000 });
+        const outdir = join(cwd, /--outdir=(\S+)/.exec(e.bundle)[1]);
+        if (r.status === 0) {
+          const bundled = await startServer({ root: outdir, port: 0 });
+          try {
+            base = bundled.url;
+            script = join(outdir, 'main.js');
+            r = await runNode(script, base, cwd, join(dir, 'harness.mjs'));
+          } finally {
+            await bundled.close();
+          }
+        }
+      } else {
+        r = await runNode(script, base, cwd, join(dir, 'harness.mjs'));
+      }
       const ok = r.status === 0;
       if (!ok) failed++;
       const why = r.signal ? ` (killed: ${r.signal}, over 60 s)` : r.status ? ` (exit ${r.status})` : '';
-      console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${b.file}:${b.line} js, run in Node${why}`);
+      console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${b.file}:${b.line} js, ${e?.bundle ? `bundled (${e.bundle}), ` : ''}run in Node${why}`);
       for (const l of r.out.trimEnd().split('\n')) if (l) console.log(`       ${l}`);
     }
     const tsc = spawnSync(process.execPath, [
