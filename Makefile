@@ -23,6 +23,8 @@ lint:
 	for d in firmware fuzz tests/nostd tests/snippets; do (cd $$d && $(CARGO) fmt --all -- --check); done
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 	for part in reader writer; do $(CARGO) clippy -p safetensors-nano-wasm --all-targets --no-default-features --features $$part -- -D warnings; done
+	# No import circle in core/src, at most 12 files at its top, the size mode chosen in mode.rs.
+	python3 scripts/check-core-layout.py core/src
 
 # (The wasm crate is a cdylib: linking it for the host with the core's defmt
 # feature on would export defmt's JSON-named symbols, so features go per crate.)
