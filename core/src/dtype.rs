@@ -246,10 +246,10 @@ pub enum FloatSpecials {
 /// from the most significant bit down. A code with exponent field `e` and
 /// mantissa field `m` is `±1.m × 2^(e − bias)`, or with subnormals and
 /// `e = 0`, `±0.m × 2^(1 − bias)`; [`specials`](FloatFormat::specials) says
-/// which codes are infinities and NaN instead. This is documentation data
-/// (for tools and the generated JS tables): the decoders in
-/// [`decode`](crate::decode) state their own layouts, and a test checks
-/// that both agree on every code.
+/// which codes are infinities and NaN instead. This is the one statement
+/// of each format: the decoders in [`decode`](crate::decode) build their
+/// tables of the 4-, 6- and 8-bit formats from it, and the npm package's
+/// generated JS tables are written from it.
 ///
 /// ```
 /// use safetensors_nano::Dtype;
@@ -568,8 +568,12 @@ mod tests {
         }
     }
 
-    /// The float layouts in the table are the decoders': every code of
-    /// the small formats and of the 16-bit ones, and samples of the wide ones.
+    /// Every code decodes to the value the table's format gives by the rule
+    /// [`FloatFormat`]'s doc states, read here independently (in `f64`):
+    /// every code of the small formats (whose decoders are built from the
+    /// same formats, by `decode::layout`'s `f32` arithmetic) and of the
+    /// 16-bit ones, and samples of the wide ones (decoded by `half` and
+    /// native casts, so this is where their rows are checked).
     #[test]
     #[cfg_attr(miri, ignore = "an exhaustive sweep of safe code: slow under Miri")]
     fn float_formats_agree_with_the_decoders() {

@@ -1,55 +1,16 @@
 //! The five 8-bit float formats: one 256-entry table each, built at compile
-//! time from the bit layout (on wasm32, at run time: see [`Codes`]).
+//! time from the dtype's [`FloatFormat`](crate::FloatFormat) in the dtype
+//! table (on wasm32, at run time: see [`Codes`]).
 
-use super::layout::{lookup, Layout, Special};
+use super::layout::{format_of, lookup};
+use crate::dtype::Dtype;
 use crate::mode::Codes;
 
-pub(super) const E5M2: Layout = Layout {
-    signed: true,
-    exp_bits: 5,
-    man_bits: 2,
-    bias: 15,
-    subnormals: true,
-    special: Special::Ieee,
-};
-pub(super) const E4M3FN: Layout = Layout {
-    signed: true,
-    exp_bits: 4,
-    man_bits: 3,
-    bias: 7,
-    subnormals: true,
-    special: Special::AllOnesNan,
-};
-pub(super) const E8M0: Layout = Layout {
-    signed: false,
-    exp_bits: 8,
-    man_bits: 0,
-    bias: 127,
-    subnormals: false,
-    special: Special::AllOnesNan,
-};
-pub(super) const E4M3FNUZ: Layout = Layout {
-    signed: true,
-    exp_bits: 4,
-    man_bits: 3,
-    bias: 8,
-    subnormals: true,
-    special: Special::NegativeZeroNan,
-};
-pub(super) const E5M2FNUZ: Layout = Layout {
-    signed: true,
-    exp_bits: 5,
-    man_bits: 2,
-    bias: 16,
-    subnormals: true,
-    special: Special::NegativeZeroNan,
-};
-
-pub(super) static F8_E5M2: Codes<256> = Codes::new(E5M2);
-pub(super) static F8_E4M3: Codes<256> = Codes::new(E4M3FN);
-pub(super) static F8_E8M0: Codes<256> = Codes::new(E8M0);
-pub(super) static F8_E4M3FNUZ: Codes<256> = Codes::new(E4M3FNUZ);
-pub(super) static F8_E5M2FNUZ: Codes<256> = Codes::new(E5M2FNUZ);
+pub(super) static F8_E5M2: Codes<256> = Codes::new(format_of(Dtype::F8_E5M2));
+pub(super) static F8_E4M3: Codes<256> = Codes::new(format_of(Dtype::F8_E4M3));
+pub(super) static F8_E8M0: Codes<256> = Codes::new(format_of(Dtype::F8_E8M0));
+pub(super) static F8_E4M3FNUZ: Codes<256> = Codes::new(format_of(Dtype::F8_E4M3FNUZ));
+pub(super) static F8_E5M2FNUZ: Codes<256> = Codes::new(format_of(Dtype::F8_E5M2FNUZ));
 
 /// Decodes one byte per element through the table of `codes`.
 #[inline]

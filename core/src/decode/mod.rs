@@ -7,9 +7,10 @@
 //! and `F64` is rounded to the nearest `f32` (ties to even, overflow to ±∞),
 //! as `f64 as f32` does. The 8-, 6- and 4-bit formats decode through 256-,
 //! 64- and 16-entry tables that are computed at compile time from each
-//! format's bit layout (on wasm32, where the `.wasm`'s size counts, by the
-//! same function at run time, once per [`decode_f32_into`] call); `F16` and
-//! `BF16` go through the [`half`] crate.
+//! dtype's bit layout, as the dtype table states it ([`Dtype::float_format`];
+//! on wasm32, where the `.wasm`'s size counts, by the same function at run
+//! time, once per [`decode_f32_into`] call); `F16` and `BF16` go through the
+//! [`half`] crate.
 //!
 //! Decoded NaNs are the quiet NaN with the code's sign, as `ml_dtypes` decodes
 //! them (`F16`/`BF16` NaNs keep their payload, quieted, as `half` does).
@@ -300,11 +301,12 @@ mod tests {
     /// themselves are checked against `ml_dtypes` in `tests/decode.rs`).
     #[test]
     fn run_time_tables_equal_the_compile_time_ones() {
+        use crate::dtype::FloatFormat;
         use crate::mode::Codes;
-        use layout::{Layout, LayoutCodes, TableCodes};
-        fn same<const N: usize>(codes: &Codes<N>, layout: Layout) -> usize {
-            let stored = TableCodes::<N>::new(layout);
-            let computed = LayoutCodes::<N>::new(layout);
+        use layout::{format_of, LayoutCodes, TableCodes};
+        fn same<const N: usize>(codes: &Codes<N>, format: FloatFormat) -> usize {
+            let stored = TableCodes::<N>::new(format);
+            let computed = LayoutCodes::<N>::new(format);
             stored.with(|table| {
                 computed.with(|built| {
                     codes.with(|ours| {
@@ -323,43 +325,44 @@ mod tests {
             N
         }
         let eight = [
-            (&fp8::F8_E5M2, fp8::E5M2),
-            (&fp8::F8_E4M3, fp8::E4M3FN),
-            (&fp8::F8_E8M0, fp8::E8M0),
-            (&fp8::F8_E4M3FNUZ, fp8::E4M3FNUZ),
-            (&fp8::F8_E5M2FNUZ, fp8::E5M2FNUZ),
+            (&fp8::F8_E5M2, Dtype::F8_E5M2),
+            (&fp8::F8_E4M3, Dtype::F8_E4M3),
+            (&fp8::F8_E8M0, Dtype::F8_E8M0),
+            (&fp8::F8_E4M3FNUZ, Dtype::F8_E4M3FNUZ),
+            (&fp8::F8_E5M2FNUZ, Dtype::F8_E5M2FNUZ),
         ];
         let counted: usize = eight
             .into_iter()
-            .map(|(codes, layout)| same(codes, layout))
+            .map(|(codes, dtype)| same(codes, format_of(dtype)))
             .sum::<usize>()
-            + same(&mx::F6_E2M3, mx::E2M3)
-            + same(&mx::F6_E3M2, mx::E3M2)
-            + same(&mx::F4, mx::E2M1);
+            + same(&mx::F6_E2M3, format_of(Dtype::F6_E2M3))
+            + same(&mx::F6_E3M2, format_of(Dtype::F6_E3M2))
+            + same(&mx::F4, format_of(Dtype::F4));
         assert_eq!(counted, 5 * 256 + 2 * 64 + 16);
     }
 
     /// `f32_bits` refuses what an `f32` cannot hold (so that `Codes::new`
-    /// fails to compile for such a layout rather than build a wrong table).
+    /// fails to compile for such a format rather than build a wrong table).
     #[test]
-    fn layouts_wider_than_f32_are_refused() {
-        use layout::{f32_bits, Layout, Special};
-        let base = Layout {
+    fn formats_wider_than_f32_are_refused() {
+        use crate::dtype::{FloatFormat, FloatSpecials};
+        use layout::f32_bits;
+        let base = FloatFormat {
             signed: false,
-            exp_bits: 8,
-            man_bits: 0,
+            exponent_bits: 8,
+            mantissa_bits: 0,
             bias: 127,
             subnormals: false,
-            special: Special::Finite,
+            specials: FloatSpecials::Finite,
         };
         assert_eq!(f32_bits(base, 254), Some(0x7F00_0000));
         assert_eq!(f32_bits(base, 255), None); // 2^128
-        let small = Layout { bias: 160, ..base };
+        let small = FloatFormat { bias: 160, ..base };
         assert_eq!(f32_bits(small, 11), Some(1)); // 2^-149
         assert_eq!(f32_bits(small, 10), None); // 2^-150
-        let wide = Layout {
-            exp_bits: 1,
-            man_bits: 24,
+        let wide = FloatFormat {
+            exponent_bits: 1,
+            mantissa_bits: 24,
             bias: 0,
             subnormals: true,
             ..base

@@ -1,37 +1,15 @@
 //! The OCP MX sub-byte floats: FP6 (E2M3, E3M2) and FP4 (E2M1), with their
 //! packing (see the module docs of [`crate::decode`] for the bit order).
+//! Their tables are built from each dtype's [`FloatFormat`](crate::FloatFormat)
+//! in the dtype table, as the 8-bit formats' are.
 
-use super::layout::{lookup, Layout, Special};
+use super::layout::{format_of, lookup};
+use crate::dtype::Dtype;
 use crate::mode::Codes;
 
-pub(super) const E2M3: Layout = Layout {
-    signed: true,
-    exp_bits: 2,
-    man_bits: 3,
-    bias: 1,
-    subnormals: true,
-    special: Special::Finite,
-};
-pub(super) const E3M2: Layout = Layout {
-    signed: true,
-    exp_bits: 3,
-    man_bits: 2,
-    bias: 3,
-    subnormals: true,
-    special: Special::Finite,
-};
-pub(super) const E2M1: Layout = Layout {
-    signed: true,
-    exp_bits: 2,
-    man_bits: 1,
-    bias: 1,
-    subnormals: true,
-    special: Special::Finite,
-};
-
-pub(super) static F6_E2M3: Codes<64> = Codes::new(E2M3);
-pub(super) static F6_E3M2: Codes<64> = Codes::new(E3M2);
-pub(super) static F4: Codes<16> = Codes::new(E2M1);
+pub(super) static F6_E2M3: Codes<64> = Codes::new(format_of(Dtype::F6_E2M3));
+pub(super) static F6_E3M2: Codes<64> = Codes::new(format_of(Dtype::F6_E3M2));
+pub(super) static F4: Codes<16> = Codes::new(format_of(Dtype::F4));
 
 const SIX_BITS: u8 = 0x3F;
 const NIBBLE: u8 = 0x0F;
