@@ -35,7 +35,7 @@ pub use io::flash;
 
 pub use dtype::{Dtype, DtypeKind, FloatFormat, FloatSpecials, JsView};
 pub use error::{
-    Error, ErrorKind, Expected, Field, KindInfo, Message, TensorRef, WireField, WireType,
+    Error, ErrorKind, Expected, Field, InHeader, KindInfo, Message, TensorRef, WireField, WireType,
 };
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 #[cfg(feature = "std")]

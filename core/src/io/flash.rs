@@ -267,7 +267,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// `header`, the header this reader read.
     ///
     /// # Errors
-    /// [`ErrorKind::LengthMismatch`] (in bytes) for another length;
+    /// [`ErrorKind::ByteLengthMismatch`] for another length;
     /// [`ErrorKind::Storage`] when the driver fails.
     ///
     /// ```
@@ -300,7 +300,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     ) -> Result<(), Error> {
         let len = tensor.byte_len();
         if out.len() as u64 != len {
-            return Err(Error::new(ErrorKind::LengthMismatch {
+            return Err(Error::new(ErrorKind::ByteLengthMismatch {
                 expected: len,
                 found: out.len() as u64,
             })
@@ -413,6 +413,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
         if T::DTYPE != tensor.dtype() {
             return Err(Error::new(ErrorKind::DtypeMismatch {
                 found: tensor.dtype(),
+                asked: T::DTYPE,
             })
             .with_tensor(tensor.as_ref()));
         }

@@ -207,7 +207,7 @@ pub fn read_header<'b, R: Read + ?Sized>(
 /// [`Header::data_start`] (the file offset of the byte buffer).
 ///
 /// # Errors
-/// [`ReadError::Format`] with [`ErrorKind::LengthMismatch`] (and the
+/// [`ReadError::Format`] with [`ErrorKind::ByteLengthMismatch`] (and the
 /// tensor) for a wrong `out` length, [`ErrorKind::ValidationOverflow`] if
 /// the file offset overflows; [`ReadError::Io`] from the reader, e.g.
 /// `UnexpectedEof` for a truncated file.
@@ -227,7 +227,7 @@ pub fn read_header<'b, R: Read + ?Sized>(
 /// read_tensor(&mut reader, header.data_start(), &b, &mut out).unwrap();
 /// assert_eq!([i16::from_le_bytes([out[0], out[1]]), i16::from_le_bytes([out[2], out[3]])], [-2, 3]);
 /// let err = read_tensor(&mut reader, header.data_start(), &b, &mut [0u8; 3]).unwrap_err();
-/// assert!(matches!(err, ReadError::Format(e) if e.kind() == ErrorKind::LengthMismatch { expected: 4, found: 3 }));
+/// assert!(matches!(err, ReadError::Format(e) if e.kind() == ErrorKind::ByteLengthMismatch { expected: 4, found: 3 }));
 /// ```
 pub fn read_tensor<R: Read + Seek + ?Sized>(
     reader: &mut R,
@@ -238,7 +238,7 @@ pub fn read_tensor<R: Read + Seek + ?Sized>(
     let fail = |kind| ReadError::Format(Error::new(kind).with_tensor(info.as_ref()));
     let expected = info.byte_len();
     if out.len() as u64 != expected {
-        return Err(fail(ErrorKind::LengthMismatch {
+        return Err(fail(ErrorKind::ByteLengthMismatch {
             expected,
             found: out.len() as u64,
         }));
@@ -285,7 +285,7 @@ pub fn read_slice<R: Read + Seek + ?Sized>(
     let ranges = info.slice_ranges(indices)?;
     let expected = ranges.byte_len();
     if out.len() as u64 != expected {
-        return Err(fail(ErrorKind::LengthMismatch {
+        return Err(fail(ErrorKind::ByteLengthMismatch {
             expected,
             found: out.len() as u64,
         }));

@@ -86,7 +86,7 @@ pub use self::embedded_io::EmbeddedIoSink;
 pub use self::io::{FileWriter, IoSink};
 pub use self::plan::{Iter, Placed, Plan};
 pub use self::sink::{Sink, SliceSink};
-pub use self::spec::{AsSpec, AsTensor, Tensor, TensorSpec};
+pub use self::spec::{AsSpec, AsTensor, Existing, Tensor, TensorSpec};
 pub use self::stream::Writer;
 
 use crate::error::Error;
