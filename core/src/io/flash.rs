@@ -99,6 +99,7 @@ const BOUNCE_LEN: usize = 32;
 /// let header = reader.read_header(&Parser::new(), &mut buf, &mut slots[..]).unwrap();
 /// assert!(header.is_empty());
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
 pub struct FlashReader<F: ReadNorFlash> {
     flash: F,
     base: u32,

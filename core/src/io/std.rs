@@ -26,6 +26,7 @@ use crate::view::tensor::TensorInfo;
 /// assert!(matches!(err, ReadError::Format(e) if e.kind() == ErrorKind::HeaderTooSmall { len: 2 }));
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub enum ReadError {
     /// The bytes break a rule of the format (or the output buffer is the
     /// wrong size).
@@ -95,6 +96,7 @@ fn read_up_to<R: Read + ?Sized>(reader: &mut R, buf: &mut [u8]) -> io::Result<us
     Ok(filled)
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl Parser {
     /// Reads and parses the header at the reader's position (the start of a
     /// file): 8 bytes, then — after checking the limit, before allocating —
@@ -194,6 +196,7 @@ impl Parser {
 /// let st = SafeTensors::parse(mapped, Table::<4>::new()).unwrap();
 /// assert_eq!(st.tensor("b").unwrap().data(), &[7, 9]);
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn read_header<'b, R: Read + ?Sized>(
     reader: &mut R,
     buf: &'b mut Vec<u8>,
@@ -229,6 +232,7 @@ pub fn read_header<'b, R: Read + ?Sized>(
 /// let err = read_tensor(&mut reader, header.data_start(), &b, &mut [0u8; 3]).unwrap_err();
 /// assert!(matches!(err, ReadError::Format(e) if e.kind() == ErrorKind::ByteLengthMismatch { expected: 4, found: 3 }));
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn read_tensor<R: Read + Seek + ?Sized>(
     reader: &mut R,
     data_start: u64,
@@ -274,6 +278,7 @@ pub fn read_tensor<R: Read + Seek + ?Sized>(
 /// read_slice(&mut reader, header.data_start(), &m, &[SliceIndex::Full, 2.into()], &mut column).unwrap();
 /// assert_eq!(column, [3, 6, 9]);
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn read_slice<R: Read + Seek + ?Sized>(
     reader: &mut R,
     data_start: u64,
