@@ -35,6 +35,43 @@ pub enum ReadError {
     Io(io::Error),
 }
 
+impl ReadError {
+    /// This error shown with its tensor's name, given the header bytes
+    /// ([`Header::json`]): a format error as
+    /// [`Error::display_in`] shows it, an I/O error as `Display` does.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use safetensors_nano::{read_header, read_tensor};
+    /// let h = br#"{"m":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
+    /// let mut file = (h.len() as u64).to_le_bytes().to_vec();
+    /// file.extend_from_slice(h);
+    /// file.extend_from_slice(&[1, 2]);
+    /// let mut reader = Cursor::new(file);
+    /// let (mut buf, mut slots) = (Vec::new(), Vec::new());
+    /// let header = read_header(&mut reader, &mut buf, &mut slots)?;
+    /// let m = header.tensor("m").unwrap();
+    /// let err = read_tensor(&mut reader, header.data_start(), &m, &mut [0; 3]).unwrap_err();
+    /// assert_eq!(
+    ///     err.display_in(header.json()).to_string(),
+    ///     r#"output buffer of 3 bytes where exactly 2 are needed (tensor "m")"#
+    /// );
+    /// # Ok::<(), safetensors_nano::ReadError>(())
+    /// ```
+    pub fn display_in<'e>(&'e self, header: &'e [u8]) -> impl fmt::Display + 'e {
+        struct Shown<'e>(&'e ReadError, &'e [u8]);
+        impl fmt::Display for Shown<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self.0 {
+                    ReadError::Format(e) => fmt::Display::fmt(&e.display_in(self.1), f),
+                    other => fmt::Display::fmt(other, f),
+                }
+            }
+        }
+        Shown(self, header)
+    }
+}
+
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
