@@ -57,7 +57,7 @@ fn error_json(e: &Error, bytes: &[u8]) -> Value {
         "ok": false,
         "error": {
             "kind": e.kind().name(),
-            "message": e.to_string(),
+            "message": e.display_in(header).to_string(),
             "offset": e.offset(),
             "tensor": e.tensor_name(header).map(|n| n.to_string()),
         }
@@ -188,11 +188,8 @@ fn main() -> ExitCode {
             if args.json {
                 println!("{}", error_json(&e, &bytes));
             } else {
-                let header = header_bytes(&bytes);
-                match e.tensor_name(header) {
-                    Some(name) => eprintln!("{}: {e} (tensor {name:?})", args.path),
-                    None => eprintln!("{}: {e}", args.path),
-                }
+                // `display_in` names the tensor, where `Display` gives its header bytes.
+                eprintln!("{}: {}", args.path, e.display_in(header_bytes(&bytes)));
             }
             ExitCode::from(1)
         }

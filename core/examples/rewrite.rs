@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use regex::Regex;
-use safetensors_nano::write::{convert_into, AsSpec, Plan, Sink, TensorSpec, Writer};
+use safetensors_nano::write::{convert_into, Existing, Plan, Sink, Writer};
 use safetensors_nano::{Dtype, Error, ErrorKind, Header, Parser, Slot, Status, TensorRef};
 use tempfile::NamedTempFile;
 
@@ -54,8 +54,11 @@ pub enum RewriteError {
     Usage(String),
     /// Reading IN or writing OUT failed.
     Io(io::Error),
-    /// IN is not a valid safetensors file (our reader's typed error).
-    Input(Error),
+    /// IN is not a valid safetensors file: our reader's typed error, and
+    /// its message (naming the tensor, when the header was read).
+    Input(Error, String),
+    /// IN holds a tensor of a rank over [`MAX_RANK`] (named).
+    Rank(String),
     /// The output cannot be planned (e.g. two tensors renamed to one name);
     /// the tensor's name when the error names one.
     Output(Error, Option<String>),
@@ -66,7 +69,12 @@ impl fmt::Display for RewriteError {
         match self {
             RewriteError::Usage(msg) => write!(f, "usage: {msg}"),
             RewriteError::Io(e) => write!(f, "i/o: {e}"),
-            RewriteError::Input(e) => write!(f, "invalid input ({}): {e}", e.kind().name()),
+            RewriteError::Input(e, message) => {
+                write!(f, "invalid input ({}): {message}", e.kind().name())
+            }
+            RewriteError::Rank(name) => {
+                write!(f, "tensor {name:?} has more than {MAX_RANK} dimensions")
+            }
             RewriteError::Output(e, Some(name)) => {
                 write!(
                     f,
@@ -78,6 +86,13 @@ impl fmt::Display for RewriteError {
                 write!(f, "cannot write output ({}): {e}", e.kind().name())
             }
         }
+    }
+}
+
+impl From<Error> for RewriteError {
+    /// An input error found before the header was read.
+    fn from(e: Error) -> Self {
+        RewriteError::Input(e, e.to_string())
     }
 }
 
@@ -190,23 +205,13 @@ pub fn parse_args(
     }
 }
 
-/// One output tensor and where its data comes from.
-struct Entry {
-    name: String,
-    dtype: Dtype,
-    shape: Vec<u64>,
-    byte_len: u64,
-    /// Absolute offset of the source data in IN.
-    source: u64,
-    source_len: u64,
-    source_dtype: Dtype,
-}
+/// The most dimensions a tensor may have here (the writer's entries hold
+/// their dims inline).
+pub const MAX_RANK: usize = 32;
 
-impl AsSpec for Entry {
-    fn spec(&self) -> TensorSpec<'_> {
-        TensorSpec::new(&self.name, self.dtype, &self.shape, self.byte_len)
-    }
-}
+/// One output tensor: IN's tensor (its `source()`, where its data is),
+/// under its output name and dtype.
+type Entry<'a> = Existing<'a, MAX_RANK>;
 
 /// Reads and validates IN's header (the header only), checking the file
 /// length too.
@@ -215,26 +220,20 @@ fn read_header(file: &mut File, header_bytes: &mut Vec<u8>) -> Result<(), Rewrit
     let file_len = file.metadata()?.len();
     let mut prefix = [0u8; 8];
     let got = read_up_to(file, &mut prefix)?;
-    let needed = parser
-        .bytes_needed(&prefix[..got])
-        .map_err(RewriteError::Input)?;
+    let needed = parser.bytes_needed(&prefix[..got])?;
     if got < 8 {
-        return Err(RewriteError::Input(Error::new(ErrorKind::HeaderTooSmall {
-            len: file_len,
-        })));
+        return Err(Error::new(ErrorKind::HeaderTooSmall { len: file_len }).into());
     }
     if needed > file_len {
-        return Err(RewriteError::Input(Error::new(
-            ErrorKind::InvalidHeaderLength {
-                header_len: needed - 8,
-                file_len,
-            },
-        )));
+        return Err(Error::new(ErrorKind::InvalidHeaderLength {
+            header_len: needed - 8,
+            file_len,
+        })
+        .into());
     }
     header_bytes.clear();
     header_bytes.extend_from_slice(&prefix);
-    let needed = usize::try_from(needed)
-        .map_err(|_| RewriteError::Input(ErrorKind::TooLargeForTarget.into()))?;
+    let needed = usize::try_from(needed).map_err(|_| Error::from(ErrorKind::TooLargeForTarget))?;
     header_bytes.resize(needed, 0);
     file.read_exact(&mut header_bytes[8..])?;
     Ok(())
@@ -284,12 +283,15 @@ pub fn rewrite(input: &Path, output: &Path, options: &Options) -> Result<Summary
     let mut file = File::open(input)?;
     let mut header_bytes = Vec::new();
     read_header(&mut file, &mut header_bytes)?;
-    let header = parse_header(&header_bytes).map_err(RewriteError::Input)?;
+    // Input errors name their tensor (`display_in`), not its header bytes.
+    let input = |e: Error| RewriteError::Input(e, e.display_in(&header_bytes[8..]).to_string());
+    let header = parse_header(&header_bytes).map_err(input)?;
     header
         .check_file_len(file.metadata()?.len())
-        .map_err(RewriteError::Input)?;
+        .map_err(input)?;
 
-    let mut entries = Vec::with_capacity(header.len());
+    // Which tensors, under which names (the entries borrow them), as which dtype.
+    let mut chosen: Vec<(_, String, Dtype)> = Vec::with_capacity(header.len());
     let (mut dropped, mut renamed, mut converted) = (0, 0, 0);
     for info in header.iter() {
         let original = info.name().to_string();
@@ -312,20 +314,19 @@ pub fn rewrite(input: &Path, output: &Path, options: &Options) -> Result<Summary
             .find(|&&(from, _)| from == source_dtype)
             .map_or(source_dtype, |&(_, to)| to);
         converted += usize::from(dtype != source_dtype);
-        let shape: Vec<u64> = info.shape().iter().collect();
-        let byte_len = TensorSpec::from_shape("", dtype, &shape)
-            .map_err(|e| RewriteError::Output(e, Some(name.clone())))?
-            .byte_len();
-        let (begin, _) = info.data_offsets();
-        entries.push(Entry {
-            name,
-            dtype,
-            shape,
-            byte_len,
-            source: header.data_start() + begin,
-            source_len: info.byte_len(),
-            source_dtype,
-        });
+        chosen.push((info, name, dtype));
+    }
+    let mut entries = Vec::with_capacity(chosen.len());
+    for (info, name, dtype) in &chosen {
+        let entry = Entry::with_name(info, name).ok_or_else(|| RewriteError::Rank(name.clone()))?;
+        let entry = if *dtype == info.dtype() {
+            entry
+        } else {
+            entry
+                .with_dtype(*dtype)
+                .map_err(|e| RewriteError::Output(e, Some(name.clone())))?
+        };
+        entries.push(entry);
     }
     let mut metadata: Option<Vec<(String, String)>> = header.metadata().map(|m| {
         m.iter()
@@ -344,7 +345,9 @@ pub fn rewrite(input: &Path, output: &Path, options: &Options) -> Result<Summary
         Ok(plan) => plan,
         Err(e) => {
             let name = match e.tensor() {
-                Some(TensorRef::Index(i)) => entries.get(i as usize).map(|t| t.name.clone()),
+                Some(TensorRef::Index(i)) => {
+                    entries.get(i as usize).map(|t| t.spec().name().to_owned())
+                }
                 _ => None,
             };
             return Err(RewriteError::Output(e, name));
@@ -372,12 +375,16 @@ pub fn rewrite(input: &Path, output: &Path, options: &Options) -> Result<Summary
     let mut converted_buf = vec![0u8; 1 << 17];
     for placed in plan.iter() {
         let entry = placed.tensor();
+        let (source, spec) = (entry.source(), entry.spec());
+        let (dtype, source_dtype) = (spec.dtype(), source.dtype());
         let fail = |e: Error, out: &Writer<'_, Entry, FileSink>| {
-            output_error(e, out.sink().error.as_ref(), Some(&entry.name))
+            output_error(e, out.sink().error.as_ref(), Some(spec.name()))
         };
-        file.seek(SeekFrom::Start(entry.source))?;
-        let mut left = entry.source_len;
-        if entry.dtype == entry.source_dtype {
+        file.seek(SeekFrom::Start(
+            header.data_start() + source.data_offsets().0,
+        ))?;
+        let mut left = source.byte_len();
+        if dtype == source_dtype {
             while left > 0 {
                 let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
                 file.read_exact(&mut buf[..n])?;
@@ -389,17 +396,17 @@ pub fn rewrite(input: &Path, output: &Path, options: &Options) -> Result<Summary
             // 8192 elements per step: whole bytes for every dtype, and at most
             // 64 KiB in (8192 × 8 bytes) and out.
             let elements_per_step = 8192u64;
-            let bits_in = u64::from(entry.source_dtype.bits());
-            let bytes_out = u64::from(entry.dtype.bits()) / 8;
+            let bits_in = u64::from(source_dtype.bits());
+            let bytes_out = u64::from(dtype.bits()) / 8;
             while left > 0 {
                 let n_in = (elements_per_step * bits_in / 8).min(left);
                 let n_out = n_in * 8 / bits_in * bytes_out;
                 let (n_in, n_out) = (n_in as usize, n_out as usize);
                 file.read_exact(&mut buf[..n_in])?;
                 convert_into(
-                    entry.source_dtype,
+                    source_dtype,
                     &buf[..n_in],
-                    entry.dtype,
+                    dtype,
                     &mut converted_buf[..n_out],
                 )
                 .map_err(|e| fail(e, &out))?;

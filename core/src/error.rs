@@ -174,7 +174,7 @@ pub struct WireField {
 /// use safetensors_nano::ErrorKind;
 /// let info = ErrorKind::CapacityExceeded { capacity: 4, needed: 9 }.info();
 /// assert_eq!(info.name, "CapacityExceeded");
-/// assert_eq!(info.message([4, 9, 0]).to_string(), "table of 4 slots is too small: this header needs 9");
+/// assert!(info.message([4, 9, 0]).to_string().starts_with("table of 4 slots is too small: this header needs 9,"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KindInfo {
@@ -431,8 +431,8 @@ macro_rules! error_kinds {
             ///
             /// ```
             /// use safetensors_nano::{Dtype, ErrorKind};
-            /// let kind = ErrorKind::DtypeMismatch { found: Dtype::I8 };
-            /// assert_eq!(kind.fields(), [Dtype::I8 as u64, 0, 0]);
+            /// let kind = ErrorKind::DtypeMismatch { found: Dtype::I8, asked: Dtype::F32 };
+            /// assert_eq!(kind.fields(), [Dtype::I8 as u64, Dtype::F32 as u64, 0]);
             /// ```
             #[inline]
             pub fn fields(&self) -> [u64; 3] {
@@ -462,7 +462,7 @@ error_kinds! {
         /// The limit in force.
         limit: u64,
     } reference "HeaderTooLarge"
-        => "header length {header_len} is over the limit of {limit} bytes";
+        => "header of {header_len} bytes is over the limit of {limit} bytes";
     /// The declared header does not fit in the file (docs/format.md R3 header-fits).
     InvalidHeaderLength {
         /// Declared header length N.
@@ -470,7 +470,7 @@ error_kinds! {
         /// File length.
         file_len: u64,
     } reference "InvalidHeaderLength"
-        => "header length {header_len} does not fit in a file of {file_len} bytes";
+        => "header of {header_len} bytes does not fit in a file of {file_len} bytes";
     /// The header is not valid UTF-8 (docs/format.md R4 utf8); the offset is the first bad byte.
     InvalidUtf8 reference "InvalidHeader"
         => "header is not valid UTF-8";
@@ -553,13 +553,15 @@ error_kinds! {
     /// Two tensors have the same name (after unescaping).
     DuplicateTensorName
         => "tensor name appears twice";
-    /// The caller's table is too small for this header.
+    /// The caller's table is too small for this header: give a larger
+    /// [`Table`](crate::Table), a `Vec<Slot>` of `needed` slots, or let
+    /// `parse_alloc` (feature `alloc`) size it.
     CapacityExceeded {
         /// Slots given.
         capacity: u64,
         /// Slots this header needs (tensors plus metadata entries).
         needed: u64,
-    } => "table of {capacity} slots is too small: this header needs {needed}";
+    } => "table of {capacity} slots is too small: this header needs {needed}, one per tensor and per metadata pair (use a larger Table::<N> or Vec<Slot>, or parse_alloc)";
 
     // ---- layout validation (docs/format.md R9–R13) ----
     /// A tensor does not start where the previous one (in offset order)
@@ -600,23 +602,41 @@ error_kinds! {
         => "byte buffer is {found} bytes but the header describes {expected}";
 
     // ---- access ----
-    /// The tensor's dtype is not the one asked for.
+    /// No tensor has the name asked for (the reference's `TensorNotFound`;
+    /// [`SafeTensors::try_tensor`](crate::SafeTensors::try_tensor)).
+    TensorNotFound reference "TensorNotFound"
+        => "no tensor has this name";
+    /// The tensor's dtype is not the one asked for: a typed view or copy
+    /// of another element type, `bools` of a non-`BOOL` tensor, a decode
+    /// to f32 of a dtype that is not a float, a conversion between dtypes
+    /// that [`convert_into`](crate::write::convert_into) does not do.
     DtypeMismatch {
-        /// The tensor's dtype.
+        /// The tensor's (or the source's) dtype.
         found: Dtype,
-    } => "tensor has dtype {found}, not the one asked for";
-    /// The data is not aligned for a typed view; use a copying accessor.
+        /// The dtype asked for: the element type's, `BOOL`, `F32` for a
+        /// decode to f32, or a conversion's target.
+        asked: Dtype,
+    } => "dtype {found} cannot be read as {asked}";
+    /// The data is not aligned for a typed view; use a copying accessor
+    /// ([`TensorView::copy_into`](crate::TensorView::copy_into)).
     Misaligned {
         /// Alignment the view needs.
         align: u8,
-    } => "tensor data is not {align}-byte aligned for a typed view";
-    /// An output buffer has the wrong length.
+    } => "tensor data is not {align}-byte aligned for a typed view: copy it with copy_into instead";
+    /// An output slice has the wrong number of elements.
     LengthMismatch {
-        /// Length needed.
+        /// Elements needed.
         expected: u64,
-        /// Length given.
+        /// Elements given.
         found: u64,
-    } => "buffer of {found} elements where {expected} are needed";
+    } => "output of {found} elements where {expected} are needed";
+    /// An output byte buffer has the wrong length.
+    ByteLengthMismatch {
+        /// Bytes needed.
+        expected: u64,
+        /// Bytes given.
+        found: u64,
+    } => "output buffer of {found} bytes where exactly {expected} are needed";
     /// A length does not fit in this target's `usize`.
     TooLargeForTarget
         => "length does not fit in this target's usize";
@@ -766,6 +786,7 @@ const NO_OFFSET: u32 = u32::MAX;
 /// assert_eq!(err.offset(), Some(14));
 /// assert_eq!(err.tensor_name(&file[8..]).unwrap(), "x");
 /// assert_eq!(err.to_string(), "unknown dtype at header byte 14 (tensor at header bytes 2..3)");
+/// assert_eq!(err.display_in(&file[8..]).to_string(), r#"unknown dtype at header byte 14 (tensor "x")"#);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -863,6 +884,31 @@ impl Error {
     }
 }
 
+impl Error {
+    /// This error shown with its tensor's name, given the header bytes
+    /// (the `N` bytes after the length prefix, e.g.
+    /// [`Header::json`](crate::Header::json)) it came from: `… (tensor
+    /// "x")` where `Display` says `… (tensor at header bytes 2..3)`.
+    /// Allocates nothing; an error about no tensor in a header shows as
+    /// `Display` does.
+    ///
+    /// ```
+    /// use safetensors_nano::{ErrorKind, Table};
+    /// let header = br#"{"x":{"dtype":"F33","shape":[],"data_offsets":[0,4]}}"#;
+    /// let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    /// file.extend_from_slice(header);
+    /// file.extend_from_slice(&[0; 4]);
+    /// let err = Table::<4>::new().parse(&file).unwrap_err();
+    /// assert_eq!(err.display_in(header).to_string(), r#"unknown dtype at header byte 14 (tensor "x")"#);
+    /// ```
+    pub fn display_in<'h>(&self, header: &'h [u8]) -> InHeader<'h> {
+        InHeader {
+            error: *self,
+            header,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.kind, f)?;
@@ -887,8 +933,47 @@ impl From<ErrorKind> for Error {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for Error {}
+/// On every build, `no_std` included (`core::error::Error`), so `?` turns
+/// an `Error` into a `Box<dyn std::error::Error>` with default features.
+///
+/// ```
+/// fn open(file: &[u8]) -> Result<usize, Box<dyn std::error::Error>> {
+///     let st = safetensors_nano::SafeTensors::parse(file, safetensors_nano::Table::<4>::new())?;
+///     Ok(st.len())
+/// }
+/// assert_eq!(open(b"\x01").unwrap_err().to_string(), "file of 1 bytes is shorter than the 8-byte length prefix");
+/// ```
+impl core::error::Error for Error {}
+
+/// An [`Error`] shown with the name of the tensor it concerns, from
+/// [`Error::display_in`].
+///
+/// ```
+/// use safetensors_nano::{Error, ErrorKind};
+/// let shown = Error::new(ErrorKind::Sink).display_in(b"{}");
+/// assert_eq!(shown.to_string(), "the output sink failed");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct InHeader<'h> {
+    error: Error,
+    header: &'h [u8],
+}
+
+impl fmt::Display for InHeader<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let e = &self.error;
+        match e.tensor_name(self.header) {
+            Some(name) => {
+                fmt::Display::fmt(&e.kind, f)?;
+                if let Some(offset) = e.offset() {
+                    write!(f, " at header byte {offset}")?;
+                }
+                write!(f, " (tensor {name:?})")
+            }
+            None => fmt::Display::fmt(e, f),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -907,14 +992,14 @@ mod tests {
                 header_len: 100_000_001,
                 limit: 100_000_000,
             },
-            "header length 100000001 is over the limit of 100000000 bytes",
+            "header of 100000001 bytes is over the limit of 100000000 bytes",
         ),
         (
             InvalidHeaderLength {
                 header_len: 1 << 40,
                 file_len: 20,
             },
-            "header length 1099511627776 does not fit in a file of 20 bytes",
+            "header of 1099511627776 bytes does not fit in a file of 20 bytes",
         ),
         (InvalidUtf8, "header is not valid UTF-8"),
         (
@@ -992,7 +1077,8 @@ mod tests {
                 capacity: 4,
                 needed: 9,
             },
-            "table of 4 slots is too small: this header needs 9",
+            "table of 4 slots is too small: this header needs 9, one per tensor and per \
+             metadata pair (use a larger Table::<N> or Vec<Slot>, or parse_alloc)",
         ),
         (
             InvalidOffset {
@@ -1021,22 +1107,31 @@ mod tests {
             },
             "byte buffer is 11 bytes but the header describes 10",
         ),
+        (TensorNotFound, "no tensor has this name"),
         (
             DtypeMismatch {
                 found: Dtype::F8_E4M3FNUZ,
+                asked: Dtype::U8,
             },
-            "tensor has dtype F8_E4M3FNUZ, not the one asked for",
+            "dtype F8_E4M3FNUZ cannot be read as U8",
         ),
         (
             Misaligned { align: 8 },
-            "tensor data is not 8-byte aligned for a typed view",
+            "tensor data is not 8-byte aligned for a typed view: copy it with copy_into instead",
         ),
         (
             LengthMismatch {
                 expected: 3,
                 found: 2,
             },
-            "buffer of 2 elements where 3 are needed",
+            "output of 2 elements where 3 are needed",
+        ),
+        (
+            ByteLengthMismatch {
+                expected: 3,
+                found: 2,
+            },
+            "output buffer of 2 bytes where exactly 3 are needed",
         ),
         (
             TooLargeForTarget,

@@ -8,6 +8,7 @@ use crate::read::string::tensor_error;
 use crate::read::{index, utf8, validate};
 use crate::table::{self, Entry, Slot, OFFSET_MASK};
 use crate::view::metadata::Metadata;
+use crate::view::name::Name;
 use crate::view::tensor::{TensorInfo, TensorView};
 use crate::view::visit::Visitor;
 
@@ -35,6 +36,77 @@ pub enum Status<T> {
         /// Bytes from the start of the file.
         needed: u64,
     },
+}
+
+impl<T> Status<T> {
+    /// Whether this is [`Status::Complete`].
+    ///
+    /// ```
+    /// use safetensors_nano::Status;
+    /// assert!(Status::Complete(()).is_complete());
+    /// assert!(!Status::<()>::Partial { needed: 8 }.is_complete());
+    /// ```
+    pub const fn is_complete(&self) -> bool {
+        matches!(self, Status::Complete(_))
+    }
+
+    /// Whether this is [`Status::Partial`].
+    ///
+    /// ```
+    /// use safetensors_nano::Status;
+    /// assert!(Status::<()>::Partial { needed: 8 }.is_partial());
+    /// ```
+    pub const fn is_partial(&self) -> bool {
+        matches!(self, Status::Partial { .. })
+    }
+
+    /// The parsed value, or `None` when partial. (httparse's
+    /// `Status::unwrap` panics instead; this crate has no panicking paths,
+    /// so `.complete().expect("…")` or `let … else` are the caller's to
+    /// write.)
+    ///
+    /// ```
+    /// use safetensors_nano::{Header, Table};
+    /// let header = Header::parse(b"\x02\x00\x00\x00\x00\x00\x00\x00{}", Table::<1>::new())?
+    ///     .complete()
+    ///     .expect("the prefix holds the whole header");
+    /// assert!(header.is_empty());
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn complete(self) -> Option<T> {
+        match self {
+            Status::Complete(t) => Some(t),
+            Status::Partial { .. } => None,
+        }
+    }
+
+    /// How many bytes from the start of the file are needed, or `None`
+    /// when complete.
+    ///
+    /// ```
+    /// use safetensors_nano::{Header, Table};
+    /// assert_eq!(Header::parse(b"\x02\x00", Table::<1>::new())?.needed(), Some(8));
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub const fn needed(&self) -> Option<u64> {
+        match self {
+            Status::Complete(_) => None,
+            Status::Partial { needed } => Some(*needed),
+        }
+    }
+
+    /// The parsed value mapped by `f`; a partial status stays as it is.
+    ///
+    /// ```
+    /// use safetensors_nano::Status;
+    /// assert_eq!(Status::Complete(2).map(|n| n * 10).complete(), Some(20));
+    /// ```
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Status<U> {
+        match self {
+            Status::Complete(t) => Status::Complete(f(t)),
+            Status::Partial { needed } => Status::Partial { needed },
+        }
+    }
 }
 
 /// Parser settings. [`Parser::new`] gives the reference's behaviour.
@@ -480,6 +552,41 @@ impl<'a, S: AsRef<[Slot]>> Header<'a, S> {
         self.info(i)
     }
 
+    /// [`tensor`](Header::tensor), as a `Result` whose error is
+    /// [`ErrorKind::TensorNotFound`] (the reference's `TensorNotFound`),
+    /// for `?`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::TensorNotFound`] when no tensor has this name.
+    ///
+    /// ```
+    /// # use safetensors_nano::{ErrorKind, Header, Status, Table};
+    /// # let Status::Complete(h) = Header::parse(b"\x02\x00\x00\x00\x00\x00\x00\x00{}", Table::<1>::new()).unwrap() else { unreachable!() };
+    /// assert_eq!(h.try_tensor("missing").unwrap_err().kind(), ErrorKind::TensorNotFound);
+    /// ```
+    pub fn try_tensor(&self, name: &str) -> Result<TensorInfo<'a>, Error> {
+        self.tensor(name)
+            .ok_or(Error::new(ErrorKind::TensorNotFound))
+    }
+
+    /// The tensors' names (decoded lazily), in data-offset order as
+    /// [`iter`](Header::iter) gives them. The reference's `names()`
+    /// collects a `Vec` in its hash map's (unspecified) order; here it is
+    /// an iterator, so no allocation: `.collect::<Vec<_>>()` when a `Vec`
+    /// is wanted, `.to_string()` on a name for an owned `String`.
+    ///
+    /// ```
+    /// # use safetensors_nano::{Header, Status, Table};
+    /// let h = br#"{"b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#;
+    /// let mut prefix = (h.len() as u64).to_le_bytes().to_vec();
+    /// prefix.extend_from_slice(h);
+    /// let Status::Complete(header) = Header::parse(&prefix, Table::<2>::new()).unwrap() else { unreachable!() };
+    /// assert_eq!(header.names().collect::<Vec<_>>(), ["a", "b"]);
+    /// ```
+    pub fn names(&self) -> impl ExactSizeIterator<Item = Name<'a>> + '_ {
+        self.iter().map(|info| info.name())
+    }
+
     fn info(&self, i: u32) -> Option<TensorInfo<'a>> {
         self.entries()
             .get(i as usize)
@@ -702,6 +809,41 @@ impl<'a, S: AsRef<[Slot]>> SafeTensors<'a, S> {
     /// ```
     pub fn tensor(&self, name: &str) -> Option<TensorView<'a>> {
         self.header.tensor(name).map(|info| self.view(info))
+    }
+
+    /// [`tensor`](SafeTensors::tensor), as a `Result` whose error is
+    /// [`ErrorKind::TensorNotFound`] (the reference's `tensor` returns its
+    /// `TensorNotFound`), for `?`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::TensorNotFound`] when no tensor has this name.
+    ///
+    /// ```
+    /// use safetensors_nano::{ErrorKind, SafeTensors, Table};
+    /// let st = SafeTensors::parse(b"\x02\x00\x00\x00\x00\x00\x00\x00{}", Table::<1>::new())?;
+    /// let err = st.try_tensor("x").unwrap_err();
+    /// assert_eq!((err.kind(), err.kind().reference_name()), (ErrorKind::TensorNotFound, Some("TensorNotFound")));
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn try_tensor(&self, name: &str) -> Result<TensorView<'a>, Error> {
+        self.header.try_tensor(name).map(|info| self.view(info))
+    }
+
+    /// The tensors' names, in data-offset order (see [`Header::names`]).
+    ///
+    /// ```
+    /// use safetensors_nano::{SafeTensors, Table};
+    /// let h = br#"{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#;
+    /// let mut file = (h.len() as u64).to_le_bytes().to_vec();
+    /// file.extend_from_slice(h);
+    /// file.push(1);
+    /// let st = SafeTensors::parse(&file, Table::<1>::new())?;
+    /// let names: Vec<String> = st.names().map(|n| n.to_string()).collect();
+    /// assert_eq!(names, ["w"]);
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn names(&self) -> impl ExactSizeIterator<Item = Name<'a>> + '_ {
+        self.header.names()
     }
 
     /// Tensors with their bytes, in data-offset order.

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(
@@ -31,14 +32,16 @@ mod view;
 pub mod write;
 
 #[cfg(feature = "embedded-storage")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
 pub use io::flash;
 
 pub use dtype::{Dtype, DtypeKind, FloatFormat, FloatSpecials, JsView};
 pub use error::{
-    Error, ErrorKind, Expected, Field, KindInfo, Message, TensorRef, WireField, WireType,
+    Error, ErrorKind, Expected, Field, InHeader, KindInfo, Message, TensorRef, WireField, WireType,
 };
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use io::std::{read_header, read_slice, read_tensor, ReadError};
 pub use table::{Slot, Table};
 pub use view::metadata::Metadata;

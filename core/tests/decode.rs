@@ -351,7 +351,13 @@ fn non_float_dtypes_are_rejected() {
         let n = elements_in(dtype, 16).unwrap() as usize;
         let mut out = vec![0.0; n];
         let err = decode_f32_into(dtype, &bytes, &mut out).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::DtypeMismatch { found: dtype });
+        assert_eq!(
+            err.kind(),
+            ErrorKind::DtypeMismatch {
+                found: dtype,
+                asked: Dtype::F32
+            }
+        );
     }
     assert_eq!(
         Dtype::ALL.iter().filter(|d| !d.is_float()).count(),

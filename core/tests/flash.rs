@@ -200,13 +200,14 @@ fn typed_reads_check_dtype_and_length() {
     assert_eq!(
         err.kind(),
         ErrorKind::DtypeMismatch {
-            found: safetensors_nano::Dtype::F32
+            found: safetensors_nano::Dtype::F32,
+            asked: safetensors_nano::Dtype::U32
         }
     );
     let err = reader.read(&header, &a, &mut [0u8; 23]).unwrap_err();
     assert_eq!(
         err.kind(),
-        ErrorKind::LengthMismatch {
+        ErrorKind::ByteLengthMismatch {
             expected: 24,
             found: 23
         }

@@ -112,7 +112,7 @@ fn slices_read_through_a_reader_match_in_memory_slices() {
     .unwrap_err();
     assert_eq!(
         format_kind(err),
-        ErrorKind::LengthMismatch {
+        ErrorKind::ByteLengthMismatch {
             expected: 2,
             found: 3
         }
@@ -330,7 +330,7 @@ fn io_errors_pass_through_and_convert() {
     let ReadError::Format(e) = &err else { panic!() };
     assert_eq!(
         e.kind(),
-        ErrorKind::LengthMismatch {
+        ErrorKind::ByteLengthMismatch {
             expected: 24,
             found: 2
         }

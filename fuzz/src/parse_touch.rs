@@ -365,7 +365,7 @@ fn touch_typed(view: &TensorView<'_>, elements: u64) {
                     assert_eq!(v.len() as u64, elements);
                 }
                 Err(e) => match e.kind() {
-                    ErrorKind::DtypeMismatch { found } => {
+                    ErrorKind::DtypeMismatch { found, .. } => {
                         assert!(!matching);
                         assert_eq!(found, view.dtype());
                     }

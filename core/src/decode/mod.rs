@@ -94,14 +94,17 @@ use crate::error::{Error, ErrorKind};
 /// assert_eq!(out, [1.0, -3.0]);
 ///
 /// let err = decode_f32_into(Dtype::I8, &bytes, &mut [0.0; 3]).unwrap_err();
-/// assert_eq!(err.kind(), ErrorKind::DtypeMismatch { found: Dtype::I8 });
+/// assert_eq!(err.kind(), ErrorKind::DtypeMismatch { found: Dtype::I8, asked: Dtype::F32 });
 /// let err = decode_f32_into(Dtype::F8_E5M2, &bytes, &mut [0.0; 2]).unwrap_err();
 /// assert_eq!(err.kind(), ErrorKind::LengthMismatch { expected: 3, found: 2 });
 /// # Ok::<(), safetensors_nano::Error>(())
 /// ```
 pub fn decode_f32_into(dtype: Dtype, bytes: &[u8], out: &mut [f32]) -> Result<(), Error> {
     if !dtype.is_float() {
-        return Err(Error::new(ErrorKind::DtypeMismatch { found: dtype }));
+        return Err(Error::new(ErrorKind::DtypeMismatch {
+            found: dtype,
+            asked: Dtype::F32,
+        }));
     }
     check_lengths(dtype, bytes.len() as u64, out.len() as u64)?;
     match dtype {
@@ -127,7 +130,12 @@ pub fn decode_f32_into(dtype: Dtype, bytes: &[u8], out: &mut [f32]) -> Result<()
         | Dtype::U32
         | Dtype::C64
         | Dtype::I64
-        | Dtype::U64 => return Err(Error::new(ErrorKind::DtypeMismatch { found: dtype })),
+        | Dtype::U64 => {
+            return Err(Error::new(ErrorKind::DtypeMismatch {
+                found: dtype,
+                asked: Dtype::F32,
+            }))
+        }
     }
     Ok(())
 }
@@ -447,7 +455,13 @@ mod tests {
             }
         );
         let e = decode_f32_into(Dtype::C64, &[0; 8], &mut out[..1]).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::DtypeMismatch { found: Dtype::C64 });
+        assert_eq!(
+            e.kind(),
+            ErrorKind::DtypeMismatch {
+                found: Dtype::C64,
+                asked: Dtype::F32
+            }
+        );
         assert_eq!(out, [7.0; 4]);
     }
 }

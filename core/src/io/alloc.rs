@@ -80,6 +80,7 @@ pub(crate) fn size_slots(
     Ok(())
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl Parser {
     /// [`parse`](Parser::parse) into a `Vec<Slot>` sized for the file (as
     /// [`SafeTensors::parse_alloc`] explains).
@@ -127,6 +128,7 @@ impl Parser {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl<'a> SafeTensors<'a, Vec<Slot>> {
     /// Parses a whole file into a `Vec<Slot>` sized for it: no capacity to
     /// choose.
@@ -153,6 +155,7 @@ impl<'a> SafeTensors<'a, Vec<Slot>> {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl<'a> Header<'a, Vec<Slot>> {
     /// Parses a header from the first bytes of a file into a `Vec<Slot>`
     /// sized for it (as [`SafeTensors::parse_alloc`]).

@@ -99,6 +99,7 @@ const BOUNCE_LEN: usize = 32;
 /// let header = reader.read_header(&Parser::new(), &mut buf, &mut slots[..]).unwrap();
 /// assert!(header.is_empty());
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
 pub struct FlashReader<F: ReadNorFlash> {
     flash: F,
     base: u32,
@@ -267,7 +268,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// `header`, the header this reader read.
     ///
     /// # Errors
-    /// [`ErrorKind::LengthMismatch`] (in bytes) for another length;
+    /// [`ErrorKind::ByteLengthMismatch`] for another length;
     /// [`ErrorKind::Storage`] when the driver fails.
     ///
     /// ```
@@ -300,7 +301,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     ) -> Result<(), Error> {
         let len = tensor.byte_len();
         if out.len() as u64 != len {
-            return Err(Error::new(ErrorKind::LengthMismatch {
+            return Err(Error::new(ErrorKind::ByteLengthMismatch {
                 expected: len,
                 found: out.len() as u64,
             })
@@ -413,6 +414,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
         if T::DTYPE != tensor.dtype() {
             return Err(Error::new(ErrorKind::DtypeMismatch {
                 found: tensor.dtype(),
+                asked: T::DTYPE,
             })
             .with_tensor(tensor.as_ref()));
         }

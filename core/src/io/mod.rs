@@ -5,6 +5,7 @@
 #[cfg(feature = "alloc")]
 pub(crate) mod alloc;
 #[cfg(feature = "embedded-storage")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
 pub mod flash;
 #[cfg(feature = "std")]
 pub(crate) mod std;

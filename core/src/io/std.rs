@@ -26,12 +26,50 @@ use crate::view::tensor::TensorInfo;
 /// assert!(matches!(err, ReadError::Format(e) if e.kind() == ErrorKind::HeaderTooSmall { len: 2 }));
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub enum ReadError {
     /// The bytes break a rule of the format (or the output buffer is the
     /// wrong size).
     Format(Error),
     /// The reader failed.
     Io(io::Error),
+}
+
+impl ReadError {
+    /// This error shown with its tensor's name, given the header bytes
+    /// ([`Header::json`]): a format error as
+    /// [`Error::display_in`] shows it, an I/O error as `Display` does.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use safetensors_nano::{read_header, read_tensor};
+    /// let h = br#"{"m":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
+    /// let mut file = (h.len() as u64).to_le_bytes().to_vec();
+    /// file.extend_from_slice(h);
+    /// file.extend_from_slice(&[1, 2]);
+    /// let mut reader = Cursor::new(file);
+    /// let (mut buf, mut slots) = (Vec::new(), Vec::new());
+    /// let header = read_header(&mut reader, &mut buf, &mut slots)?;
+    /// let m = header.tensor("m").unwrap();
+    /// let err = read_tensor(&mut reader, header.data_start(), &m, &mut [0; 3]).unwrap_err();
+    /// assert_eq!(
+    ///     err.display_in(header.json()).to_string(),
+    ///     r#"output buffer of 3 bytes where exactly 2 are needed (tensor "m")"#
+    /// );
+    /// # Ok::<(), safetensors_nano::ReadError>(())
+    /// ```
+    pub fn display_in<'e>(&'e self, header: &'e [u8]) -> impl fmt::Display + 'e {
+        struct Shown<'e>(&'e ReadError, &'e [u8]);
+        impl fmt::Display for Shown<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self.0 {
+                    ReadError::Format(e) => fmt::Display::fmt(&e.display_in(self.1), f),
+                    other => fmt::Display::fmt(other, f),
+                }
+            }
+        }
+        Shown(self, header)
+    }
 }
 
 impl fmt::Display for ReadError {
@@ -95,6 +133,7 @@ fn read_up_to<R: Read + ?Sized>(reader: &mut R, buf: &mut [u8]) -> io::Result<us
     Ok(filled)
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl Parser {
     /// Reads and parses the header at the reader's position (the start of a
     /// file): 8 bytes, then — after checking the limit, before allocating —
@@ -194,6 +233,7 @@ impl Parser {
 /// let st = SafeTensors::parse(mapped, Table::<4>::new()).unwrap();
 /// assert_eq!(st.tensor("b").unwrap().data(), &[7, 9]);
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn read_header<'b, R: Read + ?Sized>(
     reader: &mut R,
     buf: &'b mut Vec<u8>,
@@ -207,7 +247,7 @@ pub fn read_header<'b, R: Read + ?Sized>(
 /// [`Header::data_start`] (the file offset of the byte buffer).
 ///
 /// # Errors
-/// [`ReadError::Format`] with [`ErrorKind::LengthMismatch`] (and the
+/// [`ReadError::Format`] with [`ErrorKind::ByteLengthMismatch`] (and the
 /// tensor) for a wrong `out` length, [`ErrorKind::ValidationOverflow`] if
 /// the file offset overflows; [`ReadError::Io`] from the reader, e.g.
 /// `UnexpectedEof` for a truncated file.
@@ -227,8 +267,9 @@ pub fn read_header<'b, R: Read + ?Sized>(
 /// read_tensor(&mut reader, header.data_start(), &b, &mut out).unwrap();
 /// assert_eq!([i16::from_le_bytes([out[0], out[1]]), i16::from_le_bytes([out[2], out[3]])], [-2, 3]);
 /// let err = read_tensor(&mut reader, header.data_start(), &b, &mut [0u8; 3]).unwrap_err();
-/// assert!(matches!(err, ReadError::Format(e) if e.kind() == ErrorKind::LengthMismatch { expected: 4, found: 3 }));
+/// assert!(matches!(err, ReadError::Format(e) if e.kind() == ErrorKind::ByteLengthMismatch { expected: 4, found: 3 }));
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn read_tensor<R: Read + Seek + ?Sized>(
     reader: &mut R,
     data_start: u64,
@@ -238,7 +279,7 @@ pub fn read_tensor<R: Read + Seek + ?Sized>(
     let fail = |kind| ReadError::Format(Error::new(kind).with_tensor(info.as_ref()));
     let expected = info.byte_len();
     if out.len() as u64 != expected {
-        return Err(fail(ErrorKind::LengthMismatch {
+        return Err(fail(ErrorKind::ByteLengthMismatch {
             expected,
             found: out.len() as u64,
         }));
@@ -274,6 +315,7 @@ pub fn read_tensor<R: Read + Seek + ?Sized>(
 /// read_slice(&mut reader, header.data_start(), &m, &[SliceIndex::Full, 2.into()], &mut column).unwrap();
 /// assert_eq!(column, [3, 6, 9]);
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn read_slice<R: Read + Seek + ?Sized>(
     reader: &mut R,
     data_start: u64,
@@ -285,7 +327,7 @@ pub fn read_slice<R: Read + Seek + ?Sized>(
     let ranges = info.slice_ranges(indices)?;
     let expected = ranges.byte_len();
     if out.len() as u64 != expected {
-        return Err(fail(ErrorKind::LengthMismatch {
+        return Err(fail(ErrorKind::ByteLengthMismatch {
             expected,
             found: out.len() as u64,
         }));

@@ -204,6 +204,7 @@ impl fmt::Debug for Name<'_> {
 }
 
 #[cfg(feature = "defmt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "defmt")))]
 impl defmt::Format for Name<'_> {
     fn format(&self, f: defmt::Formatter<'_>) {
         match self.as_str() {

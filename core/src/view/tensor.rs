@@ -297,6 +297,7 @@ impl<'a> TensorView<'a> {
         } else {
             Err(self.error(ErrorKind::DtypeMismatch {
                 found: self.dtype(),
+                asked: T::DTYPE,
             }))
         }
     }
@@ -418,6 +419,7 @@ impl<'a> TensorView<'a> {
         if self.dtype() != Dtype::BOOL {
             return Err(self.error(ErrorKind::DtypeMismatch {
                 found: self.dtype(),
+                asked: Dtype::BOOL,
             }));
         }
         Ok(self.data.iter().map(|&b| b != 0))

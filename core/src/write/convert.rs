@@ -33,7 +33,7 @@ pub const CONVERT_CHUNK: usize = 256;
 /// dtype the decoder knows (see [`Dtype::is_float`]) or `to` is not one of
 /// the four targets; [`DataLengthMismatch`](ErrorKind::DataLengthMismatch)
 /// when `src` is not a whole number of elements;
-/// [`LengthMismatch`](ErrorKind::LengthMismatch) (in bytes) when `out` is
+/// [`ByteLengthMismatch`](ErrorKind::ByteLengthMismatch) when `out` is
 /// not exactly the converted size. `out` may be partly written on error
 /// only if the decoder fails mid-way, which valid lengths rule out.
 ///
@@ -54,10 +54,20 @@ pub fn convert_into(from: Dtype, src: &[u8], to: Dtype, out: &mut [u8]) -> Resul
         Dtype::F64 => 8,
         Dtype::F32 => 4,
         Dtype::F16 | Dtype::BF16 => 2,
-        _ => return Err(ErrorKind::DtypeMismatch { found: to }.into()),
+        _ => {
+            return Err(ErrorKind::DtypeMismatch {
+                found: from,
+                asked: to,
+            }
+            .into())
+        }
     };
     if !from.is_float() {
-        return Err(ErrorKind::DtypeMismatch { found: from }.into());
+        return Err(ErrorKind::DtypeMismatch {
+            found: from,
+            asked: to,
+        }
+        .into());
     }
     let bits = src
         .len()
@@ -83,7 +93,7 @@ pub fn convert_into(from: Dtype, src: &[u8], to: Dtype, out: &mut [u8]) -> Resul
         .checked_mul(width)
         .ok_or(Error::new(ErrorKind::TooLargeForTarget))?;
     if out.len() != expected {
-        return Err(ErrorKind::LengthMismatch {
+        return Err(ErrorKind::ByteLengthMismatch {
             expected: expected as u64,
             found: out.len() as u64,
         }
@@ -280,7 +290,10 @@ mod tests {
         let kind = |r: Result<(), Error>| r.unwrap_err().kind();
         assert_eq!(
             kind(convert_into(Dtype::I32, &[0; 4], Dtype::F32, &mut [0; 4])),
-            ErrorKind::DtypeMismatch { found: Dtype::I32 }
+            ErrorKind::DtypeMismatch {
+                found: Dtype::I32,
+                asked: Dtype::F32
+            }
         );
         assert_eq!(
             kind(convert_into(
@@ -290,7 +303,8 @@ mod tests {
                 &mut [0; 1]
             )),
             ErrorKind::DtypeMismatch {
-                found: Dtype::F8_E4M3
+                found: Dtype::F32,
+                asked: Dtype::F8_E4M3
             }
         );
         assert_eq!(
@@ -302,7 +316,7 @@ mod tests {
         );
         assert_eq!(
             kind(convert_into(Dtype::F32, &[0; 8], Dtype::F16, &mut [0; 3])),
-            ErrorKind::LengthMismatch {
+            ErrorKind::ByteLengthMismatch {
                 expected: 4,
                 found: 3
             }

@@ -20,6 +20,7 @@ use crate::error::{Error, ErrorKind};
 /// # Ok::<(), safetensors_nano::Error>(())
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-io")))]
 pub struct EmbeddedIoSink<W: embedded_io::ErrorType> {
     inner: W,
     error: Option<W::Error>,

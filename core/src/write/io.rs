@@ -27,6 +27,7 @@ use crate::error::{Error, ErrorKind};
 /// # Ok::<(), safetensors_nano::Error>(())
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub struct IoSink<W> {
     inner: W,
     error: Option<io::Error>,
@@ -111,6 +112,7 @@ fn invalid(err: Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, err)
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl<'p, T: AsSpec> Plan<'p, T> {
     /// Writes the whole file to `w` and returns it (not flushed beyond
     /// what `w.flush()` does).
@@ -276,6 +278,7 @@ impl Drop for TempGuard {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub struct FileWriter<'p, T> {
     // Declared first so the file is closed before the guard removes it.
     writer: Writer<'p, T, IoSink<BufWriter<File>>>,

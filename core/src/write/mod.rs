@@ -81,12 +81,14 @@ mod io;
 
 pub use self::convert::{convert_into, CONVERT_CHUNK};
 #[cfg(feature = "embedded-io")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-io")))]
 pub use self::embedded_io::EmbeddedIoSink;
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use self::io::{FileWriter, IoSink};
 pub use self::plan::{Iter, Placed, Plan};
 pub use self::sink::{Sink, SliceSink};
-pub use self::spec::{AsSpec, AsTensor, Tensor, TensorSpec};
+pub use self::spec::{AsSpec, AsTensor, Existing, Tensor, TensorSpec};
 pub use self::stream::Writer;
 
 use crate::error::Error;
@@ -145,6 +147,7 @@ pub fn serialize_to_slice<'b, T: AsTensor>(
 /// # Ok::<(), safetensors_nano::Error>(())
 /// ```
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub fn serialize_to_vec<T: AsTensor>(
     tensors: &mut [T],
     metadata: Option<&mut [(&str, &str)]>,
@@ -176,6 +179,7 @@ pub fn serialize_to_vec<T: AsTensor>(
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn write_file<T: AsTensor>(
     path: impl AsRef<std::path::Path>,
     tensors: &mut [T],

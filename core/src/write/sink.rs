@@ -204,6 +204,7 @@ impl Sink for Counter {
 }
 
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl Sink for alloc::vec::Vec<u8> {
     fn write_all(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.try_reserve(bytes.len())

@@ -4,6 +4,7 @@
 
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind, TensorRef};
+use crate::view::tensor::{TensorInfo, TensorView};
 
 /// The reserved header key for metadata.
 pub(crate) const METADATA_KEY: &str = "__metadata__";
@@ -199,6 +200,201 @@ impl<'a> Tensor<'a> {
     /// assert_eq!(Tensor::new("b", Dtype::BOOL, &[2], &[0, 1]).data(), &[0, 1]);
     /// ```
     pub const fn data(&self) -> &'a [u8] {
+        self.data
+    }
+}
+
+/// A tensor of a parsed file, as the writer takes it: the read-to-write
+/// bridge. Copying or filtering tensors into a new file needs no
+/// hand-copied names or shapes: the name and the data stay borrowed from
+/// the file, the dims are copied from the header into `RANK` inline slots
+/// (8 by default; the reference has no limit, real models use up to 5 or
+/// so), so nothing is allocated. It is an [`AsSpec`] and an [`AsTensor`]:
+/// put a slice of them in a [`Plan`](super::Plan).
+///
+/// Made from a [`TensorView`] (with its data, for the one-shot writers) or
+/// a [`TensorInfo`] (header only, for the streaming
+/// [`Writer`](super::Writer), which takes the data as it comes);
+/// [`source`](Existing::source) keeps what the header said, e.g. where to
+/// read the data from.
+///
+/// ```
+/// use safetensors_nano::{SafeTensors, Table};
+/// use safetensors_nano::write::{serialize_to_slice, Existing};
+/// let h = br#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[1,1],"data_offsets":[2,3]}}"#;
+/// let mut file = (h.len() as u64).to_le_bytes().to_vec();
+/// file.extend_from_slice(h);
+/// file.extend_from_slice(&[1, 2, 3]);
+/// let st = SafeTensors::parse(&file, Table::<2>::new())?;
+/// // Keep "b" only.
+/// let mut kept: Vec<Existing<'_>> = st.iter().filter(|t| t.name() == "b").filter_map(|t| Existing::from_view(&t)).collect();
+/// let mut buf = [0u8; 128];
+/// let out = serialize_to_slice(&mut kept, None, &mut buf)?;
+/// let b = SafeTensors::parse(out, Table::<1>::new())?.try_tensor("b")?;
+/// assert_eq!(b.shape(), [1, 1]);
+/// assert_eq!(b.data(), &[3]);
+/// # Ok::<(), safetensors_nano::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Existing<'a, const RANK: usize = 8> {
+    source: TensorInfo<'a>,
+    name: &'a str,
+    dtype: Dtype,
+    dims: [u64; RANK],
+    rank: usize,
+    byte_len: u64,
+    data: &'a [u8],
+}
+
+impl<'a, const RANK: usize> Existing<'a, RANK> {
+    /// The tensor with its data, under its own name. `None` when its rank
+    /// is over `RANK`, or its name has JSON escapes (then it is not a
+    /// `&str` in the file: decode it and use
+    /// [`with_name`](Existing::with_name)).
+    ///
+    /// ```
+    /// # use safetensors_nano::{SafeTensors, Table, write::Existing};
+    /// # let h = br#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
+    /// # let mut file = (h.len() as u64).to_le_bytes().to_vec(); file.extend_from_slice(h); file.extend_from_slice(&[1, 2]);
+    /// # let st = SafeTensors::parse(&file, Table::<1>::new())?;
+    /// let a: Existing<'_> = Existing::from_view(&st.tensor("a").unwrap()).unwrap();
+    /// assert_eq!((a.spec().name(), a.spec().shape(), a.data()), ("a", &[2u64][..], &[1, 2][..]));
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn from_view(view: &TensorView<'a>) -> Option<Self> {
+        let info = view.info();
+        let mut t = Existing::with_name(&info, info.name().as_str()?)?;
+        t.data = view.data();
+        Some(t)
+    }
+
+    /// The tensor without its data (the streaming
+    /// [`Writer`](super::Writer) takes the data), under its own name.
+    /// `None` as for [`from_view`](Existing::from_view).
+    ///
+    /// ```
+    /// # use safetensors_nano::{Header, Status, Table, write::Existing};
+    /// # let h = br#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
+    /// # let mut p = (h.len() as u64).to_le_bytes().to_vec(); p.extend_from_slice(h);
+    /// # let header = Header::parse(&p, Table::<1>::new())?.complete().unwrap();
+    /// let a: Existing<'_, 4> = Existing::from_info(&header.tensor("a").unwrap()).unwrap();
+    /// assert_eq!(a.spec().byte_len(), 2);
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn from_info(info: &TensorInfo<'a>) -> Option<Self> {
+        Existing::with_name(info, info.name().as_str()?)
+    }
+
+    /// The tensor without its data, under another name (a rename, or the
+    /// decoded name of one with escapes). `None` when its rank is over
+    /// `RANK`.
+    ///
+    /// ```
+    /// # use safetensors_nano::{Header, Status, Table, write::Existing};
+    /// # let h = br#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
+    /// # let mut p = (h.len() as u64).to_le_bytes().to_vec(); p.extend_from_slice(h);
+    /// # let header = Header::parse(&p, Table::<1>::new())?.complete().unwrap();
+    /// let a: Existing<'_> = Existing::with_name(&header.tensor("a").unwrap(), "model.a").unwrap();
+    /// assert_eq!(a.spec().name(), "model.a");
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn with_name(info: &TensorInfo<'a>, name: &'a str) -> Option<Self> {
+        let mut dims = [0; RANK];
+        let rank = info.shape().copy_into(&mut dims)?.len();
+        Some(Existing {
+            source: *info,
+            name,
+            dtype: info.dtype(),
+            dims,
+            rank,
+            byte_len: info.byte_len(),
+            data: &[],
+        })
+    }
+
+    /// The same tensor written as `dtype` (convert its data with
+    /// [`convert_into`](super::convert_into)): the byte length follows;
+    /// the data, no longer the right bytes, is dropped.
+    ///
+    /// # Errors
+    /// As [`TensorSpec::from_shape`].
+    ///
+    /// ```
+    /// # use safetensors_nano::{Dtype, Header, Status, Table, write::Existing};
+    /// # let h = br#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#;
+    /// # let mut p = (h.len() as u64).to_le_bytes().to_vec(); p.extend_from_slice(h);
+    /// # let header = Header::parse(&p, Table::<1>::new())?.complete().unwrap();
+    /// let a: Existing<'_> = Existing::from_info(&header.tensor("a").unwrap()).unwrap();
+    /// assert_eq!(a.with_dtype(Dtype::BF16)?.spec().byte_len(), 4);
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn with_dtype(mut self, dtype: Dtype) -> Result<Self, Error> {
+        let shape = self.dims.get(..self.rank).unwrap_or_default();
+        self.byte_len = expected_byte_len(dtype, shape)?;
+        self.dtype = dtype;
+        self.data = &[];
+        Ok(self)
+    }
+
+    /// What the file's header says of the tensor (its name, dtype and
+    /// data offsets there).
+    ///
+    /// ```
+    /// # use safetensors_nano::{Header, Status, Table, write::Existing};
+    /// # let h = br#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
+    /// # let mut p = (h.len() as u64).to_le_bytes().to_vec(); p.extend_from_slice(h);
+    /// # let header = Header::parse(&p, Table::<1>::new())?.complete().unwrap();
+    /// let a: Existing<'_> = Existing::with_name(&header.tensor("a").unwrap(), "b").unwrap();
+    /// assert_eq!(a.source().name(), "a");
+    /// assert_eq!(a.source().data_offsets(), (0, 2));
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn source(&self) -> TensorInfo<'a> {
+        self.source
+    }
+
+    /// What the writer gets: the name, dtype, shape and byte length to
+    /// write.
+    ///
+    /// ```
+    /// # use safetensors_nano::{Dtype, Header, Status, Table, write::Existing};
+    /// # let h = br#"{"a":{"dtype":"U8","shape":[2,1],"data_offsets":[0,2]}}"#;
+    /// # let mut p = (h.len() as u64).to_le_bytes().to_vec(); p.extend_from_slice(h);
+    /// # let header = Header::parse(&p, Table::<1>::new())?.complete().unwrap();
+    /// let a: Existing<'_> = Existing::from_info(&header.tensor("a").unwrap()).unwrap();
+    /// assert_eq!(a.spec().shape(), &[2, 1]);
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn spec(&self) -> TensorSpec<'_> {
+        let shape = self.dims.get(..self.rank).unwrap_or_default();
+        TensorSpec::new(self.name, self.dtype, shape, self.byte_len)
+    }
+
+    /// The data: the tensor's bytes in the file when made
+    /// [`from_view`](Existing::from_view), else empty.
+    ///
+    /// ```
+    /// # use safetensors_nano::{Header, Status, Table, write::Existing};
+    /// # let h = br#"{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}"#;
+    /// # let mut p = (h.len() as u64).to_le_bytes().to_vec(); p.extend_from_slice(h);
+    /// # let header = Header::parse(&p, Table::<1>::new())?.complete().unwrap();
+    /// let a: Existing<'_> = Existing::from_info(&header.tensor("a").unwrap()).unwrap();
+    /// assert!(a.data().is_empty());
+    /// # Ok::<(), safetensors_nano::Error>(())
+    /// ```
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+}
+
+impl<const RANK: usize> AsSpec for Existing<'_, RANK> {
+    fn spec(&self) -> TensorSpec<'_> {
+        Existing::spec(self)
+    }
+}
+
+impl<const RANK: usize> AsTensor for Existing<'_, RANK> {
+    fn data(&self) -> &[u8] {
         self.data
     }
 }

@@ -131,6 +131,7 @@ impl<'p, T: AsSpec> Plan<'p, T> {
     /// # Ok::<(), safetensors_nano::Error>(())
     /// ```
     #[cfg(feature = "alloc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn to_vec(&self) -> Result<alloc::vec::Vec<u8>, Error>
     where
         T: AsTensor,

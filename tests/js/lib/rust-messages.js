@@ -12,8 +12,8 @@
  */
 export const SAMPLES = [
   { call: 'fromBytes', hex: '010203', kind: 'HeaderTooSmall', message: 'file of 3 bytes is shorter than the 8-byte length prefix' },
-  { call: 'fromBytes', hex: '01e1f50500000000', kind: 'HeaderTooLarge', message: 'header length 100000001 is over the limit of 100000000 bytes' },
-  { call: 'fromBytes', hex: '6400000000000000202020202020202020202020', kind: 'InvalidHeaderLength', message: 'header length 100 does not fit in a file of 20 bytes' },
+  { call: 'fromBytes', hex: '01e1f50500000000', kind: 'HeaderTooLarge', message: 'header of 100000001 bytes is over the limit of 100000000 bytes' },
+  { call: 'fromBytes', hex: '6400000000000000202020202020202020202020', kind: 'InvalidHeaderLength', message: 'header of 100 bytes does not fit in a file of 20 bytes' },
   { call: 'fromBytes', hex: '36000000000000007b2274223a7b226474797065223a22463332222c227368617065223a5b315d2c22646174615f6f666673657473223a5b302c345d7d7800000000', kind: 'UnexpectedByte', message: 'unexpected byte 0x78 where \',\' or \'}\' was expected at header byte 53' },
   { call: 'fromBytes', hex: '05000000000000007b2274223b', kind: 'UnexpectedByte', message: 'unexpected byte 0x3b where \':\' was expected at header byte 4' },
   { call: 'fromBytes', hex: '21000000000000007b2274223a7b226474797065223a22463332222c227368617065223a5b315d7d7d00000000', kind: 'MissingField', message: 'missing field "data_offsets" at header byte 31 (tensor "t")' },
@@ -29,5 +29,5 @@ export const SAMPLES = [
   { call: 'fromHeader', hex: '53000000000000007b2274223a7b226474797065223a225538222c227368617065223a5b393030373139393235343734303939325d2c22646174615f6f666673657473223a5b302c393030373139393235343734303939325d7d7d', fileSize: '9007199254741083', kind: 'OffsetTooLarge', message: 'tensor ends at file byte 9007199254741083, above 2^53 where JS numbers stop being exact (tensor "t")' },
   { call: 'serialize', tensors: [['__metadata__', 'U8', [1], 1]], kind: 'ReservedName', message: 'a tensor may not be named __metadata__ (tensor "__metadata__")' },
   { call: 'serialize', tensors: [['a', 'U8', [1], 1], ['b', 'F32', [2], 4]], kind: 'DataLengthMismatch', message: 'tensor data is 4 bytes but shape and dtype need 8 (tensor "b")' },
-  { call: 'decodeFloat32', dtype: 'I8', byteLength: 4, kind: 'DtypeMismatch', message: 'tensor has dtype I8, not the one asked for' },
+  { call: 'decodeFloat32', dtype: 'I8', byteLength: 4, kind: 'DtypeMismatch', message: 'dtype I8 cannot be read as F32' },
 ];

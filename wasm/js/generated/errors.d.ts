@@ -12,11 +12,11 @@ export type WasmErrorKind =
   | 'DuplicateMetadata' | 'DuplicateMetadataKey' | 'TensorNotObject' | 'DtypeNotString'
   | 'UnknownDtype' | 'MissingField' | 'DuplicateField' | 'DataOffsetsNotPair' | 'IntegerTooLarge'
   | 'DuplicateTensorName' | 'CapacityExceeded' | 'InvalidOffset' | 'ValidationOverflow'
-  | 'MisalignedSlice' | 'TensorInvalidInfo' | 'MetadataIncompleteBuffer' | 'DtypeMismatch'
-  | 'Misaligned' | 'LengthMismatch' | 'TooLargeForTarget' | 'ReadOutOfRange' | 'Storage'
-  | 'SliceTooManyIndices' | 'SliceOutOfRange' | 'SliceInvalidRange' | 'SliceSubByte'
-  | 'BufferTooSmall' | 'ReservedName' | 'DataLengthMismatch' | 'DataOutOfOrder' | 'Sink'
-  | 'OffsetTooLarge' | 'DimensionTooLarge' | 'InvalidArgument';
+  | 'MisalignedSlice' | 'TensorInvalidInfo' | 'MetadataIncompleteBuffer' | 'TensorNotFound'
+  | 'DtypeMismatch' | 'Misaligned' | 'LengthMismatch' | 'ByteLengthMismatch' | 'TooLargeForTarget'
+  | 'ReadOutOfRange' | 'Storage' | 'SliceTooManyIndices' | 'SliceOutOfRange' | 'SliceInvalidRange'
+  | 'SliceSubByte' | 'BufferTooSmall' | 'ReservedName' | 'DataLengthMismatch' | 'DataOutOfOrder'
+  | 'Sink' | 'OffsetTooLarge' | 'DimensionTooLarge' | 'InvalidArgument';
 
 /** The kinds the package's JavaScript raises itself. */
 export type JsErrorKind =

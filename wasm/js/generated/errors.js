@@ -5,7 +5,7 @@
 // while this file is stale).
 
 /**
- * The error kinds by the number wasm sends: the core's `ErrorKind` (44 kinds,
+ * The error kinds by the number wasm sends: the core's `ErrorKind` (46 kinds,
  * numbered by `ErrorKind::code()`), then the wasm layer's own.
  */
 export const KINDS = Object.freeze([
@@ -15,10 +15,11 @@ export const KINDS = Object.freeze([
   'DuplicateMetadataKey', 'TensorNotObject', 'DtypeNotString', 'UnknownDtype', 'MissingField',
   'DuplicateField', 'DataOffsetsNotPair', 'IntegerTooLarge', 'DuplicateTensorName',
   'CapacityExceeded', 'InvalidOffset', 'ValidationOverflow', 'MisalignedSlice', 'TensorInvalidInfo',
-  'MetadataIncompleteBuffer', 'DtypeMismatch', 'Misaligned', 'LengthMismatch', 'TooLargeForTarget',
-  'ReadOutOfRange', 'Storage', 'SliceTooManyIndices', 'SliceOutOfRange', 'SliceInvalidRange',
-  'SliceSubByte', 'BufferTooSmall', 'ReservedName', 'DataLengthMismatch', 'DataOutOfOrder', 'Sink',
-  'OffsetTooLarge', 'DimensionTooLarge', 'InvalidArgument',
+  'MetadataIncompleteBuffer', 'TensorNotFound', 'DtypeMismatch', 'Misaligned', 'LengthMismatch',
+  'ByteLengthMismatch', 'TooLargeForTarget', 'ReadOutOfRange', 'Storage', 'SliceTooManyIndices',
+  'SliceOutOfRange', 'SliceInvalidRange', 'SliceSubByte', 'BufferTooSmall', 'ReservedName',
+  'DataLengthMismatch', 'DataOutOfOrder', 'Sink', 'OffsetTooLarge', 'DimensionTooLarge',
+  'InvalidArgument',
 ]);
 
 /** The kinds the package's JavaScript raises itself (never numbered by wasm). */
@@ -36,8 +37,8 @@ export const JS_KINDS = Object.freeze([
  */
 export const TEMPLATES = Object.freeze([
   'file of {len} bytes is shorter than the 8-byte length prefix',
-  'header length {header_len} is over the limit of {limit} bytes',
-  'header length {header_len} does not fit in a file of {file_len} bytes',
+  'header of {header_len} bytes is over the limit of {limit} bytes',
+  'header of {header_len} bytes does not fit in a file of {file_len} bytes',
   'header is not valid UTF-8',
   'header ends where {expected} was expected',
   'unexpected byte 0x{found:02x} where {expected} was expected',
@@ -58,15 +59,17 @@ export const TEMPLATES = Object.freeze([
   'data_offsets holds {found:or_more} integers, not 2',
   'integer larger than 2^64-1',
   'tensor name appears twice',
-  'table of {capacity} slots is too small: this header needs {needed}',
+  'table of {capacity} slots is too small: this header needs {needed}, one per tensor and per metadata pair (use a larger Table::<N> or Vec<Slot>, or parse_alloc)',
   'data_offsets [{begin}, {end}] do not continue at {expected_begin}',
   'element or bit count overflows 64 bits',
   '{elements} sub-byte elements are not a whole number of bytes',
   'data_offsets span {found} bytes but shape and dtype need {expected}',
   'byte buffer is {found} bytes but the header describes {expected}',
-  'tensor has dtype {found}, not the one asked for',
-  'tensor data is not {align}-byte aligned for a typed view',
-  'buffer of {found} elements where {expected} are needed',
+  'no tensor has this name',
+  'dtype {found} cannot be read as {asked}',
+  'tensor data is not {align}-byte aligned for a typed view: copy it with copy_into instead',
+  'output of {found} elements where {expected} are needed',
+  'output buffer of {found} bytes where exactly {expected} are needed',
   'length does not fit in this target\'s usize',
   'read up to byte {end} of a tensor of {len} bytes',
   'storage failed to read {len} bytes at address 0x{address:x}',
@@ -118,8 +121,10 @@ export const FIELDS = Object.freeze([
   [['elements', 'number']],
   [['expected', 'number'], ['found', 'number']],
   [['expected', 'number'], ['found', 'number']],
-  [['found', 'dtype']],
+  [],
+  [['found', 'dtype'], ['asked', 'dtype']],
   [['align', 'number']],
+  [['expected', 'number'], ['found', 'number']],
   [['expected', 'number'], ['found', 'number']],
   [],
   [['end', 'number'], ['len', 'number']],
