@@ -498,30 +498,6 @@ impl fmt::Display for Dtype {
     }
 }
 
-/// Parses a dtype's name as the header spells it (case-sensitive, as
-/// [`Dtype::from_name`]).
-///
-/// # Errors
-/// An [`Error`](crate::Error) of kind
-/// [`ErrorKind::UnknownDtype`](crate::ErrorKind::UnknownDtype) for any
-/// other string.
-///
-/// ```
-/// use safetensors_nano::{Dtype, ErrorKind};
-/// assert_eq!("BF16".parse::<Dtype>()?, Dtype::BF16);
-/// assert_eq!("bf16".parse::<Dtype>().unwrap_err().kind(), ErrorKind::UnknownDtype);
-/// # Ok::<(), safetensors_nano::Error>(())
-/// ```
-impl core::str::FromStr for Dtype {
-    type Err = crate::error::Error;
-
-    fn from_str(s: &str) -> Result<Dtype, Self::Err> {
-        Dtype::from_name(s.as_bytes()).ok_or(crate::error::Error::new(
-            crate::error::ErrorKind::UnknownDtype,
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

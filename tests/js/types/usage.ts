@@ -137,3 +137,15 @@ export function facts(): number {
   const info: FactInfo = FACT_INFO[FACT_DTYPES[0]];
   return info.bits + factCheck(null, []).length;
 }
+
+// init: the reader's .wasm from a URL, bytes or a compiled module; or both modules at once.
+import { init, type WasmInput } from 'safetensors-nano';
+export async function load(url: URL, bytes: ArrayBuffer, module: WebAssembly.Module): Promise<void> {
+  await init();
+  await init(url);
+  await init(bytes);
+  await init(module);
+  await init(fetch(url));
+  const reader: WasmInput = url.href;
+  await init({ reader, writer: bytes });
+}
