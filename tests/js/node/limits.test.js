@@ -29,7 +29,7 @@ function tooLarge(n, limit) {
   return (e) => {
     assert.ok(e instanceof SafeTensorsError, String(e));
     assert.equal(e.kind, 'HeaderTooLarge');
-    assert.equal(e.message, `header length ${n} is over the limit of ${limit} bytes`);
+    assert.equal(e.message, `header of ${n} bytes is over the limit of ${limit} bytes`);
     assert.equal(e.offset, null);
     assert.equal(e.tensor, null);
     return true;
@@ -234,7 +234,7 @@ test('openSharded: headerLimit reaches each shard (URLs and Files)', async () =>
   const shardN = Number(new DataView(tensorFile([['t0', 'U8', [1], Uint8Array.of(0)]]).buffer).getBigUint64(0, true));
   await assert.rejects(openSharded(index, [], { headerLimit: shardN - 1 }), (e) => {
     assert.equal(e.kind, 'HeaderTooLarge');
-    assert.match(e.message, /^model-\d+-of-00020\.safetensors: header length \d+ is over the limit of \d+ bytes$/);
+    assert.match(e.message, /^model-\d+-of-00020\.safetensors: header of \d+ bytes is over the limit of \d+ bytes$/);
     return true;
   });
   const files = [new File([tensorFile([['t0', 'U8', [1], Uint8Array.of(0)]])], shardName(0))];
