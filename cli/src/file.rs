@@ -1,0 +1,83 @@
+//! Opening a file and reading its header with the core's `std` helpers: the
+//! header bytes only, then the file length checked against it.
+
+use std::fs::File;
+use std::path::Path;
+
+use safetensors_nano::{read_header, Error, Header, ReadError, Slot};
+
+/// Why a file was rejected, ready to print.
+#[derive(Debug)]
+pub struct Failure {
+    /// The format error's kind name; `None` for an I/O error.
+    pub kind: Option<&'static str>,
+    /// The message, naming the tensor (`Error::display_in`).
+    pub message: String,
+    /// The file offset the error points at.
+    pub offset: Option<u64>,
+    /// The tensor the error is about.
+    pub tensor: Option<String>,
+}
+
+impl Failure {
+    /// A format error, its tensor named from `header` (the header's JSON bytes).
+    pub fn format(e: &Error, header: &[u8]) -> Self {
+        Failure {
+            kind: Some(e.kind().name()),
+            message: e.display_in(header).to_string(),
+            offset: e.offset(),
+            tensor: e.tensor_name(header).map(|n| n.to_string()),
+        }
+    }
+
+    /// An I/O error.
+    pub fn io(what: &str, e: &std::io::Error) -> Self {
+        Failure {
+            kind: None,
+            message: format!("{what}: {e}"),
+            offset: None,
+            tensor: None,
+        }
+    }
+}
+
+/// The header's JSON bytes as far as `buf` (the 8-byte prefix, then what was
+/// read of the header) has them, for naming tensors in errors.
+fn header_bytes(buf: &[u8]) -> &[u8] {
+    let n = buf
+        .first_chunk::<8>()
+        .map_or(0, |b| u64::from_le_bytes(*b).min(buf.len() as u64) as usize);
+    buf.get(8..8 + n)
+        .or_else(|| buf.get(8..))
+        .unwrap_or_default()
+}
+
+/// Reusable buffers: a loop over many files allocates only for the largest header.
+#[derive(Default)]
+pub struct Buffers {
+    buf: Vec<u8>,
+    slots: Vec<Slot>,
+}
+
+/// Opens `path`, reads and validates its header and checks the file's exact
+/// length, then hands the open file and the header to `f`.
+pub fn with_header<T>(
+    path: &Path,
+    bufs: &mut Buffers,
+    f: impl FnOnce(&mut File, &Header<'_, &mut [Slot]>) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let mut file = File::open(path).map_err(|e| Failure::io("cannot open", &e))?;
+    let file_len = file
+        .metadata()
+        .map_err(|e| Failure::io("cannot stat", &e))?
+        .len();
+    let header = match read_header(&mut file, &mut bufs.buf, &mut bufs.slots) {
+        Ok(header) => header,
+        Err(ReadError::Format(e)) => return Err(Failure::format(&e, header_bytes(&bufs.buf))),
+        Err(ReadError::Io(e)) => return Err(Failure::io("cannot read", &e)),
+    };
+    header
+        .check_file_len(file_len)
+        .map_err(|e| Failure::format(&e, header.json()))?;
+    f(&mut file, &header)
+}

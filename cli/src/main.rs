@@ -1,0 +1,88 @@
+//! `safetensors-nano`: inspect and verify safetensors files from the command line.
+//!
+//! Exit codes: 0 success, 1 a problem with an input file (invalid, truncated,
+//! unreadable), 2 a usage error.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod file;
+mod hash;
+mod inspect;
+mod verify;
+
+/// Inspect and verify safetensors files.
+#[derive(Parser, Debug)]
+#[command(
+    name = "safetensors-nano",
+    version,
+    after_help = "Exit status: 0 success, 1 a problem with an input file, 2 a usage error."
+)]
+struct Cli {
+    /// No progress bar, and no status lines on success (errors still go to stderr).
+    #[arg(short, long, global = true)]
+    quiet: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print a file's header, metadata and tensors (in data-offset order), with
+    /// the SHA-256 of each tensor's bytes.
+    Inspect {
+        /// The safetensors file.
+        file: std::path::PathBuf,
+        /// Print one JSON document: {"ok":true,...}, or {"ok":false,"error":{...}} (exit 1).
+        #[arg(long)]
+        json: bool,
+        /// Do not read the tensor data (no sha256).
+        #[arg(long)]
+        no_hash: bool,
+    },
+    /// Validate whole files: the header, and the exact file length it implies.
+    /// Prints one `FILE: message` line on stderr per invalid file (exit 1).
+    Verify {
+        /// The safetensors files.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// Also read every tensor's bytes and print their SHA-256 (name, then digest).
+        #[arg(long)]
+        hash: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let ok = match cli.command {
+        Command::Inspect {
+            file,
+            json,
+            no_hash,
+        } => inspect::run(&file, json, !no_hash, cli.quiet),
+        Command::Verify { files, hash } => verify::run(&files, hash, cli.quiet),
+    };
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Writes `text` to stdout. A closed pipe (`... | head`) ends the program
+/// quietly with status 1 instead of the panic `println!` would give.
+fn emit(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("safetensors-nano: cannot write to stdout: {e}");
+        }
+        std::process::exit(1);
+    }
+}

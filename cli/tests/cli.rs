@@ -1,0 +1,385 @@
+//! The `safetensors-nano` binary run as a user would: `inspect` against the
+//! core's `inspect` example (byte for byte, on files from our writer, the
+//! reference crate and the adversarial suite), `verify`, exit codes, `--help`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use safetensors_nano::Dtype;
+use safetensors_nano_test_support::examples::example;
+use safetensors_nano_test_support::reference;
+use safetensors_nano_test_support::tensors::{header, write, Owned};
+use safetensors_nano_test_support::verdicts;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
+
+fn run<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
+    Command::new(BIN).args(args).output().expect("run the CLI")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8(b.to_vec()).expect("UTF-8 output")
+}
+
+/// Tensors of several dtypes, a scalar, an empty one, an escaped name, and
+/// one larger than the hashing buffer (1 MiB).
+fn tensors() -> Vec<Owned> {
+    vec![
+        Owned::seeded("model.embed.weight".into(), Dtype::F32, vec![3, 4], 1),
+        Owned::seeded("b.bias".into(), Dtype::BF16, vec![5], 2),
+        Owned::seeded("scalar".into(), Dtype::F64, vec![], 3),
+        Owned::seeded("empty".into(), Dtype::I64, vec![0, 3], 4),
+        Owned::seeded("naïve \"quoted\"\n".into(), Dtype::U8, vec![2], 5),
+        Owned::seeded("big".into(), Dtype::U8, vec![3, 1 << 20, 1], 6),
+        Owned::seeded("odd".into(), Dtype::I16, vec![7, 3], 7),
+    ]
+}
+
+fn metadata() -> Vec<(String, String)> {
+    vec![
+        ("format".into(), "pt".into()),
+        ("note".into(), "é \"q\"".into()),
+    ]
+}
+
+fn ours() -> Vec<u8> {
+    write(&tensors(), Some(&metadata())).expect("our writer")
+}
+
+fn put(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("write a test file");
+    path
+}
+
+/// `inspect ARGS FILE` through the CLI and through the core's example agree:
+/// stdout, stderr and exit status. Returns the CLI's output.
+fn same_as_example(path: &Path, args: &[&str]) -> Output {
+    let cli = Command::new(BIN)
+        .arg("inspect")
+        .args(args)
+        .arg(path)
+        .output()
+        .expect("run the CLI");
+    let ex = Command::new(example("inspect"))
+        .arg(path)
+        .args(args)
+        .output()
+        .expect("run the example");
+    assert_eq!(
+        text(&cli.stdout),
+        text(&ex.stdout),
+        "stdout of {args:?} {}",
+        path.display()
+    );
+    assert_eq!(
+        text(&cli.stderr),
+        text(&ex.stderr),
+        "stderr of {args:?} {}",
+        path.display()
+    );
+    assert_eq!(
+        cli.status.code(),
+        ex.status.code(),
+        "{args:?} {}",
+        path.display()
+    );
+    cli
+}
+
+const MODES: [&[&str]; 4] = [&[], &["--no-hash"], &["--json"], &["--json", "--no-hash"]];
+
+#[test]
+fn inspect_matches_the_example_on_our_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = put(dir.path(), "ours.safetensors", &ours());
+    for args in MODES {
+        let out = same_as_example(&path, args);
+        assert_eq!(out.status.code(), Some(0));
+    }
+    let doc: Value = serde_json::from_slice(
+        &run(["inspect", "--json"]
+            .iter()
+            .map(Path::new)
+            .chain([path.as_path()]))
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(doc["ok"], true);
+    assert_eq!(doc["metadata"]["note"], "é \"q\"");
+    assert_eq!(doc["tensors"].as_array().unwrap().len(), tensors().len());
+    let table = text(&run([Path::new("inspect"), &path]).stdout);
+    assert!(
+        table.starts_with(&format!("{}: 7 tensors, header ", path.display())),
+        "{table}"
+    );
+    assert!(table.contains("  metadata format = pt\n"), "{table}");
+}
+
+#[test]
+fn inspect_matches_the_example_on_reference_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = reference::serialize(&tensors(), Some(&metadata()));
+    let path = put(dir.path(), "reference.safetensors", &bytes);
+    for args in MODES {
+        assert_eq!(same_as_example(&path, args).status.code(), Some(0));
+    }
+    let none = put(
+        dir.path(),
+        "no-metadata.safetensors",
+        &reference::serialize(&tensors()[..3], None),
+    );
+    for args in MODES {
+        same_as_example(&none, args);
+    }
+}
+
+/// Every input of the adversarial suite, as a whole file: the same output as
+/// the example, exit 0 or 1, never a panic.
+#[test]
+fn inspect_matches_the_example_on_adversarial_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/adversarial/cases.bin");
+    let bin = std::fs::read(root).expect("cases.bin");
+    let cases = verdicts::cases(&bin).expect("a cases.bin");
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for (i, case) in cases.enumerate() {
+        let path = put(dir.path(), &format!("case{i}.safetensors"), case.input);
+        for args in [&["--json"][..], &[]] {
+            let out = same_as_example(&path, args);
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{}: {:?} {}",
+                case.name,
+                out.status,
+                text(&out.stderr)
+            );
+            assert!(!text(&out.stderr).contains("panicked"), "{}", case.name);
+        }
+        n += 1;
+    }
+    assert!(n > 100, "only {n} cases");
+}
+
+#[test]
+fn inspect_json_error_shape_on_a_hostile_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = ours();
+    // A tensor's shape replaced by a string: the header is still the same length.
+    let header = header(&bytes).to_owned();
+    let at = header
+        .find("\"shape\":[3,4]")
+        .expect("the F32 tensor's shape")
+        + 8;
+    bytes[8 + at..8 + at + 5].copy_from_slice(b"\"3,4\"");
+    let path = put(dir.path(), "hostile.safetensors", &bytes);
+    let out = same_as_example(&path, &["--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["ok"], false);
+    let err = doc["error"].as_object().expect("an error object");
+    let keys: Vec<&str> = err.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["kind", "message", "offset", "tensor"]);
+    assert!(err["kind"].is_string() && err["message"].is_string());
+    assert!(err["offset"].is_u64(), "{doc}");
+    assert_eq!(err["tensor"], "model.embed.weight");
+    assert!(out.stderr.is_empty());
+
+    // A header length far past the limit, and a file of 3 bytes.
+    let huge = put(dir.path(), "huge.safetensors", &u64::MAX.to_le_bytes());
+    let doc: Value = serde_json::from_slice(&same_as_example(&huge, &["--json"]).stdout).unwrap();
+    assert_eq!(doc["error"]["kind"], "HeaderTooLarge");
+    let tiny = put(dir.path(), "tiny.safetensors", b"abc");
+    let doc: Value = serde_json::from_slice(&same_as_example(&tiny, &["--json"]).stdout).unwrap();
+    assert_eq!(doc["error"]["kind"], "HeaderTooSmall");
+}
+
+#[test]
+fn inspect_json_on_a_missing_file_is_an_io_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run([
+        Path::new("inspect"),
+        Path::new("--json"),
+        &dir.path().join("absent"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["ok"], false);
+    assert_eq!(doc["error"]["kind"], "Io");
+}
+
+#[test]
+fn verify_good_truncated_trailing_and_several() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = ours();
+    let ok = put(dir.path(), "good.safetensors", &good);
+    let short = put(dir.path(), "short.safetensors", &good[..good.len() - 1]);
+    let mut long_bytes = good.clone();
+    long_bytes.push(0);
+    let long = put(dir.path(), "long.safetensors", &long_bytes);
+
+    let out = run([Path::new("verify"), &ok]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}: ok, 7 tensors, {} bytes\n", ok.display(), good.len())
+    );
+    assert!(out.stderr.is_empty());
+
+    let data = good.len() - 8 - header(&good).len();
+    for (path, found) in [(&short, data - 1), (&long, data + 1)] {
+        let out = run([Path::new("verify"), path]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(out.stdout.is_empty());
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("{}: ", path.display())), "{err}");
+        assert!(
+            err.ends_with(&format!(
+                ": byte buffer is {found} bytes but the header describes {data}\n"
+            )),
+            "{err}"
+        );
+    }
+
+    // Several files: every one checked, one stderr line per bad file.
+    let out = run([Path::new("verify"), &ok, &short, &ok, &long]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout).lines().count(), 2);
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].starts_with(&format!("{}: ", short.display())));
+    assert!(lines[1].starts_with(&format!("{}: ", long.display())));
+}
+
+#[test]
+fn verify_names_the_tensor_and_the_missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = ours();
+    let header = header(&bytes).to_owned();
+    let at = header.find("\"dtype\":\"BF16\"").expect("the BF16 tensor") + 9;
+    bytes[8 + at..8 + at + 4].copy_from_slice(b"XF16");
+    let bad = put(dir.path(), "bad-dtype.safetensors", &bytes);
+    let absent = dir.path().join("absent.safetensors");
+    let out = run([Path::new("verify"), &bad, &absent]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with(&format!("{}: ", bad.display())),
+        "{err}"
+    );
+    assert!(lines[0].contains("(tensor \"b.bias\")"), "{err}");
+    assert!(
+        lines[1].starts_with(&format!("{}: cannot open: ", absent.display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn verify_hash_prints_the_digests_inspect_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = put(dir.path(), "ours.safetensors", &ours());
+    let out = run([Path::new("verify"), Path::new("--hash"), &path]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value =
+        serde_json::from_slice(&run([Path::new("inspect"), Path::new("--json"), &path]).stdout)
+            .unwrap();
+    let mut expected = format!(
+        "{}: ok, 7 tensors, {} bytes\n",
+        path.display(),
+        ours().len()
+    );
+    for t in doc["tensors"].as_array().unwrap() {
+        expected += &format!(
+            "  {}  {}\n",
+            t["sha256"].as_str().unwrap(),
+            t["name"].as_str().unwrap()
+        );
+    }
+    assert_eq!(text(&out.stdout), expected);
+}
+
+#[test]
+fn quiet_prints_nothing_on_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = put(dir.path(), "ours.safetensors", &ours());
+    for args in [&["verify", "--quiet"][..], &["-q", "verify", "--hash"]] {
+        let out = Command::new(BIN).args(args).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}");
+    }
+    // Errors still reach stderr.
+    let bad = put(dir.path(), "bad.safetensors", b"abc");
+    let out = run([Path::new("verify"), Path::new("-q"), &bad]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(text(&out.stderr).lines().count(), 1);
+    // inspect's report is its output: --quiet only hides the progress bar.
+    let out = run([
+        Path::new("inspect"),
+        Path::new("-q"),
+        Path::new("--json"),
+        &path,
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty());
+    assert!(serde_json::from_slice::<Value>(&out.stdout).is_ok());
+}
+
+#[test]
+fn help_everywhere_and_usage_errors_exit_2() {
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["inspect", "--help"],
+        &["verify", "--help"],
+        &["help", "inspect"],
+        &["help", "verify"],
+        &["--version"],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+    let help = text(&run(["--help"]).stdout);
+    assert!(help.contains("inspect") && help.contains("verify") && help.contains("Exit status"));
+    for args in [
+        &[][..],
+        &["inspect"],
+        &["verify"],
+        &["inspect", "--bogus", "x"],
+        &["inspect", "a", "b"],
+        &["frobnicate"],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+}
+
+/// A reader that stops early (`... | head`): no panic, nothing on stderr.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: Vec<Owned> = (0..3000)
+        .map(|i| Owned::seeded(format!("layer.{i}.weight"), Dtype::U8, vec![2], i))
+        .collect();
+    let path = put(dir.path(), "many.safetensors", &write(&many, None).unwrap());
+    let mut child = Command::new(BIN)
+        .arg("inspect")
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), "");
+}
