@@ -44,7 +44,8 @@ const install = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fu
 });
 if (install.status !== 0) die('npm install of the tarball failed');
 // The test tools come from tests/js (they are not the package's dependencies).
-for (const dep of ['playwright-core', 'typescript']) {
+for (const dep of ['playwright-core', 'typescript', '@webgpu/types']) {
+  mkdirSync(dirname(join(project, 'node_modules', dep)), { recursive: true });
   symlinkSync(join(here, 'node_modules', dep), join(project, 'node_modules', dep), 'dir');
 }
 for (const dir of ['lib', 'node', 'browser', 'types']) cpSync(join(here, dir), join(project, dir), { recursive: true });
