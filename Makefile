@@ -94,7 +94,7 @@ demo: demo-build
 
 ## dist/demo/: web-demo/ + the built package (scripts/build-package.sh when stale) + samples.
 demo-build:
-	bash scripts/setup.sh web
+	bash scripts/setup.sh web python
 	bash scripts/build-demo.sh
 
 ## The viewer in headless Chromium (screenshots and numbers in test-output/demo/).
