@@ -112,9 +112,11 @@ demo-inspect: setup $(INSPECT)
 bench:
 	$(CARGO) bench -p safetensors-nano
 
-## The npm package against the common JS approach, and toFloat32 against a JS loop.
+## The npm package against the common JS approach, and toFloat32 against a JS loop;
+## WebGPU uploads with GPU decode against a plain writeBuffer (headless Chromium).
 bench-wasm: package
 	node tests/js/run.mjs bench
+	node tests/js/run.mjs bench-webgpu
 
 ## Hardening (issue 7). Fuzzing and Miri need the nightly toolchain (scripts/setup.sh nightly).
 ## Each fuzz target to 10 million executions (corpora in fuzz/corpus, crashes in fuzz/artifacts).
