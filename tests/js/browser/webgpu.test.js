@@ -323,7 +323,7 @@ test('errors: too large for maxBufferSize / maxStorageBufferBindingSize (before 
   console.log(`# ${res.binding.message}`);
 });
 
-test('toGPUBuffers: a filter, a mode per tensor, overall progress, labels; cancel mid-upload destroys what was made', async () => {
+test('toGPUBuffers: a filter, a mode per tensor, overall progress, labels; a sharded model; cancel mid-upload destroys what was made', async () => {
   const res = await page.evaluate(async () => {
     const { SafeTensors } = window.stn;
     const { toGPUBuffers, toGPUBuffer } = window.gpu;
@@ -347,11 +347,31 @@ test('toGPUBuffers: a filter, a mode per tensor, overall progress, labels; cance
     // Cancel after the first chunk of a many-chunk upload.
     const ac = new AbortController();
     let chunks = 0;
-    let made;
+    // A device that records the buffers made through it, to see that the
+    // ones made before the abort were destroyed (a copy from a destroyed
+    // buffer is a validation error).
+    const d = window.device;
+    const made = [];
+    const recording = {
+      features: d.features,
+      limits: d.limits,
+      queue: d.queue,
+      createBuffer: (x) => {
+        const b = d.createBuffer(x);
+        made.push(b);
+        return b;
+      },
+      createShaderModule: (x) => d.createShaderModule(x),
+      createComputePipeline: (x) => d.createComputePipeline(x),
+      createBindGroup: (x) => d.createBindGroup(x),
+      createCommandEncoder: (x) => d.createCommandEncoder(x),
+      pushErrorScope: (x) => d.pushErrorScope(x),
+      popErrorScope: () => d.popErrorScope(),
+    };
     const t0 = st.tensor('long.BF16');
     let err;
     try {
-      made = await toGPUBuffers(window.device, st, {
+      await toGPUBuffers(recording, st, {
         filter: (t) => t.name.startsWith('long.'),
         as: 'f32',
         chunkBytes: 196608,
@@ -363,6 +383,29 @@ test('toGPUBuffers: a filter, a mode per tensor, overall progress, labels; cance
     } catch (e) {
       err = { name: e.name, message: e.message };
     }
+    const probe = d.createBuffer({ size: 4, usage: GPUBufferUsage.COPY_DST });
+    const destroyed = [];
+    for (const b of made.filter((b) => b.label.startsWith('long.'))) {
+      d.pushErrorScope('validation');
+      const enc = d.createCommandEncoder();
+      enc.copyBufferToBuffer(b, 0, probe, 0, 4);
+      d.queue.submit([enc.finish()]);
+      destroyed.push([b.label, (await d.popErrorScope()) !== null]);
+    }
+    probe.destroy();
+    // A sharded model: two shards (Files) and an index object.
+    const { openSharded, serialize } = window.stn;
+    const shard = async (name, tensors) => new File([await serialize(tensors)], name);
+    const a = Uint16Array.of(0x3f80, 0xc000, 0x7f80); // BF16 1, -2, inf
+    const model = await openSharded({ weight_map: { a: 'm-1.safetensors', b: 'm-2.safetensors' } }, [
+      await shard('m-1.safetensors', { a: { dtype: 'BF16', shape: [3], data: a } }),
+      await shard('m-2.safetensors', { b: { dtype: 'U8', shape: [5], data: Uint8Array.of(1, 2, 3, 4, 5) } }),
+    ]);
+    const sharded = await toGPUBuffers(d, model, { as: (t) => (t.dtype === 'BF16' ? 'f32' : 'raw') });
+    const shardedValues = [
+      [...new Float32Array((await window.readBack(d, sharded.get('a'))).buffer)],
+      [...(await window.readBack(d, sharded.get('b')))],
+    ];
     let err2;
     const ac2 = new AbortController();
     try {
@@ -370,7 +413,7 @@ test('toGPUBuffers: a filter, a mode per tensor, overall progress, labels; cance
     } catch (e) {
       err2 = e.name;
     }
-    return { names, labels, sizes, ints, total, last: calls.at(-1), monotonic, calls: calls.length, err, made: made === undefined, chunks, err2 };
+    return { names, labels, sizes, ints, total, last: calls.at(-1), monotonic, calls: calls.length, err, destroyed, chunks, err2, shardedValues };
   });
   assert.deepEqual(res.names, ['long.BF16', 'long.F6_E3M2', 'long.F4', 'long.F64', 'ints.I8']);
   assert.deepEqual(res.labels, res.names.map((n) => `model/${n}`));
@@ -381,7 +424,9 @@ test('toGPUBuffers: a filter, a mode per tensor, overall progress, labels; cance
   assert.ok(res.monotonic);
   assert.ok(res.calls > 8, `${res.calls} progress calls`);
   assert.deepEqual(res.err, { name: 'AbortError', message: 'stop' });
-  assert.ok(res.made);
+  // The abort came in long.BF16's second chunk (of four): its buffer was made, then destroyed.
+  assert.deepEqual(res.destroyed, [['long.BF16', true]]);
+  assert.deepEqual(res.shardedValues, [[1, -2, Infinity], [1, 2, 3, 4, 5, 0, 0, 0]]);
   assert.equal(res.chunks, 2);
   assert.equal(res.err2, 'AbortError');
 });
