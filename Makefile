@@ -94,7 +94,7 @@ demo: demo-build
 
 ## dist/demo/: web-demo/ + the built package (scripts/build-package.sh when stale) + samples.
 demo-build:
-	bash scripts/setup.sh web
+	bash scripts/setup.sh web python
 	bash scripts/build-demo.sh
 
 ## The viewer in headless Chromium (screenshots and numbers in test-output/demo/).
@@ -112,9 +112,11 @@ demo-inspect: setup $(INSPECT)
 bench:
 	$(CARGO) bench -p safetensors-nano
 
-## The npm package against the common JS approach, and toFloat32 against a JS loop.
+## The npm package against the common JS approach, and toFloat32 against a JS loop;
+## WebGPU uploads with GPU decode against a plain writeBuffer (headless Chromium).
 bench-wasm: package
 	node tests/js/run.mjs bench
+	node tests/js/run.mjs bench-webgpu
 
 ## Hardening (issue 7). Fuzzing and Miri need the nightly toolchain (scripts/setup.sh nightly).
 ## Each fuzz target to 10 million executions (corpora in fuzz/corpus, crashes in fuzz/artifacts).

@@ -38,9 +38,13 @@ cat >"$VENDOR/safetensors-nano.js" <<'JS'
 export * from './safetensors-nano/index.js';
 JS
 
+# The digits page's model and test samples: the firmware's, trained by the same
+# script (seeded: the same bytes every build; needs scripts/setup.sh python).
+tests/.venv/bin/python tests/python/train_digits.py --out "$VENDOR/digits" 2>&1 | sed 's/^/[build-demo] /' >&2
+
 OUT=dist/demo
 rm -rf "$OUT" && mkdir -p "$OUT"
-cp web-demo/index.html web-demo/*.js web-demo/style.css "$OUT/"
+cp web-demo/*.html web-demo/*.js web-demo/*.css "$OUT/"
 cp -r "$VENDOR" "$OUT/vendor"
 node scripts/make-sample.mjs "$OUT/samples" "$VENDOR/safetensors-nano/node.js"
 log "built $OUT ($(du -sh "$OUT" | cut -f1)); serve it with: node scripts/serve.mjs --root $OUT --port 8080"

