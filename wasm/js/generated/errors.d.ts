@@ -20,8 +20,9 @@ export type WasmErrorKind =
 
 /** The kinds the package's JavaScript raises itself. */
 export type JsErrorKind =
-  | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'ReadFailed' | 'Http' | 'IndexInvalid'
-  | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable' | 'ReaderUnavailable';
+  | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'SourceChanged' | 'Http' | 'Timeout'
+  | 'Network' | 'TooManyRedirects' | 'ShortBody' | 'RangeMismatch' | 'ContentEncoded'
+  | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable' | 'ReaderUnavailable';
 
 /** Every kind of `SafeTensorsError`. */
 export type ErrorKind = WasmErrorKind | JsErrorKind;
