@@ -152,12 +152,12 @@ export interface UrlOptions extends OpenOptions {
   retries?: number;
   /**
    * Send `If-Range` with the first answer's strong ETag (or Last-Modified)
-   * on every later request (default true), so that a server hands back the
-   * whole new file instead of a range of it once the file changes; either
-   * way every answer's validators and Content-Range total are compared with
-   * the first's, and a change is a SourceChanged error. If-Range is not a
-   * CORS-safelisted header: cross-origin, the browser asks the server
-   * first (a preflight); `false` for a server that refuses it.
+   * on every later request, so that a server hands back the whole new file
+   * instead of a range of it once the file changes. Either way every
+   * answer's validators and Content-Range total are compared with the
+   * first's, and a change is a SourceChanged error. Default: true, except
+   * for a cross-origin URL in a browser, where If-Range (not a
+   * CORS-safelisted header) would cost a preflight the server may refuse.
    */
   ifRange?: boolean;
 }

@@ -91,6 +91,22 @@ export class BlobSource {
   }
 }
 
+/**
+ * Whether a request to `url` with a header that is not CORS-safelisted
+ * (If-Range) makes a browser ask the server first (a preflight, which a
+ * server may refuse): cross-origin in a page or Worker. Without If-Range
+ * the answers are still checked, so a change is still SourceChanged.
+ */
+function needsPreflight(url) {
+  const here = globalThis.location;
+  if (typeof here?.origin !== 'string' || here.origin === 'null') return false;
+  try {
+    return new URL(url, here.href).origin !== here.origin;
+  } catch {
+    return true;
+  }
+}
+
 function withRange(headers, start, end) {
   const h = new Headers(headers);
   h.set('Range', `bytes=${start}-${end - 1}`);
@@ -116,12 +132,12 @@ function parseContentRange(value) {
  * be the same file). Requests go through http.js: `timeout`, `retries`.
  */
 export class UrlSource {
-  constructor(url, headers, fetchFn, headerLimit, { timeout, retries, ifRange = true } = {}) {
+  constructor(url, headers, fetchFn, headerLimit, { timeout, retries, ifRange } = {}) {
     this.url = url;
     this.headerLimit = headerLimit;
     this.headers = headers;
     this.http = { url, fetch: fetchFn, ...httpOptions({ timeout, retries }) };
-    this.ifRange = ifRange !== false;
+    this.ifRange = ifRange ?? !needsPreflight(url);
     this.size = 0;
     this.bytesRead = 0;
     this.bytes = null; // set when the server sent the whole file
@@ -132,9 +148,7 @@ export class UrlSource {
   }
 
   // The Range header, and If-Range once there is a validator to pin (only a
-  // strong ETag or a date may be one: RFC 9110 13.1.5). If-Range is not
-  // CORS-safelisted: cross-origin, the browser asks the server first (a
-  // preflight); `ifRange: false` leaves it out (answers are still checked).
+  // strong ETag or a date may be one: RFC 9110 13.1.5).
   #init(start, end) {
     const headers = withRange(this.headers, start, end);
     const pin = this.etag !== null && !this.etag.startsWith('W/') ? this.etag : this.lastModified;
