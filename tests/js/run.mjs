@@ -7,6 +7,7 @@
 //   node tests/js/run.mjs browser   headless Chromium tests (playwright-core)
 //   node tests/js/run.mjs test      both
 //   node tests/js/run.mjs bench     the benchmark (make bench-wasm)
+//   node tests/js/run.mjs fuzz [N]  fromBytes against the native inspect, N cases (make fuzz)
 //
 // Needs dist/safetensors-nano-*.tgz (scripts/build-package.sh) and
 // tests/js/node_modules (npm ci in tests/js).
@@ -49,6 +50,7 @@ for (const dep of ['playwright-core', 'typescript']) {
 }
 for (const dir of ['lib', 'node', 'browser', 'types']) cpSync(join(here, dir), join(project, dir), { recursive: true });
 cpSync(join(here, 'bench.mjs'), join(project, 'bench.mjs'));
+cpSync(join(here, 'boundary-fuzz.mjs'), join(project, 'boundary-fuzz.mjs'));
 // The seeded random numbers the demo and the viewer's tests draw from, for tests too.
 cpSync(join(repo, 'scripts', 'rng.mjs'), join(project, 'lib', 'rng.mjs'));
 
@@ -66,7 +68,10 @@ else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')
 else if (what === 'bench') {
   const r = spawnSync(process.execPath, ['--expose-gc', 'bench.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
   process.exit(r.status ?? 1);
-} else die(`unknown command ${what} (node | browser | test | bench)`);
+} else if (what === 'fuzz') {
+  const r = spawnSync(process.execPath, ['boundary-fuzz.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
+  process.exit(r.status ?? 1);
+} else die(`unknown command ${what} (node | browser | test | bench | fuzz)`);
 
 mkdirSync(join(project, 'tmp'), { recursive: true });
 const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { cwd: project, stdio: 'inherit', env });
