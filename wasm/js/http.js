@@ -30,16 +30,20 @@ export function httpOptions({ timeout = DEFAULT_TIMEOUT, retries = DEFAULT_RETRI
   return { timeout, retries };
 }
 
+// The errors a later try may not repeat (kept off the error objects).
+const TRANSIENT = new WeakSet();
+
 /** A SafeTensorsError that a later try may not repeat. */
 function transient(kind, message, opts) {
   const e = new SafeTensorsError(kind, message, opts);
-  e.transient = true;
+  TRANSIENT.add(e);
   return e;
 }
 
+/** The Http error of an answer with an error status (transient for RETRY_STATUS). */
 export function httpError(res, url) {
   const e = new SafeTensorsError(KIND.Http, `HTTP ${res.status} ${res.statusText} for ${url}`);
-  if (RETRY_STATUS.has(res.status)) e.transient = true;
+  if (RETRY_STATUS.has(res.status)) TRANSIENT.add(e);
   return e;
 }
 
@@ -118,7 +122,7 @@ function networkError(e, url) {
  * Makes a request to `url` with `init` (headers) and hands the answer to
  * `consume(res, watch)`, which reads its body through `readBody(…, watch)`
  * and returns the value request resolves to. An answer with a retry status,
- * a network failure, a stall, or a SafeTensorsError marked transient that
+ * a network failure, a stall, or a transient error (ShortBody) that
  * `consume` throws is tried again, up to `retries` times, after 200, 400, …
  * ms. `signal` aborts everything with its reason.
  *
@@ -152,7 +156,7 @@ export async function request(http, init, signal, consume) {
       const error = watch.timedOut
         ? transient(KIND.Timeout, `${url} made no progress for ${timeout} ms (under ${MIN_PROGRESS} bytes in that time, or no answer)`)
         : e;
-      if (!(error instanceof SafeTensorsError && error.transient) || attempt >= retries) {
+      if (!TRANSIENT.has(error) || attempt >= retries) {
         if (attempt > 0 && error instanceof SafeTensorsError) error.message += ` (after ${attempt + 1} tries)`;
         throw error;
       }

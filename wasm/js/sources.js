@@ -186,7 +186,7 @@ export class UrlSource {
       if (res.status === 206) {
         refuseEncoded(res, this.url);
         const range = parseContentRange(res.headers.get('Content-Range'));
-        if (range === null || range.total === null || range.start !== 0 || range.end > want) {
+        if (range === null || range.total === null || range.start !== 0 || range.end > want || BigInt(range.end) > range.total) {
           this.#fail(KIND.RangeMismatch, `asked for bytes 0-${want - 1}, the answer's Content-Range is ${JSON.stringify(res.headers.get('Content-Range'))}`);
         }
         const bytes = await readBody(res, watch, this.url, { max: want, min: range.end });
