@@ -125,11 +125,11 @@ pub const JS_KINDS: &[JsKind] = &[
     },
     JsKind {
         name: "Network",
-        when: "an HTTP request failed before an answer (refused, reset, DNS; in browsers also CORS), after its retries: check the URL and the connection",
+        when: "an HTTP request failed before an answer (refused, reset, DNS; in browsers also CORS and redirect loops, which their fetch does not tell apart), after its retries: check the URL and the connection",
     },
     JsKind {
         name: "TooManyRedirects",
-        when: "the URL redirects in a loop or too many times: fix the link or the server",
+        when: "the URL redirects in a loop or too many times (where fetch says so, as Node's does): fix the link or the server",
     },
     JsKind {
         name: "ShortBody",

@@ -41,6 +41,15 @@ export const FAULTS = [
   'endless', 'change', 'change-206', 'change-lm', 'change-noval', 'change-size',
 ];
 
+// Every answer may be read by a page of another origin (the browser tests),
+// headers included, and none is cached (a browser would serve later ranges
+// from its cache, where the faults cannot reach them).
+const CORS = {
+  'Cache-Control': 'no-store',
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'Content-Range, Content-Length, Content-Encoding, ETag, Last-Modified',
+};
+
 function parseRange(header, size) {
   const m = /^bytes=(\d+)-(\d*)$/.exec(header ?? '');
   if (!m) return null;
@@ -85,7 +94,7 @@ export async function startHostileServer({ files, changed = new Map(), redirectT
     const v2 = active && changes;
     const bytes = (v2 ? changed.get(`${fault}/${name}`) ?? changed.get(name) : null) ?? files.get(name);
     const send = (status, text, headers, body = new Uint8Array(0), close = true) => {
-      socket.write(head(status, text, { Connection: 'close', ...headers }));
+      socket.write(head(status, text, { Connection: 'close', ...CORS, ...headers }));
       if (body.byteLength > 0) socket.write(body);
       if (close) socket.end();
     };
@@ -137,7 +146,7 @@ export async function startHostileServer({ files, changed = new Map(), redirectT
         return send(206, 'Partial Content', { ...headers, 'Content-Encoding': 'gzip', 'Content-Length': z.byteLength }, z);
       }
       if (fault === 'endless') {
-        socket.write(head(206, 'Partial Content', { Connection: 'close', ...headers }));
+        socket.write(head(206, 'Partial Content', { Connection: 'close', ...CORS, ...headers }));
         const chunk = new Uint8Array(65536);
         const pump = () => {
           if (socket.destroyed) return;
@@ -163,7 +172,7 @@ export async function startHostileServer({ files, changed = new Map(), redirectT
       if (fault === 'length-short') return send(status, text, { ...headers, 'Content-Length': half.byteLength }, body);
       if (fault === 'stall') return send(status, text, { ...headers, 'Content-Length': body.byteLength }, half, false);
       if (fault === 'trickle') {
-        socket.write(head(status, text, { Connection: 'close', ...headers, 'Content-Length': body.byteLength }));
+        socket.write(head(status, text, { Connection: 'close', ...CORS, ...headers, 'Content-Length': body.byteLength }));
         let i = 0;
         const drip = () => {
           if (socket.destroyed) return;
