@@ -6,8 +6,13 @@ SHELL := /bin/bash
 CARGO ?= cargo
 PY := tests/.venv/bin/python
 INSPECT := target/release/examples/inspect
+# The inspect command the JS boundary fuzzing compares fromBytes with (its words; it is
+# run as `$(INSPECT_JSON) FILE --json --no-hash`), and its many-files-per-process twin.
+INSPECT_JSON ?= $(CURDIR)/$(INSPECT)
+INSPECT_MANY := target/release/examples/inspect_many
+BOUNDARY_ENV = INSPECT_JSON="$(INSPECT_JSON)" INSPECT_MANY="$(CURDIR)/$(INSPECT_MANY)"
 
-.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js test-bundlers test-snippets publish-dry-run bench bench-wasm fuzz fuzz-smoke miri bounds verdicts-wasm hardening doc clean
+.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js test-bundlers test-snippets publish-dry-run bench bench-wasm fuzz fuzz-js fuzz-smoke miri bounds verdicts-wasm hardening doc clean
 
 all: test
 
@@ -52,6 +57,9 @@ interop: $(INSPECT)
 $(INSPECT): FORCE
 	$(CARGO) build --release -p safetensors-nano --example inspect
 
+$(INSPECT_MANY): FORCE
+	$(CARGO) build --release -p safetensors-nano-test-support --features reference --example inspect_many
+
 FORCE:
 
 ## The Cortex-M firmware runs its model from flash under QEMU.
@@ -64,9 +72,9 @@ package:
 	bash scripts/build-package.sh
 
 ## Node and headless-Chromium tests against the packed tarball, installed as a user would.
-test-js: package
+test-js: package $(INSPECT) $(INSPECT_MANY)
 	bash scripts/setup.sh python
-	node tests/js/run.mjs test
+	$(BOUNDARY_ENV) node tests/js/run.mjs test
 
 ## The package through Vite, webpack, esbuild, Rollup and a plain page in headless Chromium,
 ## and in Node 20 and 22 by import and require() (about 10 s after the package).
@@ -120,9 +128,14 @@ bench-wasm: package
 
 ## Hardening (issue 7). Fuzzing and Miri need the nightly toolchain (scripts/setup.sh nightly).
 ## Each fuzz target to 10 million executions (corpora in fuzz/corpus, crashes in fuzz/artifacts).
-fuzz:
+fuzz: fuzz-js
 	bash scripts/setup.sh nightly
 	bash scripts/fuzz.sh full
+
+## The packed package's fromBytes against the native inspect --json: the fuzz seeds, the
+## adversarial suite and 1,000,000 generated files (tests/js/lib/boundary.js; a few minutes).
+fuzz-js: package $(INSPECT) $(INSPECT_MANY)
+	$(BOUNDARY_ENV) node tests/js/run.mjs fuzz 1000000
 
 ## Every fuzz target for 15 s (about a minute in all, after the first build).
 fuzz-smoke:

@@ -8,6 +8,7 @@
 //   node tests/js/run.mjs test      both
 //   node tests/js/run.mjs bench     the benchmark (make bench-wasm)
 //   node tests/js/run.mjs bench-webgpu   the WebGPU upload benchmark in Chromium (make bench-wasm)
+//   node tests/js/run.mjs fuzz [N]  fromBytes against the native inspect, N cases (make fuzz)
 //
 // Needs dist/safetensors-nano-*.tgz (scripts/build-package.sh) and
 // tests/js/node_modules (npm ci in tests/js).
@@ -52,6 +53,7 @@ for (const dep of ['playwright-core', 'typescript', '@webgpu/types']) {
 for (const dir of ['lib', 'node', 'browser', 'types']) cpSync(join(here, dir), join(project, dir), { recursive: true });
 cpSync(join(here, 'bench.mjs'), join(project, 'bench.mjs'));
 cpSync(join(here, 'bench-webgpu.mjs'), join(project, 'bench-webgpu.mjs'));
+cpSync(join(here, 'boundary-fuzz.mjs'), join(project, 'boundary-fuzz.mjs'));
 // The seeded random numbers the demo and the viewer's tests draw from, for tests too.
 cpSync(join(repo, 'scripts', 'rng.mjs'), join(project, 'lib', 'rng.mjs'));
 
@@ -72,7 +74,10 @@ else if (what === 'bench') {
 } else if (what === 'bench-webgpu') {
   const r = spawnSync(process.execPath, ['bench-webgpu.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
   process.exit(r.status ?? 1);
-} else die(`unknown command ${what} (node | browser | test | bench | bench-webgpu)`);
+} else if (what === 'fuzz') {
+  const r = spawnSync(process.execPath, ['boundary-fuzz.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
+  process.exit(r.status ?? 1);
+} else die(`unknown command ${what} (node | browser | test | bench | bench-webgpu | fuzz)`);
 
 mkdirSync(join(project, 'tmp'), { recursive: true });
 const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { cwd: project, stdio: 'inherit', env });

@@ -97,10 +97,11 @@ export class SafeTensors {
    * `headerLimit` bytes (default URL_HEADER_LIMIT) is refused from its
    * 8-byte length, before it is fetched.
    */
-  static async fromUrl(url, { headers, signal, prefetch = 65536, headerLimit, fetch: fetchFn = globalThis.fetch } = {}) {
+  static async fromUrl(url, { headers, signal, prefetch = 65536, headerLimit, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange } = {}) {
     const limit = headerLimitOption(headerLimit, URL_HEADER_LIMIT);
     if (!Number.isInteger(prefetch) || prefetch < 0) throw new TypeError('prefetch: expected a non-negative integer (bytes)');
-    const source = new UrlSource(String(url), headers, fetchFn, limit);
+    // (timeout, retries, ifRange: the source's, sources.js and http.js.)
+    const source = new UrlSource(String(url), headers, fetchFn, limit, { timeout, retries, ifRange });
     const { prefix, total } = await source.first(Math.min(Math.max(8, prefetch), 8 + limit), signal);
     const desc = await openLazy(source, prefix, total, signal, limit);
     // total ≤ 2^53 here: wasm rejected any tensor ending above.

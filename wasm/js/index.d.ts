@@ -136,6 +136,30 @@ export interface UrlOptions extends OpenOptions {
   headerLimit?: number;
   /** A fetch implementation (default globalThis.fetch). */
   fetch?: typeof fetch;
+  /**
+   * Milliseconds a request may go without progress (default 30,000; a
+   * positive number or Infinity): no answer, or under 16 KiB of body (or
+   * all that is left, when less) in that time, is a Timeout. It applies to
+   * every request: the open, each `read()`/`readFloat32()` chunk, the index.
+   */
+  timeout?: number;
+  /**
+   * Further tries after a transient failure (default 2): a 5xx, 408 or 429
+   * answer, a network failure, a body cut short, a Timeout; 200 ms, then
+   * 400 ms, … apart. A changed file, a wrong range or an encoded range is
+   * never retried.
+   */
+  retries?: number;
+  /**
+   * Send `If-Range` with the first answer's strong ETag (or Last-Modified)
+   * on every later request, so that a server hands back the whole new file
+   * instead of a range of it once the file changes. Either way every
+   * answer's validators and Content-Range total are compared with the
+   * first's, and a change is a SourceChanged error. Default: true, except
+   * for a cross-origin URL in a browser, where If-Range (not a
+   * CORS-safelisted header) would cost a preflight the server may refuse.
+   */
+  ifRange?: boolean;
 }
 
 /** Options of openSharded: fromUrl's (passed to each shard's opener), and how many shards open at once. */

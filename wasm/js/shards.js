@@ -5,18 +5,17 @@ import { KIND, SafeTensorsError, fail } from './errors.js';
 import { SafeTensors, addCount, emptyCount } from './file.js';
 import { checkShards } from './shardcheck.js';
 import { headerLimitOption } from './description.js';
-import { httpError } from './sources.js';
+import { fetchText, httpOptions } from './http.js';
 
-async function readIndex(index, signal, fetchFn, headers) {
+async function readIndex(index, signal, fetchFn, headers, http) {
   if (typeof Blob !== 'undefined' && index instanceof Blob) {
     return { json: parseIndexText(await index.text()), base: null };
   }
   if (typeof index === 'string' || index instanceof URL) {
     const s = String(index);
     if (s.trimStart().startsWith('{')) return { json: parseIndexText(s), base: null };
-    const res = await fetchFn(s, { headers, signal });
-    if (!res.ok) throw httpError(res, s);
-    return { json: parseIndexText(await res.text()), base: s };
+    const text = await fetchText({ url: s, fetch: fetchFn, ...httpOptions(http) }, headers, signal);
+    return { json: parseIndexText(text), base: s };
   }
   if (index !== null && typeof index === 'object') return { json: index, base: null };
   throw new TypeError('index: expected a Blob, a URL, JSON text or an object');
@@ -119,14 +118,14 @@ async function mapLimited(items, limit, open) {
 export async function openSharded(
   index,
   shards = [],
-  { headers, signal, prefetch, headerLimit, concurrency = CONCURRENCY, fetch: fetchFn = globalThis.fetch } = {},
+  { headers, signal, prefetch, headerLimit, concurrency = CONCURRENCY, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange } = {},
 ) {
   if (!(Number.isInteger(concurrency) && concurrency >= 1) && concurrency !== Infinity) {
     throw new TypeError('concurrency: expected a positive integer');
   }
   // (Checked here too: a bad value fails before anything is fetched.)
   if (headerLimit !== undefined) headerLimitOption(headerLimit);
-  const { json, base } = await readIndex(index, signal, fetchFn, headers);
+  const { json, base } = await readIndex(index, signal, fetchFn, headers, { timeout, retries });
   const map = json?.weight_map;
   if (map === null || typeof map !== 'object' || Array.isArray(map)) {
     fail(KIND.IndexInvalid, 'index has no "weight_map" object');
@@ -160,7 +159,7 @@ export async function openSharded(
     try {
       const file =
         typeof s === 'string' || s instanceof URL
-          ? await SafeTensors.fromUrl(s, { headers, signal, prefetch, headerLimit, fetch: fetchFn })
+          ? await SafeTensors.fromUrl(s, { headers, signal, prefetch, headerLimit, fetch: fetchFn, timeout, retries, ifRange })
           : await SafeTensors.fromBlob(s, { signal, headerLimit });
       return { name: f, file };
     } catch (e) {

@@ -3,7 +3,8 @@
 // source: the header when it opens (openLazy), tensor data on demand.
 
 import { checkHeaderLength, openPrefix } from './description.js';
-import { KIND, SafeTensorsError, fail } from './errors.js';
+import { KIND, fail } from './errors.js';
+import { concat, httpError, httpOptions, readBody, refuseEncoded, request } from './http.js';
 
 /**
  * The interface every source implements (BytesSource, BlobSource,
@@ -18,9 +19,11 @@ import { KIND, SafeTensorsError, fail } from './errors.js';
  *   R13 exact-length), so a range past the end is never asked for;
  *   start === end asks for no bytes. The answer holds exactly end − start
  *   bytes; it may be a view of memory the source keeps (callers only read
- *   it). Failures are SafeTensorsErrors: ReadFailed when the file changed
- *   since it was opened (size, ETag/Last-Modified) or came back short, Http
- *   for an unusable HTTP answer, NoSource when there is no data at all.
+ *   it). Failures are SafeTensorsErrors: SourceChanged when the file changed
+ *   since it was opened (size, ETag/Last-Modified, a File edited on disk),
+ *   never other bytes; for HTTP also Timeout, Network, TooManyRedirects,
+ *   ShortBody, RangeMismatch, ContentEncoded and Http (http.js); NoSource
+ *   when there is no data at all.
  *   Cancellation: once `signal` is aborted the promise rejects with its
  *   reason (`signal.throwIfAborted()` before and after the I/O, or the
  *   signal handed to fetch); a source whose reads are already in memory may
@@ -68,13 +71,39 @@ export class BlobSource {
   }
   async read(start, end, signal) {
     signal?.throwIfAborted();
-    const buf = await this.blob.slice(start, end).arrayBuffer();
+    let buf;
+    try {
+      buf = await this.blob.slice(start, end).arrayBuffer();
+    } catch (e) {
+      // Browsers (and Node's fs.openAsBlob) refuse to read a File whose
+      // file on disk changed after it was picked: NotReadableError.
+      if (e?.name === 'NotReadableError') {
+        fail(KIND.SourceChanged, `the file changed on disk since it was opened (${e.message}): open it again`, { cause: e });
+      }
+      throw e;
+    }
     signal?.throwIfAborted();
     if (buf.byteLength !== end - start) {
-      fail(KIND.ReadFailed, `read ${buf.byteLength} bytes of ${end - start} at file byte ${start}: the file changed`);
+      fail(KIND.SourceChanged, `read ${buf.byteLength} bytes of ${end - start} at file byte ${start}: the file changed since it was opened`);
     }
     this.bytesRead += buf.byteLength;
     return new Uint8Array(buf);
+  }
+}
+
+/**
+ * Whether a request to `url` with a header that is not CORS-safelisted
+ * (If-Range) makes a browser ask the server first (a preflight, which a
+ * server may refuse): cross-origin in a page or Worker. Without If-Range
+ * the answers are still checked, so a change is still SourceChanged.
+ */
+function needsPreflight(url) {
+  const here = globalThis.location;
+  if (typeof here?.origin !== 'string' || here.origin === 'null') return false;
+  try {
+    return new URL(url, here.href).origin !== here.origin;
+  } catch {
+    return true;
   }
 }
 
@@ -95,144 +124,166 @@ function parseContentRange(value) {
 }
 
 /**
- * The body of an answer, read as it arrives: more than `max` bytes is an
- * Http error as soon as they arrive (a server cannot make us download what
- * we did not ask for), and `first8` is called with its first 8 bytes once
- * they are in (to refuse a header over the limit before the rest comes).
- */
-async function body(res, signal, url, { max = Infinity, first8 } = {}) {
-  if (res.body === null || res.body === undefined) {
-    // (A fetch without streams.)
-    const buf = new Uint8Array(await res.arrayBuffer());
-    signal?.throwIfAborted();
-    if (buf.byteLength > max) tooLong(url, max);
-    if (first8 !== undefined && buf.byteLength >= 8) first8(buf);
-    return buf;
-  }
-  const reader = res.body.getReader();
-  const chunks = [];
-  let n = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const before = n;
-      n += value.byteLength;
-      if (n > max) tooLong(url, max);
-      chunks.push(value);
-      if (first8 !== undefined && before < 8 && n >= 8) first8(concat(chunks, 8));
-    }
-  } catch (e) {
-    reader.cancel().catch(() => {});
-    throw e;
-  }
-  signal?.throwIfAborted();
-  // A chunk may be a view into a larger (pooled) buffer: the answer gets a
-  // buffer of its own, at offset 0, as arrayBuffer() gave (typed views of
-  // the file's data are aligned as the file lays it out).
-  const only = chunks.length === 1 ? chunks[0] : null;
-  if (only !== null && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) return only;
-  return concat(chunks, n);
-}
-
-function tooLong(url, max) {
-  fail(KIND.Http, `${url} sent more than the ${max} bytes asked for`);
-}
-
-export function httpError(res, url) {
-  return new SafeTensorsError(KIND.Http, `HTTP ${res.status} ${res.statusText} for ${url}`);
-}
-
-/**
- * An HTTP(S) URL (fromUrl): each read is a Range request; a server that
- * answers 200 instead has the whole file read into `bytes`.
+ * An HTTP(S) URL (fromUrl): each read is a Range request, pinned to the
+ * version first opened (If-Range with its strong ETag or Last-Modified, and
+ * every answer's validators and Content-Range total compared with the
+ * first's: a change is SourceChanged, never other bytes). A server that
+ * answers 200 instead has the whole file read into `bytes` (and checked to
+ * be the same file). Requests go through http.js: `timeout`, `retries`.
  */
 export class UrlSource {
-  constructor(url, headers, fetchFn, headerLimit) {
+  constructor(url, headers, fetchFn, headerLimit, { timeout, retries, ifRange } = {}) {
     this.url = url;
     this.headerLimit = headerLimit;
     this.headers = headers;
-    this.fetch = fetchFn;
+    this.http = { url, fetch: fetchFn, ...httpOptions({ timeout, retries }) };
+    this.ifRange = ifRange ?? !needsPreflight(url);
     this.size = 0;
     this.bytesRead = 0;
     this.bytes = null; // set when the server sent the whole file
-    this.validator = null;
+    this.etag = null; // the first answer's validators
+    this.lastModified = null;
     this.total = null;
+    this.head = null; // the header's bytes, kept when there is no validator
   }
 
-  // Only a Range header is added: it is CORS-safelisted, so cross-origin
-  // reads need no preflight. A changed file is detected from the answers.
-  async get(start, end, signal) {
-    const fetchFn = this.fetch; // called without a receiver: window.fetch insists
-    return fetchFn(this.url, { headers: withRange(this.headers, start, end), signal });
+  // The Range header, and If-Range once there is a validator to pin (only a
+  // strong ETag or a date may be one: RFC 9110 13.1.5).
+  #init(start, end) {
+    const headers = withRange(this.headers, start, end);
+    const pin = this.etag !== null && !this.etag.startsWith('W/') ? this.etag : this.lastModified;
+    if (this.ifRange && pin !== null) headers.set('If-Range', pin);
+    return { headers };
+  }
+
+  #pinTo(res) {
+    this.etag = res.headers.get('ETag');
+    this.lastModified = res.headers.get('Last-Modified');
+  }
+
+  // How an answer's validators differ from the first answer's, or null.
+  #changed(res) {
+    const etag = res.headers.get('ETag');
+    if (this.etag !== null && etag !== null && etag !== this.etag) return `ETag ${this.etag}, now ${etag}`;
+    const lm = res.headers.get('Last-Modified');
+    if (this.lastModified !== null && lm !== null && lm !== this.lastModified) return `Last-Modified ${this.lastModified}, now ${lm}`;
+    return null;
+  }
+
+  #fail(kind, what) {
+    fail(kind, `${this.url}: ${what}`);
+  }
+
+  /** Called by openLazy with the header's bytes once it is parsed. */
+  pin(head) {
+    if (this.etag === null && this.lastModified === null && this.bytes === null) this.head = head.slice();
   }
 
   // First request: a speculative prefix; learns the size, or the whole body
   // (refused once its first 8 bytes give a header over the limit).
-  async first(want, signal) {
-    const res = await this.get(0, want, signal);
-    if (res.status === 206) {
-      const range = parseContentRange(res.headers.get('Content-Range'));
-      if (range === null || range.total === null || range.start !== 0) {
-        await res.body?.cancel();
-        fail(KIND.Http, `unusable Content-Range ${JSON.stringify(res.headers.get('Content-Range'))} from ${this.url}`);
+  first(want, signal) {
+    return request(this.http, { headers: withRange(this.headers, 0, want) }, signal, async (res, watch) => {
+      if (res.status === 206) {
+        refuseEncoded(res, this.url);
+        const range = parseContentRange(res.headers.get('Content-Range'));
+        if (range === null || range.total === null || range.start !== 0 || range.end > want || BigInt(range.end) > range.total) {
+          this.#fail(KIND.RangeMismatch, `asked for bytes 0-${want - 1}, the answer's Content-Range is ${JSON.stringify(res.headers.get('Content-Range'))}`);
+        }
+        const bytes = await readBody(res, watch, this.url, { max: want, min: range.end });
+        this.#pinTo(res);
+        this.total = range.total;
+        this.size = Number(range.total);
+        this.bytesRead += bytes.byteLength;
+        return { prefix: bytes, total: range.total };
       }
-      this.validator = res.headers.get('ETag') ?? res.headers.get('Last-Modified');
-      this.total = range.total;
-      const bytes = await body(res, signal, this.url, { max: want });
-      this.bytesRead += bytes.byteLength;
-      return { prefix: bytes, total: range.total };
-    }
-    if (res.status === 200) {
-      const limit = this.headerLimit;
-      const bytes = await body(res, signal, this.url, { first8: (b) => checkHeaderLength(b, limit) });
-      this.bytesRead += bytes.byteLength;
-      this.bytes = bytes;
-      this.size = bytes.byteLength;
-      return { prefix: bytes, total: BigInt(bytes.byteLength) };
-    }
-    if (res.status === 416) {
-      const range = parseContentRange(res.headers.get('Content-Range'));
-      if (range !== null && range.total !== null) {
-        await res.body?.cancel();
-        return { prefix: new Uint8Array(0), total: range.total };
+      if (res.status === 200) {
+        const limit = this.headerLimit;
+        const bytes = await readBody(res, watch, this.url, { first8: (b) => checkHeaderLength(b, limit) });
+        this.bytesRead += bytes.byteLength;
+        this.bytes = bytes;
+        this.size = bytes.byteLength;
+        return { prefix: bytes, total: BigInt(bytes.byteLength) };
       }
-    }
-    await res.body?.cancel();
-    throw httpError(res, this.url);
+      if (res.status === 416) {
+        const range = parseContentRange(res.headers.get('Content-Range'));
+        if (range !== null && range.total !== null) {
+          await res.body?.cancel();
+          this.#pinTo(res);
+          this.total = range.total;
+          return { prefix: new Uint8Array(0), total: range.total };
+        }
+      }
+      throw httpError(res, this.url);
+    });
   }
 
   async read(start, end, signal) {
     if (this.bytes !== null) return this.bytes.subarray(start, end);
     if (end <= start) return new Uint8Array(0);
-    const res = await this.get(start, end, signal);
+    return request(this.http, this.#init(start, end), signal, (res, watch) => this.#answer(res, watch, start, end));
+  }
+
+  async #answer(res, watch, start, end) {
+    const contentRange = res.headers.get('Content-Range');
+    const range = parseContentRange(contentRange);
+    // (Only answers about the file carry its validators: an error page's
+    // ETag is the page's.)
+    if (res.status === 200 || res.status === 206 || res.status === 416) {
+      const changed = this.#changed(res);
+      if (changed !== null) this.#fail(KIND.SourceChanged, `changed since it was opened (${changed})`);
+      if (range !== null && range.total !== null && range.total !== this.total) {
+        this.#fail(KIND.SourceChanged, `changed since it was opened: now ${range.total} bytes, was ${this.total}`);
+      }
+    }
     if (res.status === 206) {
-      const range = parseContentRange(res.headers.get('Content-Range'));
-      const bytes = await body(res, signal, this.url, { max: end - start });
+      refuseEncoded(res, this.url);
+      if (range === null || range.total === null || range.start !== start || range.end !== end) {
+        this.#fail(KIND.RangeMismatch, `asked for bytes ${start}-${end - 1}, the answer's Content-Range is ${JSON.stringify(contentRange)}`);
+      }
+      const bytes = await readBody(res, watch, this.url, { max: end - start, min: end - start });
       this.bytesRead += bytes.byteLength;
-      const etag = res.headers.get('ETag') ?? res.headers.get('Last-Modified');
-      const resized = range !== null && range.total !== null && range.total !== this.total;
-      if (resized || (etag !== null && this.validator !== null && etag !== this.validator)) {
-        fail(KIND.ReadFailed, `${this.url} changed since it was opened`);
-      }
-      if (range === null || range.start !== start || bytes.byteLength !== end - start) {
-        fail(KIND.Http, `server sent bytes ${res.headers.get('Content-Range')} for ${start}-${end - 1} of ${this.url}`);
-      }
       return bytes;
     }
-    if (res.status === 200) {
-      // The server stopped honouring ranges (or the file changed: If-Range).
-      const bytes = await body(res, signal, this.url);
-      this.bytesRead += bytes.byteLength;
-      if (bytes.byteLength !== this.size) {
-        fail(KIND.ReadFailed, `${this.url} changed: now ${bytes.byteLength} bytes, was ${this.size}`);
-      }
-      this.bytes = bytes;
-      return bytes.subarray(start, end);
+    if (res.status === 200) return this.#whole(res, watch, start, end);
+    if (res.status === 412) this.#fail(KIND.SourceChanged, 'changed since it was opened (412 Precondition Failed)');
+    if (res.status === 416) {
+      this.#fail(KIND.RangeMismatch, `answered 416 (range not satisfiable) for bytes ${start}-${end - 1} of its ${this.total} bytes`);
     }
-    await res.body?.cancel();
     throw httpError(res, this.url);
   }
+
+  // A 200 to a Range request: with If-Range sent, the file changed (its
+  // validators differ: refused above); else the server stopped doing
+  // ranges. The whole body is read only when it is the same file: the
+  // same validators, or (without any) the same size and header bytes.
+  async #whole(res, watch, start, end) {
+    const length = res.headers.get('Content-Length');
+    if (length !== null && res.headers.get('Content-Encoding') === null && Number(length) !== this.size) {
+      this.#fail(KIND.SourceChanged, `changed since it was opened: now ${length} bytes, was ${this.size}`);
+    }
+    const sameValidator =
+      (this.etag !== null && res.headers.get('ETag') === this.etag) ||
+      (this.lastModified !== null && res.headers.get('Last-Modified') === this.lastModified);
+    if (!sameValidator && this.head === null) {
+      this.#fail(KIND.SourceChanged, 'answered a Range request with a whole body without its ETag or Last-Modified: it may be another version');
+    }
+    const bytes = await readBody(res, watch, this.url, { max: this.size, min: length === null ? 0 : this.size });
+    this.bytesRead += bytes.byteLength;
+    if (bytes.byteLength !== this.size) {
+      this.#fail(KIND.SourceChanged, `changed since it was opened: now ${bytes.byteLength} bytes, was ${this.size}`);
+    }
+    if (!sameValidator && !sameBytes(bytes.subarray(0, this.head.byteLength), this.head)) {
+      this.#fail(KIND.SourceChanged, 'changed since it was opened: its header bytes differ');
+    }
+    this.bytes = bytes;
+    return bytes.subarray(start, end);
+  }
+}
+
+function sameBytes(a, b) {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** No data (fromHeader): every read fails with NoSource. */
@@ -246,19 +297,6 @@ export class NoSource {
   }
 }
 
-// The first `n` bytes of `parts`, one after another, as one array.
-function concat(parts, n) {
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    if (at >= n) break;
-    const take = Math.min(p.byteLength, n - at);
-    out.set(take === p.byteLength ? p : p.subarray(0, take), at);
-    at += take;
-  }
-  return out;
-}
-
 /**
  * Opens a header from a source that reads ranges: `prefix` holds the first
  * bytes already read (any number, none included); wasm says how many more
@@ -270,7 +308,10 @@ function concat(parts, n) {
 export async function openLazy(source, prefix, total, signal, limit) {
   for (;;) {
     const r = openPrefix(prefix, total, limit);
-    if (typeof r !== 'number') return r;
+    if (typeof r !== 'number') {
+      source.pin?.(prefix.subarray(0, r.headerSize + 8));
+      return r;
+    }
     // r ≤ 8 + limit here: openPrefix checked the limit and the file size.
     const more = await source.read(prefix.byteLength, r, signal);
     prefix = concat([prefix, more], prefix.byteLength + more.byteLength);

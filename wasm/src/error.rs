@@ -112,12 +112,36 @@ pub const JS_KINDS: &[JsKind] = &[
         when: "`fromHeader` was given fewer bytes than the length prefix and header need",
     },
     JsKind {
-        name: "ReadFailed",
-        when: "a read came back short, or the file or URL changed since it was opened",
+        name: "SourceChanged",
+        when: "the file or URL changed since it was opened (another ETag, `Last-Modified` or size, a whole new body, a `File` edited on disk): open it again; no bytes of the other version are returned",
     },
     JsKind {
         name: "Http",
-        when: "the server answered with an error status, an unusable `Content-Range`, or more bytes than asked for",
+        when: "the server answered with an error status (after the retries, for 5xx, 408 and 429), or more bytes than asked for",
+    },
+    JsKind {
+        name: "Timeout",
+        when: "an HTTP request made too little progress for `timeout` ms (no answer, a stalled or trickling body), after its retries: raise `timeout` for a slow link, or try later",
+    },
+    JsKind {
+        name: "Network",
+        when: "an HTTP request failed before an answer (refused, reset, DNS; in browsers also CORS and redirect loops, which their fetch does not tell apart), after its retries: check the URL and the connection",
+    },
+    JsKind {
+        name: "TooManyRedirects",
+        when: "the URL redirects in a loop or too many times (where fetch says so, as Node's does): fix the link or the server",
+    },
+    JsKind {
+        name: "ShortBody",
+        when: "an HTTP answer ended before the bytes it promised (a connection closed early, a `Content-Length` that disagrees with the body), after its retries",
+    },
+    JsKind {
+        name: "RangeMismatch",
+        when: "the server answered a Range request with other bytes than asked (a missing or wrong `Content-Range`, a 416 inside the file): a server or proxy that mishandles ranges",
+    },
+    JsKind {
+        name: "ContentEncoded",
+        when: "the server compressed a Range answer (`Content-Encoding`), so its bytes are not the file's: serve ranges unencoded",
     },
     JsKind {
         name: "IndexInvalid",

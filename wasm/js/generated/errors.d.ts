@@ -20,8 +20,9 @@ export type WasmErrorKind =
 
 /** The kinds the package's JavaScript raises itself. */
 export type JsErrorKind =
-  | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'ReadFailed' | 'Http' | 'IndexInvalid'
-  | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable' | 'GpuLimitExceeded'
+  | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'SourceChanged' | 'Http' | 'Timeout'
+  | 'Network' | 'TooManyRedirects' | 'ShortBody' | 'RangeMismatch' | 'ContentEncoded'
+  | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable' | 'GpuLimitExceeded'
   | 'GpuFeatureMissing' | 'ReaderUnavailable';
 
 /** Every kind of `SafeTensorsError`. */

@@ -1,0 +1,132 @@
+// Many callers in headless Chromium: 8 module Workers, each with its own
+// wasm instance, open and decode the mixed files (valid and malformed;
+// bytes, Blobs, URLs) while the page's main thread does the same; two
+// Workers abort their tasks mid-flight and one is terminated. Every task
+// that was not aborted gives exactly what Node gives for that file.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import * as stn from 'safetensors-nano';
+import { mixedFiles, summarize } from '../lib/mixed-files.js';
+import { startServer } from '../lib/server.js';
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const project = join(dirname(fileURLToPath(import.meta.url)), '..');
+const COUNT = 50;
+const FILES = mixedFiles(COUNT);
+const mixed = join(project, 'tmp', 'fixtures', 'mixed');
+mkdirSync(mixed, { recursive: true });
+for (const { name, bytes } of FILES) writeFileSync(join(mixed, name), bytes);
+
+let browser;
+let page;
+let server;
+const errors = [];
+
+before(async () => {
+  server = await startServer({ root: project, range: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage();
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${server.url}/browser/page.html`);
+  await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  assert.deepEqual(errors, []);
+});
+
+test('8 Workers and the main thread open and decode at once; aborted or terminated ones leave the others correct', async () => {
+  const expected = [];
+  for (const { bytes } of FILES) expected.push(await summarize(stn, async () => stn.SafeTensors.fromBytes(bytes)));
+  const WORKERS = 8;
+  const PER = 150; // tasks per Worker and on the main thread: every file, each of the three ways
+  const ABORTING = [2, 5];
+  const TERMINATED = 7;
+  const out = await page.evaluate(
+    async ({ WORKERS, PER, COUNT, ABORTING, TERMINATED }) => {
+      const { runTasks } = await import('/browser/tasks.js');
+      const indices = (k) => Array.from({ length: PER }, (_, j) => (j + k * 17) % PER);
+      const workers = Array.from({ length: WORKERS }, () => new Worker('/browser/worker.js', { type: 'module' }));
+      const fromWorker = workers.map(
+        (w, k) =>
+          new Promise((resolve, reject) => {
+            w.onmessage = (e) => {
+              if (e.data !== 'ready') return resolve(e.data);
+              w.postMessage({ count: COUNT, indices: indices(k), abortAfter: ABORTING.includes(k) ? 15 : null });
+              if (k === TERMINATED) setTimeout(() => w.terminate(), 15);
+            };
+            w.onerror = (e) => reject(new Error(`worker ${k}: ${e.message}`));
+          }),
+      );
+      const main = runTasks(window.stn, { count: COUNT, indices: indices(WORKERS) });
+      const settled = await Promise.all(
+        fromWorker.map((p, k) => (k === TERMINATED ? Promise.race([p, new Promise((r) => setTimeout(() => r(null), 3000))]) : p)),
+      );
+      for (const w of workers) w.terminate();
+      return { workers: settled, main: await main };
+    },
+    { WORKERS, PER, COUNT, ABORTING, TERMINATED },
+  );
+  let correct = 0;
+  let aborted = 0;
+  const check = (results, who, mayAbort) => {
+    assert.equal(results.length, PER, who);
+    for (const { i, result, aborted: abortName } of results) {
+      if (abortName !== undefined) {
+        assert.ok(mayAbort, `${who}, task ${i}: ${abortName}`);
+        assert.equal(abortName, 'AbortError');
+        aborted++;
+        continue;
+      }
+      assert.deepEqual(result, expected[i % COUNT], `${who}, task ${i}`);
+      correct++;
+    }
+  };
+  out.workers.forEach((results, k) => {
+    if (k === TERMINATED) {
+      // Terminated before it answered (if it was that quick, its answer counts).
+      if (results !== null) check(results, `worker ${k}`, false);
+      return;
+    }
+    check(results, `worker ${k}`, ABORTING.includes(k));
+  });
+  check(out.main, 'main thread', false);
+  assert.ok(aborted > 0, 'the aborts landed mid-flight');
+  console.log(`chromium: ${WORKERS} workers + main thread, ${correct} tasks correct, ${aborted} aborted, worker ${TERMINATED} terminated${out.workers[TERMINATED] === null ? ' mid-flight' : ' after it answered'}`);
+});
+
+test('a File edited on disk after fromBlob: the browser refuses it (NotReadableError), the package says SourceChanged', async () => {
+  const path = join(mixed, 'edited.safetensors');
+  const v1 = FILES[0].bytes;
+  writeFileSync(path, v1);
+  await page.setInputFiles('#file', path);
+  const opened = await page.evaluate(async () => {
+    window.edited = await window.stn.SafeTensors.fromBlob(document.querySelector('#file').files[0]);
+    return window.edited.names();
+  });
+  assert.deepEqual(opened, stn.SafeTensors.fromBytes(v1).names());
+  // Another version of the same size, a moment later (a new modification time).
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const v2 = v1.slice();
+  v2.fill(7, stn.SafeTensors.fromBytes(v1).dataOffset);
+  writeFileSync(path, v2);
+  const r = await page.evaluate(async () => {
+    try {
+      await window.edited.tensors()[0].read();
+      return { kind: 'none' };
+    } catch (e) {
+      return { kind: e.kind, cause: e.cause?.name };
+    }
+  });
+  assert.deepEqual(r, { kind: 'SourceChanged', cause: 'NotReadableError' });
+});
