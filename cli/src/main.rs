@@ -1,4 +1,4 @@
-//! `safetensors-nano`: inspect and verify safetensors files from the command line.
+//! `safetensors-nano`: inspect, verify and edit safetensors files from the command line.
 //!
 //! Exit codes: 0 success, 1 a problem with an input file (invalid, truncated,
 //! unreadable), 2 a usage error.
@@ -8,12 +8,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod copy;
+mod edit;
 mod file;
 mod hash;
 mod inspect;
 mod verify;
 
-/// Inspect and verify safetensors files.
+/// Inspect, verify and edit safetensors files, streamed.
 #[derive(Parser, Debug)]
 #[command(
     name = "safetensors-nano",
@@ -53,6 +55,12 @@ enum Command {
         #[arg(long)]
         hash: bool,
     },
+    /// Write a copy of IN with tensors kept, dropped, renamed or converted,
+    /// streamed (only the header is held in memory). With no options OUT is
+    /// IN in the canonical layout, byte for byte what the reference writer
+    /// makes of the same tensors. On any error or Ctrl-C, OUT is not
+    /// created or changed.
+    Edit(edit::Edit),
 }
 
 fn main() -> ExitCode {
@@ -64,11 +72,28 @@ fn main() -> ExitCode {
             no_hash,
         } => inspect::run(&file, json, !no_hash, cli.quiet),
         Command::Verify { files, hash } => verify::run(&files, hash, cli.quiet),
+        Command::Edit(edit) => writing(|| edit::run(&edit, cli.quiet)),
     };
     if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// Runs a command that writes files: Ctrl-C stops it cleanly (no temporary
+/// file left, exit 130); an error is printed on stderr (exit 1).
+fn writing(command: impl FnOnce() -> Result<(), String>) -> bool {
+    copy::stop_on_ctrl_c();
+    match command() {
+        Ok(()) => true,
+        Err(message) => {
+            eprintln!("safetensors-nano: {message}");
+            if copy::interrupted() {
+                std::process::exit(130);
+            }
+            false
+        }
     }
 }
 
