@@ -181,18 +181,25 @@ pub fn write(
         chosen.iter().map(|c| (0, c)),
         metadata,
         output,
+        " (check --rename)",
         quiet,
+        None,
     )
 }
 
 /// As [`write`], from several input files: each tensor comes with the index
 /// of its file in `sources` (the open file and its data start).
+/// `duplicate_hint` follows the message for a name given twice. The
+/// progress goes to `shared_bar` when given (several files, one bar), else
+/// to a bar of its own.
 pub fn write_from<'c, 'a: 'c>(
     sources: &mut [(&mut std::fs::File, u64)],
     chosen: impl Iterator<Item = (usize, &'c Chosen<'a>)>,
     metadata: Option<Vec<(String, String)>>,
     output: &Path,
+    duplicate_hint: &str,
     quiet: bool,
+    shared_bar: Option<&indicatif::ProgressBar>,
 ) -> Result<u64, crate::file::Failure> {
     use crate::file::Failure;
     let out_shown = output.display();
@@ -238,7 +245,7 @@ pub fn write_from<'c, 'a: 'c>(
         };
         match (e.kind(), name) {
             (ErrorKind::DuplicateTensorName, Some(name)) => fail(format!(
-                "two tensors would be named {name:?} in {out_shown} (check --rename); nothing written"
+                "two tensors would be named {name:?} in {out_shown}{duplicate_hint}; nothing written"
             )),
             (_, Some(name)) => fail(format!("cannot write {out_shown}: tensor {name:?}: {e}")),
             (_, None) => fail(format!("cannot write {out_shown}: {e}")),
@@ -287,6 +294,8 @@ pub fn write_from<'c, 'a: 'c>(
     }
     out.commit()
         .map_err(|e| fail(format!("cannot write {out_shown}: {e}")))?;
-    bar.finish_and_clear();
+    if shared_bar.is_none() {
+        bar.finish_and_clear();
+    }
     Ok(plan.file_len())
 }

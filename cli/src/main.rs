@@ -13,6 +13,9 @@ mod edit;
 mod file;
 mod hash;
 mod inspect;
+mod merge;
+mod sharded;
+mod split;
 mod verify;
 
 /// Inspect, verify and edit safetensors files, streamed.
@@ -34,9 +37,10 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Print a file's header, metadata and tensors (in data-offset order), with
-    /// the SHA-256 of each tensor's bytes.
+    /// the SHA-256 of each tensor's bytes. Given a sharded checkpoint's
+    /// `*.index.json`, its shards' tensors as one (checked against the index).
     Inspect {
-        /// The safetensors file.
+        /// The safetensors file, or a sharded checkpoint's `*.index.json`.
         file: std::path::PathBuf,
         /// Print one JSON document: {"ok":true,...}, or {"ok":false,"error":{...}} (exit 1).
         #[arg(long)]
@@ -45,10 +49,12 @@ enum Command {
         #[arg(long)]
         no_hash: bool,
     },
-    /// Validate whole files: the header, and the exact file length it implies.
-    /// Prints one `FILE: message` line on stderr per invalid file (exit 1).
+    /// Validate whole files: the header, and the exact file length it implies;
+    /// for an `*.index.json`, every shard and the index against them (each
+    /// entry in its shard, no tensor missing or extra, total_size). Prints one
+    /// `FILE: message` line on stderr per problem (exit 1).
     Verify {
-        /// The safetensors files.
+        /// Safetensors files and `*.index.json` files.
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
         /// Also read every tensor's bytes and print their SHA-256 (name, then digest).
@@ -61,6 +67,13 @@ enum Command {
     /// makes of the same tensors. On any error or Ctrl-C, OUT is not
     /// created or changed.
     Edit(edit::Edit),
+    /// Merge the shards of an index (checked against it first), or the files
+    /// given, into one file, streamed. Metadata comes from the first file.
+    Merge(merge::Merge),
+    /// Split a file into Hub-style shards (model-00001-of-0000N.safetensors)
+    /// and model.safetensors.index.json in DIR, streamed; each shard holds
+    /// at most SIZE of tensor data, unless one tensor alone is larger.
+    Split(split::Split),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +86,8 @@ fn main() -> ExitCode {
         } => inspect::run(&file, json, !no_hash, cli.quiet),
         Command::Verify { files, hash } => verify::run(&files, hash, cli.quiet),
         Command::Edit(edit) => writing(|| edit::run(&edit, cli.quiet)),
+        Command::Merge(merge) => writing(|| merge::run(&merge, cli.quiet)),
+        Command::Split(split) => writing(|| split::run(&split, cli.quiet)),
     };
     if ok {
         ExitCode::SUCCESS

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::file::{with_header, Buffers};
-use crate::{emit, hash};
+use crate::{emit, hash, sharded};
 
 /// Runs `verify` over `files`; `false` if any was rejected (exit 1).
 pub fn run(files: &[PathBuf], hash: bool, quiet: bool) -> bool {
@@ -12,6 +12,10 @@ pub fn run(files: &[PathBuf], hash: bool, quiet: bool) -> bool {
     let mut all_ok = true;
     for path in files {
         let shown = path.display();
+        if sharded::is_index(path) {
+            all_ok &= verify_index(path, hash, quiet);
+            continue;
+        }
         let result = with_header(path, &mut bufs, |file, header| {
             let digests = if hash {
                 hash::tensors(file, header, quiet)?
@@ -41,4 +45,40 @@ pub fn run(files: &[PathBuf], hash: bool, quiet: bool) -> bool {
         }
     }
     all_ok
+}
+
+/// `verify` of a sharded checkpoint: every shard validated as a file, and
+/// the index checked against them (every entry in its shard, no tensor
+/// missing or extra, `total_size`). One `INDEX: problem` line per problem.
+fn verify_index(path: &std::path::Path, hash: bool, quiet: bool) -> bool {
+    let shown = path.display();
+    match sharded::load(path, hash, quiet) {
+        Err(f) => {
+            eprintln!("{shown}: {}", f.message);
+            false
+        }
+        Ok(s) if !s.problems.is_empty() => {
+            for p in &s.problems {
+                eprintln!("{shown}: {p}");
+            }
+            false
+        }
+        Ok(s) => {
+            if !quiet {
+                let mut out = format!(
+                    "{shown}: ok, {} tensors in {} shards, {} bytes of tensor data\n",
+                    s.rows.len(),
+                    s.shard_paths.len(),
+                    s.data_len
+                );
+                for r in &s.rows {
+                    if let Some(d) = &r.sha256 {
+                        out += &format!("  {d}  {}\n", r.name);
+                    }
+                }
+                emit(&out);
+            }
+            true
+        }
+    }
 }

@@ -95,8 +95,12 @@ fn w12_child_writes_past_the_size_limit() {
     };
     let data = vec![1u8; 1 << 20];
     let mut tensors = [Tensor::new("big", Dtype::U8, &[1 << 20], &data)];
-    let err = write_file(Path::new(&dir).join("model.safetensors"), &mut tensors, None)
-        .expect_err("1 MiB under a 64 KiB file size limit");
+    let err = write_file(
+        Path::new(&dir).join("model.safetensors"),
+        &mut tensors,
+        None,
+    )
+    .expect_err("1 MiB under a 64 KiB file size limit");
     assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge, "{err}");
     println!("child: {err}");
 }

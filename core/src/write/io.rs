@@ -214,6 +214,38 @@ impl<'p, T: AsSpec> Plan<'p, T> {
     }
 }
 
+/// Writes `bytes` to the file at `path` by the same rule as the
+/// safetensors files (docs/format.md W12 replace-atomically): through a
+/// temporary file beside it, synced and renamed; for the files that go
+/// with a checkpoint, such as a sharded checkpoint's index.
+///
+/// # Errors
+/// The `io::Error` of creating, writing, syncing or renaming; then the
+/// temporary file is removed and `path` is as it was.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("model.safetensors.index.json");
+/// safetensors_nano::write::replace_file(&path, b"{}")?;
+/// assert_eq!(std::fs::read(&path)?, b"{}");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub fn replace_file(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
+    let dest = path.as_ref();
+    let (mut file, temp) = create_temp(dest)?;
+    let mut guard = TempGuard { path: Some(temp) };
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    if let Some(temp) = &guard.path {
+        fs::rename(temp, dest)?;
+    }
+    guard.path = None;
+    sync_dir(dest);
+    Ok(())
+}
+
 /// What ends the name of every temporary file the writer makes
 /// (docs/format.md W12 replace-atomically).
 const TEMP_SUFFIX: &str = ".safetensors-nano-tmp";
