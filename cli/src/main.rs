@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod copy;
+mod diff;
 mod edit;
 mod file;
 mod hash;
@@ -61,6 +62,10 @@ enum Command {
         #[arg(long)]
         hash: bool,
     },
+    /// Compare two files: tensors added, removed, changed in dtype or shape;
+    /// with --values, per tensor the max abs difference, relative L2 change
+    /// and changed-element count, streamed. Exit 0 whether or not they differ.
+    Diff(diff::Diff),
     /// Write a copy of IN with tensors kept, dropped, renamed or converted,
     /// streamed (only the header is held in memory). With no options OUT is
     /// IN in the canonical layout, byte for byte what the reference writer
@@ -85,6 +90,7 @@ fn main() -> ExitCode {
             no_hash,
         } => inspect::run(&file, json, !no_hash, cli.quiet),
         Command::Verify { files, hash } => verify::run(&files, hash, cli.quiet),
+        Command::Diff(diff) => diff::run(&diff, cli.quiet),
         Command::Edit(edit) => writing(|| edit::run(&edit, cli.quiet)),
         Command::Merge(merge) => writing(|| merge::run(&merge, cli.quiet)),
         Command::Split(split) => writing(|| split::run(&split, cli.quiet)),
