@@ -136,9 +136,9 @@ pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
     .map_err(|f| format!("{shown}: {}", f.message))?;
     if !quiet {
         crate::emit(&format!(
-            "{}: {} tensors ({} dropped, {} renamed, {} converted), {} bytes\n",
+            "{}: {} ({} dropped, {} renamed, {} converted), {} bytes\n",
             edit.output.display(),
-            summary.written,
+            crate::count(summary.written, "tensor"),
             summary.dropped,
             summary.renamed,
             summary.converted,

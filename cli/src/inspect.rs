@@ -203,9 +203,9 @@ fn index_table(s: &sharded::Sharded, path: &str) -> String {
     let shards = s.index.shards();
     let _ = writeln!(
         out,
-        "{path}: {} tensors in {} shards, data {} bytes",
-        s.rows.len(),
-        shards.len(),
+        "{path}: {} in {}, data {} bytes",
+        crate::count(s.rows.len(), "tensor"),
+        crate::count(shards.len(), "shard"),
         s.data_len
     );
     if let Some(m) = &s.metadata {

@@ -118,6 +118,15 @@ fn writing(command: impl FnOnce() -> Result<(), String>) -> bool {
     }
 }
 
+/// `1 tensor`, `2 tensors`: a count and its noun.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Writes `text` to stdout. A closed pipe (`... | head`) ends the program
 /// quietly with status 1 instead of the panic `println!` would give.
 fn emit(text: &str) {

@@ -84,10 +84,10 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
     bar.finish_and_clear();
     if !quiet {
         crate::emit(&format!(
-            "{}: {} tensors from {} files, {file_len} bytes\n",
+            "{}: {} from {}, {file_len} bytes\n",
             merge.output.display(),
-            chosen.len(),
-            paths.len()
+            crate::count(chosen.len(), "tensor"),
+            crate::count(paths.len(), "file")
         ));
     }
     Ok(())

@@ -156,15 +156,15 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
     }
     if !quiet {
         crate::emit(&format!(
-            "{}: {} tensors in {n} shard{}, {} bytes of tensor data\n",
+            "{}: {} in {}, {} bytes of tensor data\n",
             if n > 1 {
                 dir.join(INDEX_NAME)
             } else {
                 dir.join(&names[0])
             }
             .display(),
-            tensors.len(),
-            if n == 1 { "" } else { "s" },
+            crate::count(tensors.len(), "tensor"),
+            crate::count(n, "shard"),
             header.data_len()
         ));
     }

@@ -66,9 +66,9 @@ fn verify_index(path: &std::path::Path, hash: bool, quiet: bool) -> bool {
         Ok(s) => {
             if !quiet {
                 let mut out = format!(
-                    "{shown}: ok, {} tensors in {} shards, {} bytes of tensor data\n",
-                    s.rows.len(),
-                    s.shard_paths.len(),
+                    "{shown}: ok, {} in {}, {} bytes of tensor data\n",
+                    crate::count(s.rows.len(), "tensor"),
+                    crate::count(s.shard_paths.len(), "shard"),
                     s.data_len
                 );
                 for r in &s.rows {

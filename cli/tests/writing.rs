@@ -209,7 +209,7 @@ fn the_progress_bar_shows_on_a_terminal_only_and_clears() {
     assert!(shown.contains("/s"), "no rate: {shown:?}");
     assert!(shown.contains("MiB/256.00 MiB"), "no byte count: {shown:?}");
     // Cleared: the last thing before the status line erases the bar's line.
-    let status = format!("{}: 1 tensors", out.display());
+    let status = format!("{}: 1 tensor ", out.display());
     let before = shown.split(&status).next().unwrap_or_default();
     assert!(
         before.ends_with("\r\x1b[2K") || before.ends_with("\x1b[2K"),
