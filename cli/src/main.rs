@@ -61,6 +61,9 @@ enum Command {
         /// Also read every tensor's bytes and print their SHA-256 (name, then digest).
         #[arg(long)]
         hash: bool,
+        /// Print one JSON document: {"ok":...,"files":[{"file","ok","problems",...}]}.
+        #[arg(long)]
+        json: bool,
     },
     /// Compare two files: tensors added, removed, changed in dtype or shape;
     /// with --values, per tensor the max abs difference, relative L2 change
@@ -89,7 +92,7 @@ fn main() -> ExitCode {
             json,
             no_hash,
         } => inspect::run(&file, json, !no_hash, cli.quiet),
-        Command::Verify { files, hash } => verify::run(&files, hash, cli.quiet),
+        Command::Verify { files, hash, json } => verify::run(&files, hash, json, cli.quiet),
         Command::Diff(diff) => diff::run(&diff, cli.quiet),
         Command::Edit(edit) => writing(|| edit::run(&edit, cli.quiet)),
         Command::Merge(merge) => writing(|| merge::run(&merge, cli.quiet)),

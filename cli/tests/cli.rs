@@ -383,3 +383,46 @@ fn a_closed_stdout_ends_quietly() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stderr), "");
 }
+
+#[test]
+fn verify_json_is_one_document_with_a_verdict_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = put(dir.path(), "good.safetensors", &ours());
+    let bytes = ours();
+    let cut = put(dir.path(), "cut.safetensors", &bytes[..bytes.len() - 1]);
+    let out = run([
+        Path::new("verify"),
+        Path::new("--json"),
+        Path::new("--hash"),
+        &good,
+        &cut,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["ok"], false);
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(files[0]["ok"], true);
+    assert_eq!(files[0]["tensors"], tensors().len());
+    assert_eq!(files[0]["bytes"], bytes.len());
+    // The digests are inspect's.
+    let inspected: Value =
+        serde_json::from_slice(&run([Path::new("inspect"), Path::new("--json"), &good]).stdout)
+            .unwrap();
+    for t in inspected["tensors"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        assert_eq!(files[0]["sha256"][name], t["sha256"], "{name}");
+    }
+    assert_eq!(files[1]["ok"], false);
+    let problems = files[1]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1);
+    assert!(
+        problems[0].as_str().unwrap().contains("header describes"),
+        "{doc}"
+    );
+    let out = run([Path::new("verify"), Path::new("--json"), &good]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["ok"], true);
+}
