@@ -1,7 +1,7 @@
-//! `safetensors-nano`: inspect, verify and edit safetensors files from the command line.
+//! `safetensors-nano`: inspect, verify, diff, edit, merge and split safetensors files from the command line.
 //!
-//! Exit codes: 0 success, 1 a problem with an input file (invalid, truncated,
-//! unreadable), 2 a usage error.
+//! Exit codes: 0 success, 1 a problem with a file (invalid, truncated,
+//! unreadable, not writable), 2 a usage error, 130 Ctrl-C during a write.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -19,12 +19,14 @@ mod sharded;
 mod split;
 mod verify;
 
-/// Inspect, verify and edit safetensors files, streamed.
+/// Inspect, verify, compare, edit, merge and split safetensors files, streamed:
+/// memory stays at a few buffers whatever the file size; every file written
+/// appears complete or not at all.
 #[derive(Parser, Debug)]
 #[command(
     name = "safetensors-nano",
     version,
-    after_help = "Exit status: 0 success, 1 a problem with an input file, 2 a usage error."
+    after_help = "Exit status: 0 success, 1 a problem with a file, 2 a usage error, 130 Ctrl-C."
 )]
 struct Cli {
     /// No progress bar, and no status lines on success (errors still go to stderr).
@@ -37,8 +39,10 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Print a file's header, metadata and tensors (in data-offset order), with
-    /// the SHA-256 of each tensor's bytes. Given a sharded checkpoint's
+    /// List a file's tensors, metadata and SHA-256s (or a sharded checkpoint's)
+    ///
+    /// Prints the header, metadata and tensors (in data-offset order), with the
+    /// SHA-256 of each tensor's bytes. Given a sharded checkpoint's
     /// `*.index.json`, its shards' tensors as one (checked against the index).
     Inspect {
         /// The safetensors file, or a sharded checkpoint's `*.index.json`.
@@ -50,7 +54,9 @@ enum Command {
         #[arg(long)]
         no_hash: bool,
     },
-    /// Validate whole files: the header, and the exact file length it implies;
+    /// Check that files (or sharded checkpoints) are whole and valid
+    ///
+    /// Validates whole files: the header, and the exact file length it implies;
     /// for an `*.index.json`, every shard and the index against them (each
     /// entry in its shard, no tensor missing or extra, total_size). Prints one
     /// `FILE: message` line on stderr per problem (exit 1).
@@ -65,20 +71,28 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Compare two files: tensors added, removed, changed in dtype or shape;
-    /// with --values, per tensor the max abs difference, relative L2 change
-    /// and changed-element count, streamed. Exit 0 whether or not they differ.
+    /// Compare two files' tensors, and with --values their values
+    ///
+    /// Lists tensors added, removed, changed in dtype or shape; with --values,
+    /// per tensor the max abs difference, relative L2 change and
+    /// changed-element count, streamed. Exit 0 whether or not they differ.
     Diff(diff::Diff),
-    /// Write a copy of IN with tensors kept, dropped, renamed or converted,
+    /// Copy a file keeping, dropping, renaming or converting tensors
+    ///
+    /// Writes a copy of IN with tensors kept, dropped, renamed or converted,
     /// streamed (only the header is held in memory). With no options OUT is
     /// IN in the canonical layout, byte for byte what the reference writer
     /// makes of the same tensors. On any error or Ctrl-C, OUT is not
     /// created or changed.
     Edit(edit::Edit),
-    /// Merge the shards of an index (checked against it first), or the files
+    /// Merge shards (of an index, or files given) into one file
+    ///
+    /// Merges the shards of an index (checked against it first), or the files
     /// given, into one file, streamed. Metadata comes from the first file.
     Merge(merge::Merge),
-    /// Split a file into Hub-style shards (model-00001-of-0000N.safetensors)
+    /// Split a file into Hub-style shards and their index
+    ///
+    /// Splits a file into Hub-style shards (model-00001-of-0000N.safetensors)
     /// and model.safetensors.index.json in DIR, streamed; each shard holds
     /// at most SIZE of tensor data, unless one tensor alone is larger.
     Split(split::Split),

@@ -340,6 +340,11 @@ fn help_everywhere_and_usage_errors_exit_2() {
         &["verify", "--help"],
         &["help", "inspect"],
         &["help", "verify"],
+        &["diff", "--help"],
+        &["edit", "--help"],
+        &["merge", "--help"],
+        &["split", "--help"],
+        &["help", "split"],
         &["--version"],
     ] {
         let out = run(args);
@@ -347,13 +352,28 @@ fn help_everywhere_and_usage_errors_exit_2() {
         assert!(!out.stdout.is_empty(), "{args:?}");
     }
     let help = text(&run(["--help"]).stdout);
-    assert!(help.contains("inspect") && help.contains("verify") && help.contains("Exit status"));
+    for command in [
+        "inspect",
+        "verify",
+        "diff",
+        "edit",
+        "merge",
+        "split",
+        "Exit status",
+    ] {
+        assert!(help.contains(command), "{command}: {help}");
+    }
     for args in [
         &[][..],
         &["inspect"],
         &["verify"],
         &["inspect", "--bogus", "x"],
         &["inspect", "a", "b"],
+        &["diff", "a"],
+        &["edit", "a"],
+        &["merge", "a"],
+        &["split", "a", "-o", "d"],
+        &["split", "a", "-o", "d", "--max-shard-size", "5XB"],
         &["frobnicate"],
     ] {
         let out = run(args);
