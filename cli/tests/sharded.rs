@@ -389,3 +389,56 @@ fn split_on_a_full_disk_leaves_no_shard_no_index_and_no_temporary_file() {
     assert!(stderr.contains("File too large"), "{stderr}");
     assert_eq!(std::fs::read_dir(&shards).unwrap().count(), 0);
 }
+
+#[test]
+fn hostile_inputs_to_split_and_merge_are_exit_1_with_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = br#"{"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#;
+    let mut valid = (header.len() as u64).to_le_bytes().to_vec();
+    valid.extend_from_slice(header);
+    valid.extend_from_slice(&[0; 16]);
+    let good = dir.path().join("good.safetensors");
+    std::fs::write(&good, &valid).unwrap();
+    let cut = dir.path().join("cut.safetensors");
+    std::fs::write(&cut, &valid[..valid.len() - 1]).unwrap();
+    let shards = dir.path().join("shards");
+    let out = run(&["split", s(&cut), "-o", s(&shards), "--max-shard-size", "8"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: byte buffer is 15 bytes but the header describes 16",
+            cut.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_dir(&shards).map_or(0, |d| d.count()), 0);
+    let merged = dir.path().join("merged.safetensors");
+    let out = run(&["merge", s(&good), s(&cut), "-o", s(&merged)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&cut.display().to_string()), "{stderr}");
+    assert!(!merged.exists());
+    // An index whose shard is hostile: named in the message, nothing written.
+    std::fs::create_dir_all(&shards).unwrap();
+    std::fs::copy(&cut, shards.join("model-00001-of-00001.safetensors")).unwrap();
+    std::fs::write(
+        shards.join(INDEX),
+        br#"{"metadata": {"total_size": 16}, "weight_map": {"x": "model-00001-of-00001.safetensors"}}"#,
+    )
+    .unwrap();
+    let out = run(&["merge", s(&shards.join(INDEX)), "-o", s(&merged)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("model-00001-of-00001.safetensors: byte buffer is 15 bytes"),
+        "{stderr}"
+    );
+    assert!(!merged.exists());
+    let out = run(&["verify", s(&shards.join(INDEX))]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().count(),
+        1,
+        "one problem, not a missing tensor too"
+    );
+}
