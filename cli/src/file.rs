@@ -77,12 +77,24 @@ pub fn with_header<T>(
     bufs: &mut Buffers,
     f: impl FnOnce(&mut File, &Header<'_, &mut [Slot]>) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
-    let (mut file, header) = open(path, bufs)?;
+    let mut file = File::open(path).map_err(|e| Failure::io("cannot open", &e))?;
+    let file_len = file
+        .metadata()
+        .map_err(|e| Failure::io("cannot stat", &e))?
+        .len();
+    let header = match read_header(&mut file, &mut bufs.buf, &mut bufs.slots) {
+        Ok(header) => header,
+        Err(ReadError::Format(e)) => return Err(Failure::format(&e, header_bytes(&bufs.buf))),
+        Err(ReadError::Io(e)) => return Err(Failure::io("cannot read", &e)),
+    };
+    header
+        .check_file_len(file_len)
+        .map_err(|e| Failure::format(&e, header.json()))?;
     f(&mut file, &header)
 }
 
-/// Opens `path`, reads and validates its header into `bufs` and checks the
-/// file's exact length: the open file and the header (which borrows `bufs`).
+/// As [`with_header`], returning the open file and the header (which
+/// borrows `bufs`), for holding several files' headers at once.
 pub fn open<'b>(
     path: &Path,
     bufs: &'b mut Buffers,
