@@ -12,12 +12,14 @@ INSPECT_JSON ?= $(CURDIR)/$(INSPECT)
 INSPECT_MANY := target/release/examples/inspect_many
 BOUNDARY_ENV = INSPECT_JSON="$(INSPECT_JSON)" INSPECT_MANY="$(CURDIR)/$(INSPECT_MANY)"
 
-.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js test-bundlers test-snippets publish-dry-run bench bench-wasm fuzz fuzz-js fuzz-smoke miri bounds verdicts-wasm hardening doc clean
+CLI := target/release/safetensors-nano
+
+.PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js test-bundlers test-snippets publish-dry-run bench bench-wasm bench-cli fuzz fuzz-js fuzz-smoke miri bounds verdicts-wasm hardening doc clean
 
 all: test
 
 setup:
-	bash scripts/setup.sh rust python web
+	bash scripts/setup.sh rust python web cli
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
 test: setup lint unit doc nostd interop firmware test-js test-bundlers test-snippets publish-dry-run test-demo hardening
@@ -50,15 +52,18 @@ nostd:
 	cd tests/nostd && $(CARGO) build --release -p nostd-link-wasm --target wasm32-unknown-unknown
 	$(CARGO) build -p safetensors-nano --no-default-features --target thumbv6m-none-eabi
 
-## Files written by the Python reference read identically through `inspect`.
-interop: $(INSPECT)
-	$(PY) tests/python/check_inspect_interop.py $(INSPECT)
+## Files written by the Python reference read identically through `safetensors-nano inspect`.
+interop: $(CLI)
+	$(PY) tests/python/check_inspect_interop.py $(CLI) inspect
 
 $(INSPECT): FORCE
 	$(CARGO) build --release -p safetensors-nano --example inspect
 
 $(INSPECT_MANY): FORCE
 	$(CARGO) build --release -p safetensors-nano-test-support --features reference --example inspect_many
+
+$(CLI): FORCE
+	$(CARGO) build --release -p safetensors-nano-cli
 
 FORCE:
 
@@ -110,15 +115,21 @@ test-demo: demo-build
 	node --test tests/browser/*.test.mjs
 
 ## A sample file written by the reference, shown by `inspect`.
-demo-inspect: setup $(INSPECT)
+demo-inspect: setup $(CLI)
 	$(PY) -c "import numpy as np; from safetensors.numpy import save_file; \
 	  save_file({'embed.weight': np.arange(12, dtype=np.float32).reshape(3, 4), 'head.bias': np.ones(4, dtype=np.float16)}, \
 	  'target/sample.safetensors', metadata={'format': 'np'})"
-	$(INSPECT) target/sample.safetensors
+	$(CLI) inspect target/sample.safetensors
 
 ## Criterion: parsing and writing, side by side with the reference.
 bench:
 	$(CARGO) bench -p safetensors-nano
+
+## The CLI's `edit --convert F32:BF16` on a sparse 20 GB F32 file against `cp` of it: throughput
+## ratio and peak RSS (SIZE=4G for a smaller file; needs about SIZE of free disk).
+bench-cli:
+	bash scripts/setup.sh cli
+	bash scripts/bench-cli.sh
 
 ## The npm package against the common JS approach, and toFloat32 against a JS loop;
 ## WebGPU uploads with GPU decode against a plain writeBuffer (headless Chromium).

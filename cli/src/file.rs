@@ -2,6 +2,7 @@
 //! header bytes only, then the file length checked against it.
 
 use std::fs::File;
+use std::io::Seek;
 use std::path::Path;
 
 use safetensors_nano::{read_header, Error, Header, ReadError, Slot};
@@ -27,6 +28,16 @@ impl Failure {
             message: e.display_in(header).to_string(),
             offset: e.offset(),
             tensor: e.tensor_name(header).map(|n| n.to_string()),
+        }
+    }
+
+    /// Any other failure, by its message.
+    pub fn other(message: String) -> Self {
+        Failure {
+            kind: None,
+            message,
+            offset: None,
+            tensor: None,
         }
     }
 
@@ -80,4 +91,30 @@ pub fn with_header<T>(
         .check_file_len(file_len)
         .map_err(|e| Failure::format(&e, header.json()))?;
     f(&mut file, &header)
+}
+
+/// As [`with_header`], returning the open file and the header (which
+/// borrows `bufs`), for holding several files' headers at once.
+pub fn open<'b>(
+    path: &Path,
+    bufs: &'b mut Buffers,
+) -> Result<(File, Header<'b, &'b mut [Slot]>), Failure> {
+    let mut file = File::open(path).map_err(|e| Failure::io("cannot open", &e))?;
+    let file_len = file
+        .metadata()
+        .map_err(|e| Failure::io("cannot stat", &e))?
+        .len();
+    // Checked once, then read again for the header returned: an error's
+    // message needs the buffer the returned header would keep borrowed.
+    match read_header(&mut file, &mut bufs.buf, &mut bufs.slots) {
+        Ok(header) => header
+            .check_file_len(file_len)
+            .map_err(|e| Failure::format(&e, header.json()))?,
+        Err(ReadError::Format(e)) => return Err(Failure::format(&e, header_bytes(&bufs.buf))),
+        Err(ReadError::Io(e)) => return Err(Failure::io("cannot read", &e)),
+    }
+    file.rewind().map_err(|e| Failure::io("cannot read", &e))?;
+    let header = read_header(&mut file, &mut bufs.buf, &mut bufs.slots)
+        .map_err(|e| Failure::other(format!("cannot read again: {e}")))?;
+    Ok((file, header))
 }

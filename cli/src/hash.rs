@@ -14,20 +14,21 @@ use crate::file::Failure;
 /// The read buffer: the most memory hashing uses, whatever the file's size.
 const CHUNK: usize = 1 << 20;
 
-/// A progress bar over `total` bytes, hidden unless stderr is a terminal
-/// (and not `quiet`).
-pub fn progress(total: u64, quiet: bool) -> ProgressBar {
+/// A progress bar over `total` bytes, labelled with what is being done,
+/// hidden unless stderr is a terminal (and not `quiet`).
+pub fn progress(total: u64, quiet: bool, label: &str) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template(
-            "{spinner} hashing [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+            "{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
         )
         .expect("a valid template")
         .progress_chars("=> "),
     );
+    bar.set_message(label.to_owned());
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
@@ -39,7 +40,7 @@ pub fn tensors(
     header: &Header<'_, &mut [Slot]>,
     quiet: bool,
 ) -> Result<Vec<String>, Failure> {
-    let bar = progress(header.data_len(), quiet);
+    let bar = progress(header.data_len(), quiet, "hashing");
     let mut buf = vec![0u8; CHUNK];
     let mut digests = Vec::with_capacity(header.len());
     for t in header.iter() {

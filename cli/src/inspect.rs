@@ -9,11 +9,14 @@ use safetensors_nano::{Header, Slot};
 use serde_json::{json, Value};
 
 use crate::file::{with_header, Buffers, Failure};
-use crate::{emit, hash};
+use crate::{emit, hash, sharded};
 
 /// Runs `inspect`; `false` when the file was rejected (exit 1).
 pub fn run(path: &Path, json: bool, hash: bool, quiet: bool) -> bool {
     let shown = path.display().to_string();
+    if sharded::is_index(path) {
+        return run_index(path, &shown, json, hash, quiet);
+    }
     let result = with_header(path, &mut Buffers::default(), |file, header| {
         let digests = if hash {
             Some(hash::tensors(file, header, quiet)?)
@@ -125,6 +128,128 @@ fn table(header: &Header<'_, &mut [Slot]>, path: &str, digests: Option<&[String]
             t.dtype().name(),
             shape,
             format!("[{b}, {e}]")
+        );
+    }
+    out
+}
+
+/// `inspect` of a sharded checkpoint (`*.index.json`): its tensors as one
+/// table (with each one's shard), or one JSON document; an index that
+/// disagrees with its shards is an error (`IndexMismatch`).
+fn run_index(path: &Path, shown: &str, json: bool, hash: bool, quiet: bool) -> bool {
+    let result = sharded::load(path, hash, quiet).and_then(|s| {
+        if s.problems.is_empty() {
+            Ok(s)
+        } else {
+            let mut f = Failure::other(s.problems.join("; "));
+            f.kind = Some("IndexMismatch");
+            Err(f)
+        }
+    });
+    match result {
+        Ok(s) if json => {
+            emit(&format!("{}\n", index_json(&s)));
+            true
+        }
+        Ok(s) => {
+            emit(&index_table(&s, shown));
+            true
+        }
+        Err(f) => {
+            if json {
+                emit(&format!("{}\n", error_json(&f)));
+            } else {
+                eprintln!("{shown}: {}", f.message);
+            }
+            false
+        }
+    }
+}
+
+fn index_json(s: &sharded::Sharded) -> Value {
+    let metadata = s.metadata.as_ref().map(|m| {
+        m.iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect::<serde_json::Map<_, _>>()
+    });
+    let tensors: Vec<Value> = s
+        .rows
+        .iter()
+        .map(|r| {
+            let mut v = json!({
+                "name": r.name,
+                "dtype": r.dtype,
+                "shape": r.shape,
+                "data_offsets": [r.data_offsets.0, r.data_offsets.1],
+                "shard": r.shard,
+            });
+            if let Some(d) = &r.sha256 {
+                v["sha256"] = Value::String(d.clone());
+            }
+            v
+        })
+        .collect();
+    json!({
+        "ok": true,
+        "total_size": s.index.total_size(),
+        "shards": s.index.shards(),
+        "metadata": metadata,
+        "tensors": tensors,
+    })
+}
+
+fn index_table(s: &sharded::Sharded, path: &str) -> String {
+    let mut out = String::new();
+    let shards = s.index.shards();
+    let _ = writeln!(
+        out,
+        "{path}: {} in {}, data {} bytes",
+        crate::count(s.rows.len(), "tensor"),
+        crate::count(shards.len(), "shard"),
+        s.data_len
+    );
+    if let Some(m) = &s.metadata {
+        for (k, v) in m {
+            let _ = writeln!(out, "  metadata {k} = {v}");
+        }
+    }
+    let width = s
+        .rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 60);
+    let shard_width = shards
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let hashed = s.rows.iter().any(|r| r.sha256.is_some());
+    let _ = writeln!(
+        out,
+        "  {:<width$}  {:<11}  {:<20}  {:<shard_width$}  {:>24}{}",
+        "name",
+        "dtype",
+        "shape",
+        "shard",
+        "data_offsets",
+        if hashed { "  sha256" } else { "" }
+    );
+    for r in &s.rows {
+        let digest = r
+            .sha256
+            .as_ref()
+            .map_or(String::new(), |d| format!("  {}", &d[..16]));
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:<11}  {:<20}  {:<shard_width$}  {:>24}{digest}",
+            r.name,
+            r.dtype,
+            format!("{:?}", r.shape),
+            r.shard,
+            format!("[{}, {}]", r.data_offsets.0, r.data_offsets.1)
         );
     }
     out

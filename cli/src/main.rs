@@ -1,24 +1,32 @@
-//! `safetensors-nano`: inspect and verify safetensors files from the command line.
+//! `safetensors-nano`: inspect, verify, diff, edit, merge and split safetensors files from the command line.
 //!
-//! Exit codes: 0 success, 1 a problem with an input file (invalid, truncated,
-//! unreadable), 2 a usage error.
+//! Exit codes: 0 success, 1 a problem with a file (invalid, truncated,
+//! unreadable, not writable), 2 a usage error, 130 Ctrl-C during a write.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod copy;
+mod diff;
+mod edit;
 mod file;
 mod hash;
 mod inspect;
+mod merge;
+mod sharded;
+mod split;
 mod verify;
 
-/// Inspect and verify safetensors files.
+/// Inspect, verify, compare, edit, merge and split safetensors files, streamed:
+/// memory stays at a few buffers whatever the file size; every file written
+/// appears complete or not at all.
 #[derive(Parser, Debug)]
 #[command(
     name = "safetensors-nano",
     version,
-    after_help = "Exit status: 0 success, 1 a problem with an input file, 2 a usage error."
+    after_help = "Exit status: 0 success, 1 a problem with a file, 2 a usage error, 130 Ctrl-C."
 )]
 struct Cli {
     /// No progress bar, and no status lines on success (errors still go to stderr).
@@ -31,10 +39,13 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Print a file's header, metadata and tensors (in data-offset order), with
-    /// the SHA-256 of each tensor's bytes.
+    /// List a file's tensors, metadata and SHA-256s (or a sharded checkpoint's)
+    ///
+    /// Prints the header, metadata and tensors (in data-offset order), with the
+    /// SHA-256 of each tensor's bytes. Given a sharded checkpoint's
+    /// `*.index.json`, its shards' tensors as one (checked against the index).
     Inspect {
-        /// The safetensors file.
+        /// The safetensors file, or a sharded checkpoint's `*.index.json`.
         file: std::path::PathBuf,
         /// Print one JSON document: {"ok":true,...}, or {"ok":false,"error":{...}} (exit 1).
         #[arg(long)]
@@ -43,16 +54,48 @@ enum Command {
         #[arg(long)]
         no_hash: bool,
     },
-    /// Validate whole files: the header, and the exact file length it implies.
-    /// Prints one `FILE: message` line on stderr per invalid file (exit 1).
+    /// Check that files (or sharded checkpoints) are whole and valid
+    ///
+    /// Validates whole files: the header, and the exact file length it implies;
+    /// for an `*.index.json`, every shard and the index against them (each
+    /// entry in its shard, no tensor missing or extra, total_size). Prints one
+    /// `FILE: message` line on stderr per problem (exit 1).
     Verify {
-        /// The safetensors files.
+        /// Safetensors files and `*.index.json` files.
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
         /// Also read every tensor's bytes and print their SHA-256 (name, then digest).
         #[arg(long)]
         hash: bool,
+        /// Print one JSON document: {"ok":...,"files":[{"file","ok","problems",...}]}.
+        #[arg(long)]
+        json: bool,
     },
+    /// Compare two files' tensors, and with --values their values
+    ///
+    /// Lists tensors added, removed, changed in dtype or shape; with --values,
+    /// per tensor the max abs difference, relative L2 change and
+    /// changed-element count, streamed. Exit 0 whether or not they differ.
+    Diff(diff::Diff),
+    /// Copy a file keeping, dropping, renaming or converting tensors
+    ///
+    /// Writes a copy of IN with tensors kept, dropped, renamed or converted,
+    /// streamed (only the header is held in memory). With no options OUT is
+    /// IN in the canonical layout, byte for byte what the reference writer
+    /// makes of the same tensors. On any error or Ctrl-C, OUT is not
+    /// created or changed.
+    Edit(edit::Edit),
+    /// Merge shards (of an index, or files given) into one file
+    ///
+    /// Merges the shards of an index (checked against it first), or the files
+    /// given, into one file, streamed. Metadata comes from the first file.
+    Merge(merge::Merge),
+    /// Split a file into Hub-style shards and their index
+    ///
+    /// Splits a file into Hub-style shards (model-00001-of-0000N.safetensors)
+    /// and model.safetensors.index.json in DIR, streamed; each shard holds
+    /// at most SIZE of tensor data, unless one tensor alone is larger.
+    Split(split::Split),
 }
 
 fn main() -> ExitCode {
@@ -63,12 +106,41 @@ fn main() -> ExitCode {
             json,
             no_hash,
         } => inspect::run(&file, json, !no_hash, cli.quiet),
-        Command::Verify { files, hash } => verify::run(&files, hash, cli.quiet),
+        Command::Verify { files, hash, json } => verify::run(&files, hash, json, cli.quiet),
+        Command::Diff(diff) => diff::run(&diff, cli.quiet),
+        Command::Edit(edit) => writing(|| edit::run(&edit, cli.quiet)),
+        Command::Merge(merge) => writing(|| merge::run(&merge, cli.quiet)),
+        Command::Split(split) => writing(|| split::run(&split, cli.quiet)),
     };
     if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// Runs a command that writes files: Ctrl-C stops it cleanly (no temporary
+/// file left, exit 130); an error is printed on stderr (exit 1).
+fn writing(command: impl FnOnce() -> Result<(), String>) -> bool {
+    copy::stop_on_ctrl_c();
+    match command() {
+        Ok(()) => true,
+        Err(message) => {
+            eprintln!("safetensors-nano: {message}");
+            if copy::interrupted() {
+                std::process::exit(130);
+            }
+            false
+        }
+    }
+}
+
+/// `1 tensor`, `2 tensors`: a count and its noun.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

@@ -1,44 +1,155 @@
 //! `verify`: each file's header and exact length, and with `--hash` every
-//! tensor's SHA-256 (streamed).
+//! tensor's SHA-256 (streamed); for a `*.index.json`, every shard and the
+//! index against them. Text (problems on stderr) or one JSON document.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
 
 use crate::file::{with_header, Buffers};
-use crate::{emit, hash};
+use crate::{emit, hash, sharded};
+
+/// What `verify` found for one file or index.
+struct Report {
+    /// Problems, one line each (empty: valid).
+    problems: Vec<String>,
+    tensors: usize,
+    /// File length, or for an index the tensor data's total.
+    bytes: u64,
+    /// For an index, its shard count.
+    shards: Option<usize>,
+    /// `(tensor, sha256)` with `--hash`.
+    digests: Vec<(String, String)>,
+}
 
 /// Runs `verify` over `files`; `false` if any was rejected (exit 1).
-pub fn run(files: &[PathBuf], hash: bool, quiet: bool) -> bool {
+pub fn run(files: &[PathBuf], hash: bool, json: bool, quiet: bool) -> bool {
     let mut bufs = Buffers::default();
     let mut all_ok = true;
+    let mut docs = Vec::new();
     for path in files {
-        let shown = path.display();
-        let result = with_header(path, &mut bufs, |file, header| {
-            let digests = if hash {
-                hash::tensors(file, header, quiet)?
-            } else {
-                Vec::new()
-            };
-            if !quiet {
-                let mut out = format!(
-                    "{shown}: ok, {} tensors, {} bytes\n",
-                    header.len(),
-                    header.file_len()
-                );
-                for (t, d) in header.iter().zip(&digests) {
-                    out += &format!("  {d}  {}\n", t.name());
-                }
-                emit(&out);
-            }
-            Ok(())
-        });
-        if let Err(f) = result {
-            all_ok = false;
-            match f.tensor.filter(|_| f.kind.is_none()) {
-                // An I/O error while hashing: say which tensor.
-                Some(t) => eprintln!("{shown}: {} (tensor {t:?})", f.message),
-                None => eprintln!("{shown}: {}", f.message),
-            }
+        let report = if sharded::is_index(path) {
+            verify_index(path, hash, quiet)
+        } else {
+            verify_file(path, &mut bufs, hash, quiet)
+        };
+        all_ok &= report.problems.is_empty();
+        if json {
+            docs.push(to_json(path, &report));
+        } else {
+            print(path, &report, quiet);
         }
     }
+    if json {
+        emit(&format!("{}\n", json!({"ok": all_ok, "files": docs})));
+    }
     all_ok
+}
+
+fn print(path: &Path, r: &Report, quiet: bool) {
+    let shown = path.display();
+    for p in &r.problems {
+        eprintln!("{shown}: {p}");
+    }
+    if !r.problems.is_empty() || quiet {
+        return;
+    }
+    let mut out = match r.shards {
+        Some(shards) => format!(
+            "{shown}: ok, {} in {}, {} bytes of tensor data\n",
+            crate::count(r.tensors, "tensor"),
+            crate::count(shards, "shard"),
+            r.bytes
+        ),
+        None => format!("{shown}: ok, {} tensors, {} bytes\n", r.tensors, r.bytes),
+    };
+    for (name, d) in &r.digests {
+        out += &format!("  {d}  {name}\n");
+    }
+    emit(&out);
+}
+
+fn to_json(path: &Path, r: &Report) -> Value {
+    let mut v = json!({
+        "file": path.display().to_string(),
+        "ok": r.problems.is_empty(),
+        "problems": r.problems,
+    });
+    if r.problems.is_empty() {
+        v["tensors"] = r.tensors.into();
+        v["bytes"] = r.bytes.into();
+        if let Some(shards) = r.shards {
+            v["shards"] = shards.into();
+        }
+        if !r.digests.is_empty() {
+            let map: Map<String, Value> = r
+                .digests
+                .iter()
+                .map(|(n, d)| (n.clone(), Value::String(d.clone())))
+                .collect();
+            v["sha256"] = Value::Object(map);
+        }
+    }
+    v
+}
+
+fn verify_file(path: &Path, bufs: &mut Buffers, hash: bool, quiet: bool) -> Report {
+    let result = with_header(path, bufs, |file, header| {
+        let digests = if hash {
+            hash::tensors(file, header, quiet)?
+        } else {
+            Vec::new()
+        };
+        Ok(Report {
+            problems: Vec::new(),
+            tensors: header.len(),
+            bytes: header.file_len(),
+            shards: None,
+            digests: header
+                .iter()
+                .map(|t| t.name().to_string())
+                .zip(digests)
+                .collect(),
+        })
+    });
+    result.unwrap_or_else(|f| {
+        let problem = match f.tensor.filter(|_| f.kind.is_none()) {
+            // An I/O error while hashing: say which tensor.
+            Some(t) => format!("{} (tensor {t:?})", f.message),
+            None => f.message,
+        };
+        Report {
+            problems: vec![problem],
+            tensors: 0,
+            bytes: 0,
+            shards: None,
+            digests: Vec::new(),
+        }
+    })
+}
+
+/// A sharded checkpoint: every shard validated as a file, and the index
+/// checked against them (every entry in its shard, no tensor missing or
+/// extra, `total_size`).
+fn verify_index(path: &Path, hash: bool, quiet: bool) -> Report {
+    match sharded::load(path, hash, quiet) {
+        Err(f) => Report {
+            problems: vec![f.message],
+            tensors: 0,
+            bytes: 0,
+            shards: None,
+            digests: Vec::new(),
+        },
+        Ok(s) => Report {
+            tensors: s.rows.len(),
+            bytes: s.data_len,
+            shards: Some(s.shard_paths.len()),
+            digests: s
+                .rows
+                .into_iter()
+                .filter_map(|r| r.sha256.map(|d| (r.name, d)))
+                .collect(),
+            problems: s.problems,
+        },
+    }
 }

@@ -340,6 +340,11 @@ fn help_everywhere_and_usage_errors_exit_2() {
         &["verify", "--help"],
         &["help", "inspect"],
         &["help", "verify"],
+        &["diff", "--help"],
+        &["edit", "--help"],
+        &["merge", "--help"],
+        &["split", "--help"],
+        &["help", "split"],
         &["--version"],
     ] {
         let out = run(args);
@@ -347,13 +352,28 @@ fn help_everywhere_and_usage_errors_exit_2() {
         assert!(!out.stdout.is_empty(), "{args:?}");
     }
     let help = text(&run(["--help"]).stdout);
-    assert!(help.contains("inspect") && help.contains("verify") && help.contains("Exit status"));
+    for command in [
+        "inspect",
+        "verify",
+        "diff",
+        "edit",
+        "merge",
+        "split",
+        "Exit status",
+    ] {
+        assert!(help.contains(command), "{command}: {help}");
+    }
     for args in [
         &[][..],
         &["inspect"],
         &["verify"],
         &["inspect", "--bogus", "x"],
         &["inspect", "a", "b"],
+        &["diff", "a"],
+        &["edit", "a"],
+        &["merge", "a"],
+        &["split", "a", "-o", "d"],
+        &["split", "a", "-o", "d", "--max-shard-size", "5XB"],
         &["frobnicate"],
     ] {
         let out = run(args);
@@ -382,4 +402,47 @@ fn a_closed_stdout_ends_quietly() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn verify_json_is_one_document_with_a_verdict_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = put(dir.path(), "good.safetensors", &ours());
+    let bytes = ours();
+    let cut = put(dir.path(), "cut.safetensors", &bytes[..bytes.len() - 1]);
+    let out = run([
+        Path::new("verify"),
+        Path::new("--json"),
+        Path::new("--hash"),
+        &good,
+        &cut,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["ok"], false);
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(files[0]["ok"], true);
+    assert_eq!(files[0]["tensors"], tensors().len());
+    assert_eq!(files[0]["bytes"], bytes.len());
+    // The digests are inspect's.
+    let inspected: Value =
+        serde_json::from_slice(&run([Path::new("inspect"), Path::new("--json"), &good]).stdout)
+            .unwrap();
+    for t in inspected["tensors"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        assert_eq!(files[0]["sha256"][name], t["sha256"], "{name}");
+    }
+    assert_eq!(files[1]["ok"], false);
+    let problems = files[1]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1);
+    assert!(
+        problems[0].as_str().unwrap().contains("header describes"),
+        "{doc}"
+    );
+    let out = run([Path::new("verify"), Path::new("--json"), &good]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["ok"], true);
 }

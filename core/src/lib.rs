@@ -42,6 +42,9 @@ pub use error::{
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use io::index::{IndexCheck, IndexError, IndexProblem, ShardIndex};
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use io::std::{read_header, read_slice, read_tensor, ReadError};
 pub use table::{Slot, Table};
 pub use view::metadata::Metadata;

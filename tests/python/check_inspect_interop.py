@@ -2,7 +2,8 @@
 write, read back identically through our `inspect --json`: names, dtypes,
 shapes, offsets, metadata, and the SHA-256 of every tensor's bytes.
 
-Usage: python check_inspect_interop.py INSPECT_BINARY
+Usage: python check_inspect_interop.py COMMAND...
+(e.g. `target/release/safetensors-nano inspect`; `--json FILE` is appended)
 """
 import hashlib
 import json
@@ -47,13 +48,13 @@ def write(path, tensors, metadata):
     Path(path).write_bytes(bytes(serialize(specs, metadata)))
 
 
-def inspect(binary, path):
-    out = subprocess.run([binary, "--json", str(path)], capture_output=True, text=True)
+def inspect(command, path):
+    out = subprocess.run([*command, "--json", str(path)], capture_output=True, text=True)
     return out.returncode, json.loads(out.stdout)
 
 
 def main():
-    binary = sys.argv[1]
+    binary = sys.argv[1:]
     rng = np.random.default_rng(7)
     tensors = {}
     for i, (np_name, (ours, bits)) in enumerate(WRITABLE.items()):

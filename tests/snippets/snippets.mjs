@@ -51,11 +51,19 @@ const VENV_BIN = join(repo, 'tests', '.venv', 'bin');
 /**
  * The shell blocks, by file and first line: `cwd` runs the block there (`sandbox`: a fresh
  * folder under target/ holding the fixture as model.safetensors, inside the workspace so that
- * `cargo run -p …` finds it), `notRun` says why not.
+ * `cargo run -p …` finds it), after `build` (run in the repository) when given; `notRun` says
+ * why not.
  */
 const SHELL = [
   { file: 'README.md', first: 'make test', notRun: 'the make targets themselves: `make test` runs this test, `make demo` serves until stopped' },
-  { file: 'README.md', first: 'cargo run --release -p safetensors-nano --example inspect', cwd: 'sandbox' },
+  { file: 'README.md', first: 'cargo install --path cli', notRun: 'installs into ~/.cargo/bin; the block after it runs the binary `cargo build --release -p safetensors-nano-cli` makes' },
+  {
+    file: 'README.md',
+    first: 'safetensors-nano inspect model.safetensors',
+    cwd: 'sandbox',
+    build: 'cargo build --release -q -p safetensors-nano-cli',
+    env: { PATH: `${join(repo, 'target', 'release')}:${process.env.PATH}` },
+  },
   { file: 'web-demo/README.md', first: 'make demo', notRun: 'the make targets themselves: `make test` runs `make test-demo`, `make demo` serves until stopped' },
   {
     file: 'firmware/README.md',
@@ -313,6 +321,10 @@ function sh() {
     const e = shellEntry(b);
     if (!e || e.notRun) continue;
     let cwd = repo;
+    if (e.build) {
+      const built = spawnSync('bash', ['-euo', 'pipefail', '-c', e.build], { cwd: repo, stdio: 'inherit' });
+      if (built.status !== 0) die(`${b.file}:${b.line}: \`${e.build}\` failed`);
+    }
     if (e.cwd === 'sandbox') {
       cwd = join(repo, 'target', 'snippets-sh');
       rmSync(cwd, { recursive: true, force: true });

@@ -1,11 +1,13 @@
 //! The optional integrations, one file each: `Vec`-backed tables
-//! (feature `alloc`), reading from `std::io` (feature `std`), reading from
-//! NOR flash (feature `embedded-storage`).
+//! (feature `alloc`), reading from `std::io` and sharded checkpoints'
+//! indexes (feature `std`), reading from NOR flash (feature `embedded-storage`).
 
 #[cfg(feature = "alloc")]
 pub(crate) mod alloc;
 #[cfg(feature = "embedded-storage")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
 pub mod flash;
+#[cfg(feature = "std")]
+pub(crate) mod index;
 #[cfg(feature = "std")]
 pub(crate) mod std;

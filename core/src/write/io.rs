@@ -214,9 +214,47 @@ impl<'p, T: AsSpec> Plan<'p, T> {
     }
 }
 
-/// Picks a fresh name next to `dest` and creates it exclusively.
+/// Writes `bytes` to the file at `path` by the same rule as the
+/// safetensors files (docs/format.md W12 replace-atomically): through a
+/// temporary file beside it, synced and renamed; for the files that go
+/// with a checkpoint, such as a sharded checkpoint's index.
+///
+/// # Errors
+/// The `io::Error` of creating, writing, syncing or renaming; then the
+/// temporary file is removed and `path` is as it was.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("model.safetensors.index.json");
+/// safetensors_nano::write::replace_file(&path, b"{}")?;
+/// assert_eq!(std::fs::read(&path)?, b"{}");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub fn replace_file(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
+    let dest = path.as_ref();
+    let (mut file, temp) = create_temp(dest)?;
+    let mut guard = TempGuard { path: Some(temp) };
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    if let Some(temp) = &guard.path {
+        fs::rename(temp, dest)?;
+    }
+    guard.path = None;
+    sync_dir(dest);
+    Ok(())
+}
+
+/// What ends the name of every temporary file the writer makes
+/// (docs/format.md W12 replace-atomically).
+const TEMP_SUFFIX: &str = ".safetensors-nano-tmp";
+
+/// Creates the temporary file for `dest` in its folder, named
+/// `.<file name>.<pid>.<16 lowercase hex digits>.safetensors-nano-tmp`
+/// (W12 replace-atomically), after removing the ones a dead process left
+/// for the same file name.
 fn create_temp(dest: &Path) -> io::Result<(File, PathBuf)> {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
     let name = dest.file_name().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "destination has no file name")
     })?;
@@ -224,12 +262,13 @@ fn create_temp(dest: &Path) -> io::Result<(File, PathBuf)> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
+    remove_stale_temps(dir, name);
+    let pid = std::process::id();
     let mut last = None;
     for _ in 0..64 {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let mut temp_name = std::ffi::OsString::from(".");
         temp_name.push(name);
-        temp_name.push(std::format!(".{}-{n}.tmp", std::process::id()));
+        temp_name.push(std::format!(".{pid}.{:016x}{TEMP_SUFFIX}", random_u64()));
         let temp = dir.join(temp_name);
         match OpenOptions::new().write(true).create_new(true).open(&temp) {
             Ok(file) => return Ok((file, temp)),
@@ -238,6 +277,78 @@ fn create_temp(dest: &Path) -> io::Result<(File, PathBuf)> {
         }
     }
     Err(last.unwrap_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists)))
+}
+
+/// 64 unpredictable bits without a dependency: std's `RandomState` is
+/// seeded from the OS once per thread and stepped on each call; the clock
+/// and a counter make two calls differ even where it is not.
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        hasher.write_u128(t.as_nanos());
+    }
+    hasher.finish()
+}
+
+/// The process id in `file`, when it is a temporary file of ours for the
+/// file name `name` (W12's pattern, exactly).
+fn temp_owner(file: &str, name: &str) -> Option<u32> {
+    let rest = file
+        .strip_prefix('.')?
+        .strip_prefix(name)?
+        .strip_prefix('.')?
+        .strip_suffix(TEMP_SUFFIX)?;
+    let (pid, random) = rest.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let hex = random.len() == 16
+        && random
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if digits(pid) && hex {
+        pid.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Removes the temporary files for `name` in `dir` whose process is gone
+/// (W12: a writer killed before its rename leaves one). Only where a
+/// process's liveness can be told from `/proc` (Linux); elsewhere they are
+/// left alone. Failing to list or remove is not an error: the write goes on.
+fn remove_stale_temps(dir: &Path, name: &std::ffi::OsStr) {
+    let proc = Path::new("/proc");
+    if !cfg!(target_os = "linux") || !proc.join("self").exists() {
+        return;
+    }
+    let (Some(name), Ok(entries)) = (name.to_str(), fs::read_dir(dir)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(pid) = file.to_str().and_then(|f| temp_owner(f, name)) else {
+            continue;
+        };
+        if !proc.join(std::format!("{pid}")).exists() {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Makes the rename durable (W12): syncs the folder that holds `dest`,
+/// where the platform allows opening one. The file is in place whatever
+/// this does, so its failure is not reported.
+fn sync_dir(dest: &Path) {
+    let dir = match dest.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
 }
 
 /// Removes the temporary file unless disarmed.
@@ -439,6 +550,7 @@ impl<'p, T: AsSpec> FileWriter<'p, T> {
             fs::rename(temp, &dest)?;
         }
         guard.path = None;
+        sync_dir(&dest);
         Ok(())
     }
 }

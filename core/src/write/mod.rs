@@ -85,7 +85,7 @@ pub use self::convert::{convert_into, CONVERT_CHUNK};
 pub use self::embedded_io::EmbeddedIoSink;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use self::io::{FileWriter, IoSink};
+pub use self::io::{replace_file, FileWriter, IoSink};
 pub use self::plan::{Iter, Placed, Plan};
 pub use self::sink::{Sink, SliceSink};
 pub use self::spec::{AsSpec, AsTensor, Existing, Tensor, TensorSpec};

@@ -1,0 +1,301 @@
+//! `edit IN OUT`: keep, drop, rename and convert tensors (the `rewrite`
+//! contract), streamed from IN into OUT through the core's `Plan` and
+//! `FileWriter` (a temporary file renamed into place, docs/format.md W12).
+//! Only the header is held in memory.
+
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use safetensors_nano::write::{Existing, Plan};
+use safetensors_nano::{Dtype, ErrorKind, TensorRef};
+
+use crate::copy::{self, CopyError};
+use crate::file::{with_header, Buffers};
+use crate::hash::progress;
+
+/// The most dimensions a tensor may have here (the writer's entries hold
+/// their dims inline).
+pub const MAX_RANK: usize = 32;
+
+/// What to change, from the command line.
+#[derive(clap::Args, Debug)]
+pub struct Edit {
+    /// The input file.
+    pub input: PathBuf,
+    /// The output file (written through a temporary file beside it and
+    /// renamed when complete; may be IN itself).
+    pub output: PathBuf,
+    /// Keep only tensors whose name matches one of these regexes.
+    #[arg(long, value_name = "RE", value_parser = regex)]
+    pub keep: Vec<Regex>,
+    /// Then drop tensors whose name matches one of these regexes.
+    #[arg(long, value_name = "RE", value_parser = regex)]
+    pub drop: Vec<Regex>,
+    /// Replace every match of the regex OLD in each kept name with NEW
+    /// ($1 and ${name} refer to groups); applied in the order given.
+    #[arg(long, value_name = "OLD=NEW", value_parser = rename)]
+    pub rename: Vec<(Regex, String)>,
+    /// Write every tensor of float dtype FROM as TO (F64, F32, F16 or BF16),
+    /// rounding to nearest, ties to even.
+    #[arg(long, value_name = "FROM:TO", value_parser = convert)]
+    pub convert: Vec<(Dtype, Dtype)>,
+}
+
+fn regex(s: &str) -> Result<Regex, String> {
+    Regex::new(s).map_err(|e| e.to_string())
+}
+
+fn rename(s: &str) -> Result<(Regex, String), String> {
+    let (old, new) = s.split_once('=').ok_or("expected OLD=NEW")?;
+    Ok((regex(old)?, new.to_owned()))
+}
+
+fn convert(s: &str) -> Result<(Dtype, Dtype), String> {
+    let (from, to) = s.split_once(':').ok_or("expected FROM:TO, e.g. F32:BF16")?;
+    let dtype = |name: &str| {
+        Dtype::from_name(name.as_bytes()).ok_or_else(|| format!("unknown dtype {name:?}"))
+    };
+    let (from, to) = (dtype(from)?, dtype(to)?);
+    if !from.is_float() {
+        return Err(format!("{from} is not a float dtype"));
+    }
+    if !matches!(to, Dtype::F64 | Dtype::F32 | Dtype::F16 | Dtype::BF16) {
+        return Err("TO must be F64, F32, F16 or BF16".to_owned());
+    }
+    Ok((from, to))
+}
+
+/// What `edit` did, for its status line.
+struct Summary {
+    written: usize,
+    dropped: usize,
+    renamed: usize,
+    converted: usize,
+    file_len: u64,
+}
+
+/// Runs `edit`; the message of what went wrong otherwise (nothing written).
+pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
+    if let Some(from) = edit
+        .convert
+        .iter()
+        .enumerate()
+        .find(|(i, (f, _))| edit.convert[..*i].iter().any(|(g, _)| g == f))
+        .map(|(_, (f, _))| f)
+    {
+        return Err(format!("--convert: {from} given twice"));
+    }
+    let shown = edit.input.display();
+    let summary = with_header(&edit.input, &mut Buffers::default(), |file, header| {
+        // Which tensors, under which names, as which dtype.
+        let mut chosen = Vec::with_capacity(header.len());
+        let (mut dropped, mut renamed, mut converted) = (0, 0, 0);
+        for info in header.iter() {
+            let original = info.name().to_string();
+            let kept = edit.keep.is_empty() || edit.keep.iter().any(|r| r.is_match(&original));
+            if !kept || edit.drop.iter().any(|r| r.is_match(&original)) {
+                dropped += 1;
+                continue;
+            }
+            let mut name = original.clone();
+            for (pattern, replacement) in &edit.rename {
+                name = pattern
+                    .replace_all(&name, replacement.as_str())
+                    .into_owned();
+            }
+            renamed += usize::from(name != original);
+            let dtype = edit
+                .convert
+                .iter()
+                .find(|&&(from, _)| from == info.dtype())
+                .map_or(info.dtype(), |&(_, to)| to);
+            converted += usize::from(dtype != info.dtype());
+            chosen.push((info, name, dtype));
+        }
+        let summary = Summary {
+            written: chosen.len(),
+            dropped,
+            renamed,
+            converted,
+            file_len: 0,
+        };
+        let metadata = metadata_of(header);
+        let file_len = write(
+            file,
+            header.data_start(),
+            &chosen,
+            metadata,
+            &edit.output,
+            quiet,
+        )?;
+        Ok(Summary {
+            file_len,
+            ..summary
+        })
+    })
+    .map_err(|f| format!("{shown}: {}", f.message))?;
+    if !quiet {
+        crate::emit(&format!(
+            "{}: {} ({} dropped, {} renamed, {} converted), {} bytes\n",
+            edit.output.display(),
+            crate::count(summary.written, "tensor"),
+            summary.dropped,
+            summary.renamed,
+            summary.converted,
+            summary.file_len
+        ));
+    }
+    Ok(())
+}
+
+/// A header's metadata as owned pairs (`None`: no `__metadata__`).
+pub fn metadata_of<S>(header: &safetensors_nano::Header<'_, S>) -> Option<Vec<(String, String)>>
+where
+    S: AsRef<[safetensors_nano::Slot]>,
+{
+    header.metadata().map(|m| {
+        m.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    })
+}
+
+/// One output tensor: an input tensor (from the file `usize` of a list),
+/// under its output name, as its output dtype.
+pub type Chosen<'a> = (safetensors_nano::TensorInfo<'a>, String, Dtype);
+
+/// Plans the output from `chosen` (tensors of the one file `file`), then
+/// streams it into `output` through the core's atomic `FileWriter`; returns
+/// the output's length. Errors are messages (a `Failure` for the caller).
+pub fn write(
+    file: &mut std::fs::File,
+    data_start: u64,
+    chosen: &[Chosen<'_>],
+    metadata: Option<Vec<(String, String)>>,
+    output: &Path,
+    quiet: bool,
+) -> Result<u64, crate::file::Failure> {
+    let mut sources = [(file, data_start)];
+    write_from(
+        &mut sources,
+        chosen.iter().map(|c| (0, c)),
+        metadata,
+        output,
+        " (check --rename)",
+        quiet,
+        None,
+    )
+}
+
+/// As [`write`], from several input files: each tensor comes with the index
+/// of its file in `sources` (the open file and its data start).
+/// `duplicate_hint` follows the message for a name given twice. The
+/// progress goes to `shared_bar` when given (several files, one bar), else
+/// to a bar of its own.
+pub fn write_from<'c, 'a: 'c>(
+    sources: &mut [(&mut std::fs::File, u64)],
+    chosen: impl Iterator<Item = (usize, &'c Chosen<'a>)>,
+    metadata: Option<Vec<(String, String)>>,
+    output: &Path,
+    duplicate_hint: &str,
+    quiet: bool,
+    shared_bar: Option<&indicatif::ProgressBar>,
+) -> Result<u64, crate::file::Failure> {
+    use crate::file::Failure;
+    let out_shown = output.display();
+    let fail = |message: String| Failure {
+        kind: None,
+        message,
+        offset: None,
+        tensor: None,
+    };
+    let chosen: Vec<_> = chosen.collect();
+    let mut entries = Vec::with_capacity(chosen.len());
+    for (_, (info, name, dtype)) in &chosen {
+        let entry = Existing::<MAX_RANK>::with_name(info, name).ok_or_else(|| {
+            fail(format!(
+                "tensor {name:?} has more than {MAX_RANK} dimensions"
+            ))
+        })?;
+        let entry = if *dtype == info.dtype() {
+            entry
+        } else {
+            entry
+                .with_dtype(*dtype)
+                .map_err(|e| fail(format!("tensor {name:?}: {e}")))?
+        };
+        entries.push(entry);
+    }
+    let mut pairs: Option<Vec<(&str, &str)>> = metadata
+        .as_ref()
+        .map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect());
+    let planned = match pairs.as_mut() {
+        Some(pairs) => Plan::with_metadata(&mut entries, pairs),
+        None => Plan::new(&mut entries),
+    };
+    // The source file of each tensor, by output name (unique once planned).
+    let origin: std::collections::HashMap<&str, usize> = chosen
+        .iter()
+        .map(|(i, (_, name, _))| (name.as_str(), *i))
+        .collect();
+    let plan = planned.map_err(|e| {
+        let name = match e.tensor() {
+            Some(TensorRef::Index(i)) => chosen.get(i as usize).map(|(_, c)| c.1.clone()),
+            _ => None,
+        };
+        match (e.kind(), name) {
+            (ErrorKind::DuplicateTensorName, Some(name)) => fail(format!(
+                "two tensors would be named {name:?} in {out_shown}{duplicate_hint}; nothing written"
+            )),
+            (_, Some(name)) => fail(format!("cannot write {out_shown}: tensor {name:?}: {e}")),
+            (_, None) => fail(format!("cannot write {out_shown}: {e}")),
+        }
+    })?;
+    let bar = progress(
+        plan.iter().map(|p| p.tensor().source().byte_len()).sum(),
+        quiet,
+        "writing",
+    );
+    let mut out = plan
+        .create_file(output)
+        .map_err(|e| fail(format!("cannot write {out_shown}: {e}")))?;
+    let mut bufs = copy::Buffers::new();
+    for placed in plan.iter() {
+        let entry = placed.tensor();
+        let (source, spec) = (entry.source(), entry.spec());
+        let i = origin.get(spec.name()).copied().unwrap_or(0);
+        let Some((file, data_start)) = sources.get_mut(i) else {
+            return Err(fail(format!(
+                "internal: no source file for {:?}",
+                spec.name()
+            )));
+        };
+        copy::copy_tensor(
+            file,
+            *data_start,
+            &source,
+            spec.dtype(),
+            &mut out,
+            &mut bufs,
+            &bar,
+        )
+        .map_err(|e| match e {
+            CopyError::Read(e) => {
+                let mut f = Failure::io("cannot read", &e);
+                f.tensor = Some(source.name().to_string());
+                f.message = format!("{} (tensor {:?})", f.message, source.name().to_string());
+                f
+            }
+            CopyError::Write(e) if copy::interrupted() => {
+                fail(format!("interrupted; {out_shown} not written ({e})"))
+            }
+            CopyError::Write(e) => fail(format!("cannot write {out_shown}: {e}")),
+        })?;
+    }
+    out.commit()
+        .map_err(|e| fail(format!("cannot write {out_shown}: {e}")))?;
+    if shared_bar.is_none() {
+        bar.finish_and_clear();
+    }
+    Ok(plan.file_len())
+}

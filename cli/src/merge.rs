@@ -1,0 +1,94 @@
+//! `merge INDEX_OR_SHARDS... -o OUT`: the tensors of several files (the
+//! shards an index names, checked against it first, or files given one by
+//! one) into one file, streamed and written atomically by the core
+//! (docs/format.md W12). Metadata comes from the first file.
+
+use std::path::PathBuf;
+
+use crate::edit::{metadata_of, write_from, Chosen};
+use crate::file::{open, Buffers};
+use crate::hash::progress;
+use crate::sharded;
+
+/// Arguments of `merge`.
+#[derive(clap::Args, Debug)]
+pub struct Merge {
+    /// A `*.index.json` (its shards, checked against it), or safetensors files.
+    #[arg(required = true, value_name = "INDEX_OR_SHARDS")]
+    pub inputs: Vec<PathBuf>,
+    /// The merged file.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+}
+
+/// Runs `merge`; the message of what went wrong otherwise (nothing written).
+pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
+    let paths: Vec<PathBuf> = match merge.inputs.as_slice() {
+        [index] if sharded::is_index(index) => {
+            let shown = index.display();
+            let s =
+                sharded::load(index, false, true).map_err(|f| format!("{shown}: {}", f.message))?;
+            if let Some(p) = s.problems.first() {
+                return Err(format!(
+                    "{shown}: {p}{}; nothing written",
+                    match s.problems.len() {
+                        1 => String::new(),
+                        n => format!(" (and {} more: see `verify`)", n - 1),
+                    }
+                ));
+            }
+            s.shard_paths
+        }
+        inputs => {
+            if let Some(index) = inputs.iter().find(|p| sharded::is_index(p)) {
+                return Err(format!(
+                    "{}: give an index on its own, or shard files",
+                    index.display()
+                ));
+            }
+            inputs.to_vec()
+        }
+    };
+    let mut all_bufs: Vec<Buffers> = paths.iter().map(|_| Buffers::default()).collect();
+    let mut files = Vec::with_capacity(paths.len());
+    let mut headers = Vec::with_capacity(paths.len());
+    for (path, bufs) in paths.iter().zip(all_bufs.iter_mut()) {
+        let (file, header) =
+            open(path, bufs).map_err(|f| format!("{}: {}", path.display(), f.message))?;
+        files.push(file);
+        headers.push(header);
+    }
+    let metadata = headers.first().and_then(metadata_of);
+    let data_starts: Vec<u64> = headers.iter().map(|h| h.data_start()).collect();
+    let chosen: Vec<(usize, Chosen<'_>)> = headers
+        .iter()
+        .enumerate()
+        .flat_map(|(i, h)| {
+            h.iter()
+                .map(move |t| (i, (t, t.name().to_string(), t.dtype())))
+        })
+        .collect();
+    let total: u64 = headers.iter().map(|h| h.data_len()).sum();
+    let mut sources: Vec<(&mut std::fs::File, u64)> = files.iter_mut().zip(data_starts).collect();
+    let bar = progress(total, quiet, "merging");
+    let file_len = write_from(
+        &mut sources,
+        chosen.iter().map(|(i, c)| (*i, c)),
+        metadata,
+        &merge.output,
+        " (the same tensor is in two inputs)",
+        quiet,
+        Some(&bar),
+    )
+    .map_err(|f| f.message)?;
+    bar.finish_and_clear();
+    if !quiet {
+        crate::emit(&format!(
+            "{}: {} from {}, {file_len} bytes\n",
+            merge.output.display(),
+            crate::count(chosen.len(), "tensor"),
+            crate::count(paths.len(), "file")
+        ));
+    }
+    Ok(())
+}

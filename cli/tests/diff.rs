@@ -1,0 +1,173 @@
+//! `diff` through the built binary, on files the Python reference wrote:
+//! names, dtypes and shapes, and `--values` against numpy's computation in
+//! float64.
+//!
+//! Needs `$REPO/tests/.venv` (scripts/setup.sh python). Without it the tests
+//! are skipped with a message, unless `CI` is set: then they fail.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
+
+fn python() -> Option<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let python = repo.join("tests/.venv/bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is missing (run scripts/setup.sh python); required under CI",
+        python.display()
+    );
+    eprintln!(
+        "SKIPPED: {} is missing (run scripts/setup.sh python)",
+        python.display()
+    );
+    None
+}
+
+/// Writes A and B with the reference; numpy's expected `values`.
+fn files(python: &Path, dir: &Path) -> (PathBuf, PathBuf, Value) {
+    let (a, b) = (dir.join("base.safetensors"), dir.join("tuned.safetensors"));
+    let out = Command::new(python)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/python/diff_expected.py"
+        ))
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (a, b, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn close(x: f64, y: f64) -> bool {
+    (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1e-300)
+}
+
+#[test]
+fn diff_values_match_numpy() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, expected) = files(&python, dir.path());
+    let out = Command::new(BIN)
+        .args(["diff", "--values", "--json"])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["ok"], true);
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&got["added"]), ["new"]);
+    assert_eq!(names(&got["removed"]), ["gone"]);
+    assert_eq!(names(&got["changed"]), ["cast", "reshaped"]);
+    assert_eq!(got["changed"][0]["b"]["dtype"], "BF16");
+    assert_eq!(got["changed"][1]["b"]["shape"], serde_json::json!([4, 6]));
+    assert_eq!(got["same"], 7);
+    let (got, want) = (
+        got["values"].as_array().unwrap(),
+        expected["values"].as_array().unwrap(),
+    );
+    assert_eq!(
+        names(&Value::Array(got.clone())),
+        names(&Value::Array(want.clone()))
+    );
+    for (g, w) in got.iter().zip(want) {
+        let name = &w["name"];
+        assert_eq!(g["elements"], w["elements"], "{name}");
+        assert_eq!(g["changed"], w["changed"], "{name}");
+        assert!(
+            close(
+                g["max_abs_diff"].as_f64().unwrap(),
+                w["max_abs_diff"].as_f64().unwrap()
+            ),
+            "{name}: {g} vs {w}"
+        );
+        match (g["rel_l2"].as_f64(), w["rel_l2"].as_f64()) {
+            (Some(x), Some(y)) => assert!(close(x, y), "{name}: {g} vs {w}"),
+            (x, y) => assert_eq!(x, y, "{name}"),
+        }
+    }
+    // The numbers are not trivial: some tensors changed, one did not.
+    assert!(got.iter().any(|g| g["name"] == "same" && g["changed"] == 0));
+    assert!(got
+        .iter()
+        .any(|g| g["name"] == "w.f32" && g["changed"].as_u64().unwrap() > 10_000));
+}
+
+#[test]
+fn diff_table_and_errors() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, _) = files(&python, dir.path());
+    let out = Command::new(BIN)
+        .arg("diff")
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("1 added, 1 removed, 2 changed, 7 same dtype and shape"),
+        "{table}"
+    );
+    assert!(table.contains("  + new  F32 [3]"), "{table}");
+    assert!(table.contains("  - gone  F32 [2]"), "{table}");
+    assert!(
+        table.contains("  ~ cast  F32 [10, 3] -> BF16 [10, 3]"),
+        "{table}"
+    );
+    // A file against itself: nothing changed.
+    let out = Command::new(BIN)
+        .args(["diff", "--values"])
+        .args([&a, &a])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("0 added, 0 removed, 0 changed, 10 same"),
+        "{table}"
+    );
+    assert!(table.lines().skip(2).all(|l| l.contains(" 0/")), "{table}");
+    // A hostile B: exit 1, a message naming it; --json gives the error document.
+    let bad = dir.path().join("bad.safetensors");
+    std::fs::write(&bad, b"\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":").unwrap();
+    let out = Command::new(BIN)
+        .arg("diff")
+        .args([&a, &bad])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!("safetensors-nano: {}: ", bad.display())),
+        "{stderr}"
+    );
+    let out = Command::new(BIN)
+        .args(["diff", "--json"])
+        .args([&a, &bad])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+}

@@ -1,0 +1,444 @@
+//! Sharded checkpoints through the built binary: `split` writes what the
+//! Hub's tools write (checked by the Python package), `merge` gives back the
+//! original bytes, and `inspect`/`verify` take the index, checking it
+//! against the shards (every problem one line, exit 1).
+//!
+//! Needs `$REPO/tests/.venv` (scripts/setup.sh python) for the reference
+//! files. Without it the tests are skipped with a message, unless `CI` is
+//! set: then they fail.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
+const INDEX: &str = "model.safetensors.index.json";
+
+fn python() -> Option<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let python = repo.join("tests/.venv/bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is missing (run scripts/setup.sh python); required under CI",
+        python.display()
+    );
+    eprintln!(
+        "SKIPPED: {} is missing (run scripts/setup.sh python)",
+        python.display()
+    );
+    None
+}
+
+fn py(python: &Path, args: &[&str]) -> String {
+    let out = Command::new(python).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "python {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A checkpoint from the reference: 12 tensors of 4 KiB to 64 KiB.
+fn reference_file(python: &Path, path: &Path) {
+    let script = r#"
+import sys, numpy as np
+from safetensors.numpy import save_file
+rng = np.random.default_rng(3)
+t = {f"layers.{i}.weight": rng.standard_normal((32, 32 * (1 + i % 4))).astype(np.float32) for i in range(10)}
+t["embed"] = rng.standard_normal((128, 128)).astype(np.float16)
+t["step"] = np.array([5], dtype=np.int64)
+save_file(t, sys.argv[1], metadata={"format": "pt"})
+"#;
+    py(python, &["-c", script, path.to_str().unwrap()]);
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn split_writes_hub_shards_and_merge_gives_back_the_original_bytes() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("model.safetensors");
+    reference_file(&python, &original);
+    for (size, bytes) in [("40KB", 40_000u64), ("64KiB", 65_536), ("20000", 20_000)] {
+        let shards = dir.path().join(format!("shards-{size}"));
+        let out = run(&[
+            "split",
+            s(&original),
+            "-o",
+            s(&shards),
+            "--max-shard-size",
+            size,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let said = py(
+            &python,
+            &[
+                concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/check_split.py"),
+                s(&original),
+                s(&shards),
+                &bytes.to_string(),
+            ],
+        );
+        let n: usize = said.trim().strip_prefix("ok ").unwrap().parse().unwrap();
+        assert!(n > 1, "{size}: {n} shards");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            stdout.contains(&format!("12 tensors in {n} shards")),
+            "{stdout}"
+        );
+
+        // merge INDEX and merge SHARDS...: the original, byte for byte.
+        let index = shards.join(INDEX);
+        let merged = dir.path().join("merged.safetensors");
+        let out = run(&["merge", s(&index), "-o", s(&merged), "--quiet"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            std::fs::read(&merged).unwrap(),
+            std::fs::read(&original).unwrap()
+        );
+        let mut files: Vec<PathBuf> = (1..=n)
+            .map(|i| shards.join(format!("model-{i:05}-of-{n:05}.safetensors")))
+            .collect();
+        files.reverse(); // Order does not matter: the writer sorts (W1).
+        let mut args = vec!["merge"];
+        args.extend(files.iter().map(|p| s(p)));
+        args.extend(["-o", s(&merged)]);
+        assert!(run(&args).status.success());
+        assert_eq!(
+            std::fs::read(&merged).unwrap(),
+            std::fs::read(&original).unwrap()
+        );
+
+        // verify and inspect take the index.
+        let out = run(&["verify", s(&index)]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = run(&["inspect", "--json", s(&index)]);
+        assert!(out.status.success());
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["ok"], true);
+        assert_eq!(v["tensors"].as_array().unwrap().len(), 12);
+        assert_eq!(v["shards"].as_array().unwrap().len(), n);
+        assert_eq!(v["metadata"]["format"], "pt");
+    }
+    // A limit larger than the file: one `model.safetensors`, no index (as the Hub).
+    let one = dir.path().join("one");
+    assert!(run(&[
+        "split",
+        s(&original),
+        "-o",
+        s(&one),
+        "--max-shard-size",
+        "5GB"
+    ])
+    .status
+    .success());
+    let names: Vec<_> = std::fs::read_dir(&one)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["model.safetensors"]);
+    assert_eq!(
+        std::fs::read(one.join("model.safetensors")).unwrap(),
+        std::fs::read(&original).unwrap()
+    );
+}
+
+#[test]
+fn inspect_of_an_index_shows_the_same_tensors_as_the_file() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("model.safetensors");
+    reference_file(&python, &original);
+    let shards = dir.path().join("shards");
+    assert!(run(&[
+        "split",
+        s(&original),
+        "-o",
+        s(&shards),
+        "--max-shard-size",
+        "50KB"
+    ])
+    .status
+    .success());
+    let one: Value =
+        serde_json::from_slice(&run(&["inspect", "--json", s(&original)]).stdout).unwrap();
+    let all: Value =
+        serde_json::from_slice(&run(&["inspect", "--json", s(&shards.join(INDEX))]).stdout)
+            .unwrap();
+    let key = |t: &Value| {
+        (
+            t["name"].to_string(),
+            t["dtype"].to_string(),
+            t["shape"].to_string(),
+            t["sha256"].to_string(),
+        )
+    };
+    let mut a: Vec<_> = one["tensors"].as_array().unwrap().iter().map(key).collect();
+    let mut b: Vec<_> = all["tensors"].as_array().unwrap().iter().map(key).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    let table = String::from_utf8(run(&["inspect", s(&shards.join(INDEX))]).stdout).unwrap();
+    assert!(
+        table.contains("12 tensors in 3 shards")
+            && table.contains("model-00002-of-00003.safetensors"),
+        "{table}"
+    );
+}
+
+/// Rewrites the index JSON with `f`.
+fn edit_index(path: &Path, f: impl FnOnce(&mut Value)) {
+    let mut v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn verify_reports_every_disagreement_between_index_and_shards() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("model.safetensors");
+    reference_file(&python, &original);
+    let shards = dir.path().join("shards");
+    assert!(run(&[
+        "split",
+        s(&original),
+        "-o",
+        s(&shards),
+        "--max-shard-size",
+        "50KB"
+    ])
+    .status
+    .success());
+    let index = shards.join(INDEX);
+    let good = std::fs::read(&index).unwrap();
+    let s1 = "model-00001-of-00003.safetensors";
+    let s2 = "model-00002-of-00003.safetensors";
+    let first_in = |shard: &str| -> String {
+        let v: Value = serde_json::from_slice(&good).unwrap();
+        v["weight_map"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(_, s)| *s == shard)
+            .unwrap()
+            .0
+            .clone()
+    };
+    let (t1, t2) = (first_in(s1), first_in(s2));
+    type Change = Box<dyn FnOnce(&mut Value)>;
+    let cases: Vec<(Change, Vec<String>)> = vec![
+        (
+            Box::new(|v: &mut Value| v["metadata"]["total_size"] = 7.into()),
+            vec!["index states total_size 7 but the shards' tensors hold".into()],
+        ),
+        (
+            Box::new({
+                let t1 = t1.clone();
+                move |v: &mut Value| {
+                    v["weight_map"].as_object_mut().unwrap().remove(&t1);
+                }
+            }),
+            vec![format!("tensor {t1:?} in {s1} is not in the index")],
+        ),
+        (
+            Box::new(|v: &mut Value| v["weight_map"]["ghost"] = s2.into()),
+            vec![format!(
+                "tensor \"ghost\" is indexed in {s2} but missing from it"
+            )],
+        ),
+        (
+            Box::new({
+                let t1 = t1.clone();
+                move |v: &mut Value| v["weight_map"][&t1] = s2.into()
+            }),
+            vec![
+                format!("tensor {t1:?} is in {s1} but the index says {s2}"),
+                format!("tensor {t1:?} is indexed in {s2} but missing from it"),
+            ],
+        ),
+        (
+            Box::new({
+                let t2 = t2.clone();
+                move |v: &mut Value| {
+                    v["weight_map"][&t2] = "model-00009-of-00009.safetensors".into()
+                }
+            }),
+            vec!["model-00009-of-00009.safetensors: cannot open".into()],
+        ),
+        (
+            Box::new(|v: &mut Value| v["weight_map"]["x"] = "../model.safetensors".into()),
+            vec!["shards must be plain file names beside the index".into()],
+        ),
+        (
+            Box::new(|v: &mut Value| {
+                v.as_object_mut().unwrap().remove("weight_map");
+            }),
+            vec!["no \"weight_map\"".into()],
+        ),
+    ];
+    for (i, (change, expected)) in cases.into_iter().enumerate() {
+        std::fs::write(&index, &good).unwrap();
+        edit_index(&index, change);
+        let out = run(&["verify", s(&index)]);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "case {i}: {stderr}");
+        for e in &expected {
+            assert!(
+                stderr.contains(e.as_str()),
+                "case {i}: want {e:?} in {stderr}"
+            );
+        }
+        assert!(
+            stderr
+                .lines()
+                .all(|l| l.starts_with(&format!("{}: ", index.display()))),
+            "{stderr}"
+        );
+        // inspect and merge refuse it too; merge writes nothing.
+        let out = run(&["inspect", "--json", s(&index)]);
+        assert_eq!(out.status.code(), Some(1), "case {i}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["ok"], false);
+        let merged = dir.path().join("merged.safetensors");
+        assert_eq!(
+            run(&["merge", s(&index), "-o", s(&merged)]).status.code(),
+            Some(1)
+        );
+        assert!(!merged.exists());
+    }
+    // Not JSON at all: the offset of the error.
+    std::fs::write(&index, b"{\"weight_map\": {\"a\": 1}}").unwrap();
+    let v: Value = serde_json::from_slice(&run(&["inspect", "--json", s(&index)]).stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "IndexInvalid");
+    assert_eq!(v["error"]["offset"], 21);
+}
+
+#[test]
+fn merge_refuses_a_tensor_in_two_inputs_and_writes_nothing() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("model.safetensors");
+    reference_file(&python, &original);
+    let copy = dir.path().join("copy.safetensors");
+    std::fs::copy(&original, &copy).unwrap();
+    let merged = dir.path().join("merged.safetensors");
+    let out = run(&["merge", s(&original), s(&copy), "-o", s(&merged)]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the same tensor is in two inputs"),
+        "{stderr}"
+    );
+    assert!(!merged.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+#[test]
+fn split_on_a_full_disk_leaves_no_shard_no_index_and_no_temporary_file() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("model.safetensors");
+    reference_file(&python, &original);
+    let shards = dir.path().join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    // 25 KB per file allowed: the first shards (20 KB of data at most) fit,
+    // the one holding the 32 KiB tensor alone, written later, does not.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; exec prlimit --fsize=25000 -- \"$@\"")
+        .arg("sh")
+        .args([
+            BIN,
+            "split",
+            s(&original),
+            "-o",
+            s(&shards),
+            "--max-shard-size",
+            "20KB",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&shards).unwrap().count(), 0);
+}
+
+#[test]
+fn hostile_inputs_to_split_and_merge_are_exit_1_with_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = br#"{"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#;
+    let mut valid = (header.len() as u64).to_le_bytes().to_vec();
+    valid.extend_from_slice(header);
+    valid.extend_from_slice(&[0; 16]);
+    let good = dir.path().join("good.safetensors");
+    std::fs::write(&good, &valid).unwrap();
+    let cut = dir.path().join("cut.safetensors");
+    std::fs::write(&cut, &valid[..valid.len() - 1]).unwrap();
+    let shards = dir.path().join("shards");
+    let out = run(&["split", s(&cut), "-o", s(&shards), "--max-shard-size", "8"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: byte buffer is 15 bytes but the header describes 16",
+            cut.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_dir(&shards).map_or(0, |d| d.count()), 0);
+    let merged = dir.path().join("merged.safetensors");
+    let out = run(&["merge", s(&good), s(&cut), "-o", s(&merged)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&cut.display().to_string()), "{stderr}");
+    assert!(!merged.exists());
+    // An index whose shard is hostile: named in the message, nothing written.
+    std::fs::create_dir_all(&shards).unwrap();
+    std::fs::copy(&cut, shards.join("model-00001-of-00001.safetensors")).unwrap();
+    std::fs::write(
+        shards.join(INDEX),
+        br#"{"metadata": {"total_size": 16}, "weight_map": {"x": "model-00001-of-00001.safetensors"}}"#,
+    )
+    .unwrap();
+    let out = run(&["merge", s(&shards.join(INDEX)), "-o", s(&merged)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("model-00001-of-00001.safetensors: byte buffer is 15 bytes"),
+        "{stderr}"
+    );
+    assert!(!merged.exists());
+    let out = run(&["verify", s(&shards.join(INDEX))]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().count(),
+        1,
+        "one problem, not a missing tensor too"
+    );
+}

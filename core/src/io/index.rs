@@ -1,0 +1,454 @@
+//! With the `std` feature: a sharded checkpoint's index
+//! (`model.safetensors.index.json`, as the Hub's tools write it) and the
+//! check of the index against its shards' headers.
+//!
+//! The index is read with the header's own strict JSON lexer; only
+//! `metadata.total_size` and `weight_map` are interpreted, every other
+//! value is checked for syntax and skipped.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use crate::error::{Error, Expected};
+use crate::file::Header;
+use crate::read::lexer::{Lexer, RawString, Step};
+use crate::table::Slot;
+use crate::view::name::Name;
+
+/// The parsed index of a sharded checkpoint: which shard file holds each
+/// tensor, and the total size of the tensors' data it states.
+///
+/// ```
+/// use safetensors_nano::ShardIndex;
+/// let json = br#"{"metadata": {"total_size": 12}, "weight_map": {
+///     "b": "model-00002-of-00002.safetensors",
+///     "a": "model-00001-of-00002.safetensors"}}"#;
+/// let index = ShardIndex::parse(json)?;
+/// assert_eq!(index.total_size(), Some(12));
+/// assert_eq!(index.shard_of("b"), Some("model-00002-of-00002.safetensors"));
+/// assert_eq!(index.shards(), ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]);
+/// # Ok::<(), safetensors_nano::IndexError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub struct ShardIndex {
+    total_size: Option<u64>,
+    /// (tensor, shard file), sorted by tensor name.
+    weight_map: Vec<(String, String)>,
+}
+
+/// Why an index could not be read.
+///
+/// ```
+/// use safetensors_nano::{IndexError, ShardIndex};
+/// let err = ShardIndex::parse(br#"{"weight_map": {"a": "../x.safetensors"}}"#).unwrap_err();
+/// assert!(matches!(err, IndexError::UnsafeShardName { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub enum IndexError {
+    /// Not JSON, or not the index's shape: the lexer's error (with the byte
+    /// offset in the index file).
+    Json(Error),
+    /// No `weight_map` object.
+    NoWeightMap,
+    /// A tensor is listed twice in `weight_map`.
+    DuplicateTensor {
+        /// The tensor's name.
+        tensor: String,
+    },
+    /// A shard file name that is not a plain file name beside the index
+    /// (a path, `..`, empty): refused rather than read from elsewhere.
+    UnsafeShardName {
+        /// The tensor it was given for.
+        tensor: String,
+        /// The name as given.
+        shard: String,
+    },
+}
+
+impl fmt::Display for IndexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IndexError::Json(e) => write!(f, "index is not a valid index JSON: {e}"),
+            IndexError::NoWeightMap => f.write_str(
+                "index has no \"weight_map\" object (is this a *.safetensors.index.json?)",
+            ),
+            IndexError::DuplicateTensor { tensor } => {
+                write!(f, "index lists tensor {tensor:?} twice in weight_map")
+            }
+            IndexError::UnsafeShardName { tensor, shard } => write!(
+                f,
+                "index names shard {shard:?} for tensor {tensor:?}: shards must be plain file names beside the index"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for IndexError {}
+
+/// A disagreement between an index and its shards, found by [`IndexCheck`].
+///
+/// ```
+/// use safetensors_nano::IndexProblem;
+/// let p = IndexProblem::TotalSize { stated: 10, actual: 12 };
+/// assert_eq!(p.to_string(), "index states total_size 10 but the shards' tensors hold 12 bytes");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub enum IndexProblem {
+    /// The index maps a tensor to a shard that does not hold it.
+    Missing {
+        /// The tensor.
+        tensor: String,
+        /// The shard the index names.
+        shard: String,
+    },
+    /// A shard holds a tensor the index does not list.
+    NotInIndex {
+        /// The tensor.
+        tensor: String,
+        /// The shard that holds it.
+        shard: String,
+    },
+    /// A shard holds a tensor the index maps to another shard.
+    WrongShard {
+        /// The tensor.
+        tensor: String,
+        /// The shard that holds it.
+        shard: String,
+        /// The shard the index names.
+        indexed: String,
+    },
+    /// `metadata.total_size` is not the sum of the tensors' byte sizes.
+    TotalSize {
+        /// What the index states.
+        stated: u64,
+        /// The sum over the shards' tensors.
+        actual: u64,
+    },
+}
+
+impl fmt::Display for IndexProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IndexProblem::Missing { tensor, shard } => {
+                write!(
+                    f,
+                    "tensor {tensor:?} is indexed in {shard} but missing from it"
+                )
+            }
+            IndexProblem::NotInIndex { tensor, shard } => {
+                write!(f, "tensor {tensor:?} in {shard} is not in the index")
+            }
+            IndexProblem::WrongShard {
+                tensor,
+                shard,
+                indexed,
+            } => write!(
+                f,
+                "tensor {tensor:?} is in {shard} but the index says {indexed}"
+            ),
+            IndexProblem::TotalSize { stated, actual } => write!(
+                f,
+                "index states total_size {stated} but the shards' tensors hold {actual} bytes"
+            ),
+        }
+    }
+}
+
+fn decoded(json: &[u8], s: RawString) -> String {
+    Name::from_raw(json.get(s.start..s.end).unwrap_or_default()).to_string()
+}
+
+fn plain_file_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
+}
+
+impl ShardIndex {
+    /// Parses an index file's bytes (strict JSON; the header's lexer).
+    ///
+    /// # Errors
+    /// [`IndexError`]: bad JSON or shape (with its offset), no
+    /// `weight_map`, a tensor listed twice, a shard name that is a path.
+    ///
+    /// ```
+    /// use safetensors_nano::{IndexError, ShardIndex};
+    /// assert_eq!(ShardIndex::parse(br#"{"metadata": {}}"#), Err(IndexError::NoWeightMap));
+    /// assert!(matches!(ShardIndex::parse(b"{"), Err(IndexError::Json(_))));
+    /// ```
+    pub fn parse(json: &[u8]) -> Result<Self, IndexError> {
+        let mut lexer = Lexer::new(json);
+        let mut total_size = None;
+        let mut map = None;
+        let step = parse_top(&mut lexer, json, &mut total_size, &mut map);
+        lexer.finish(step).map_err(IndexError::Json)?;
+        let mut weight_map: Vec<(String, String)> = map.ok_or(IndexError::NoWeightMap)?;
+        if let Some((tensor, shard)) = weight_map.iter().find(|(_, s)| !plain_file_name(s)) {
+            return Err(IndexError::UnsafeShardName {
+                tensor: tensor.clone(),
+                shard: shard.clone(),
+            });
+        }
+        weight_map.sort();
+        if let Some(pair) = weight_map
+            .windows(2)
+            .find(|w| w.first().map(|a| &a.0) == w.get(1).map(|b| &b.0))
+        {
+            return Err(IndexError::DuplicateTensor {
+                tensor: pair.first().map(|p| p.0.clone()).unwrap_or_default(),
+            });
+        }
+        Ok(ShardIndex {
+            total_size,
+            weight_map,
+        })
+    }
+
+    /// `metadata.total_size`, when the index states it.
+    ///
+    /// ```
+    /// use safetensors_nano::ShardIndex;
+    /// assert_eq!(ShardIndex::parse(br#"{"weight_map": {}}"#)?.total_size(), None);
+    /// # Ok::<(), safetensors_nano::IndexError>(())
+    /// ```
+    pub fn total_size(&self) -> Option<u64> {
+        self.total_size
+    }
+
+    /// `(tensor, shard file)` pairs, sorted by tensor name.
+    ///
+    /// ```
+    /// use safetensors_nano::ShardIndex;
+    /// let index = ShardIndex::parse(br#"{"weight_map": {"b": "2.st", "a": "1.st"}}"#)?;
+    /// assert_eq!(index.weight_map().collect::<Vec<_>>(), [("a", "1.st"), ("b", "2.st")]);
+    /// # Ok::<(), safetensors_nano::IndexError>(())
+    /// ```
+    pub fn weight_map(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.weight_map
+            .iter()
+            .map(|(t, s)| (t.as_str(), s.as_str()))
+    }
+
+    /// The shard file holding `tensor`, per the index.
+    ///
+    /// ```
+    /// use safetensors_nano::ShardIndex;
+    /// let index = ShardIndex::parse(br#"{"weight_map": {"a": "1.st"}}"#)?;
+    /// assert_eq!(index.shard_of("a"), Some("1.st"));
+    /// assert_eq!(index.shard_of("z"), None);
+    /// # Ok::<(), safetensors_nano::IndexError>(())
+    /// ```
+    pub fn shard_of(&self, tensor: &str) -> Option<&str> {
+        self.weight_map
+            .binary_search_by(|(t, _)| t.as_str().cmp(tensor))
+            .ok()
+            .and_then(|i| self.weight_map.get(i))
+            .map(|(_, s)| s.as_str())
+    }
+
+    /// The distinct shard files, sorted (the Hub's names sort in order).
+    ///
+    /// ```
+    /// use safetensors_nano::ShardIndex;
+    /// let index = ShardIndex::parse(br#"{"weight_map": {"a": "2.st", "b": "1.st", "c": "2.st"}}"#)?;
+    /// assert_eq!(index.shards(), ["1.st", "2.st"]);
+    /// # Ok::<(), safetensors_nano::IndexError>(())
+    /// ```
+    pub fn shards(&self) -> Vec<&str> {
+        let mut shards: Vec<&str> = self.weight_map.iter().map(|(_, s)| s.as_str()).collect();
+        shards.sort_unstable();
+        shards.dedup();
+        shards
+    }
+
+    /// Starts checking the index against its shards: give each shard's
+    /// header to [`IndexCheck::shard`], then [`IndexCheck::finish`].
+    ///
+    /// ```
+    /// use safetensors_nano::{IndexProblem, SafeTensors, ShardIndex, Table};
+    /// let index = ShardIndex::parse(br#"{"metadata": {"total_size": 1}, "weight_map": {"a": "1.st", "b": "1.st"}}"#)?;
+    /// let bytes = safetensors_nano::write::serialize_to_vec(
+    ///     &mut [safetensors_nano::write::Tensor::new("a", safetensors_nano::Dtype::U8, &[1], &[7])], None)?;
+    /// let st = SafeTensors::parse(&bytes, Table::<4>::new())?;
+    /// let mut check = index.check();
+    /// check.shard("1.st", st.header());
+    /// assert_eq!(check.finish(), [IndexProblem::Missing { tensor: "b".into(), shard: "1.st".into() }]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check(&self) -> IndexCheck<'_> {
+        IndexCheck {
+            index: self,
+            found: HashMap::new(),
+            problems: Vec::new(),
+            total: 0,
+        }
+    }
+}
+
+/// An index checked against its shards, one header at a time
+/// ([`ShardIndex::check`]); memory grows with the number of tensors only.
+#[derive(Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub struct IndexCheck<'i> {
+    index: &'i ShardIndex,
+    /// Indexed tensors found in their shard.
+    found: HashMap<&'i str, ()>,
+    problems: Vec<IndexProblem>,
+    total: u64,
+}
+
+impl<'i> IndexCheck<'i> {
+    /// Records the tensors of the shard file `file` (as the index names it).
+    ///
+    /// ```
+    /// use safetensors_nano::{SafeTensors, ShardIndex, Table};
+    /// let index = ShardIndex::parse(br#"{"weight_map": {}}"#)?;
+    /// let bytes = safetensors_nano::write::serialize_to_vec(
+    ///     &mut [safetensors_nano::write::Tensor::new("x", safetensors_nano::Dtype::U8, &[1], &[7])], None)?;
+    /// let st = SafeTensors::parse(&bytes, Table::<4>::new())?;
+    /// let mut check = index.check();
+    /// check.shard("extra.st", st.header());
+    /// assert_eq!(check.finish()[0].to_string(), r#"tensor "x" in extra.st is not in the index"#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shard<S: AsRef<[Slot]>>(&mut self, file: &str, header: &Header<'_, S>) {
+        for info in header.iter_header_order() {
+            let name = info.name().to_string();
+            self.total = self.total.saturating_add(info.byte_len());
+            match self
+                .index
+                .weight_map
+                .binary_search_by(|(t, _)| t.as_str().cmp(&name))
+            {
+                Ok(i) => {
+                    let Some((tensor, indexed)) = self.index.weight_map.get(i) else {
+                        continue;
+                    };
+                    if indexed == file {
+                        self.found.insert(tensor.as_str(), ());
+                    } else {
+                        self.problems.push(IndexProblem::WrongShard {
+                            tensor: name,
+                            shard: file.to_string(),
+                            indexed: indexed.clone(),
+                        });
+                    }
+                }
+                Err(_) => self.problems.push(IndexProblem::NotInIndex {
+                    tensor: name,
+                    shard: file.to_string(),
+                }),
+            }
+        }
+    }
+
+    /// The problems found: those of [`shard`](IndexCheck::shard), then each
+    /// indexed tensor its shard did not hold (only shards that were given
+    /// are judged), then `total_size`. Empty when the index and the shards
+    /// agree.
+    ///
+    /// ```
+    /// use safetensors_nano::ShardIndex;
+    /// let index = ShardIndex::parse(br#"{"metadata": {"total_size": 0}, "weight_map": {}}"#)?;
+    /// assert!(index.check().finish().is_empty());
+    /// # Ok::<(), safetensors_nano::IndexError>(())
+    /// ```
+    pub fn finish(self) -> Vec<IndexProblem> {
+        let IndexCheck {
+            index,
+            found,
+            mut problems,
+            total,
+        } = self;
+        for (tensor, shard) in &index.weight_map {
+            if !found.contains_key(tensor.as_str()) {
+                problems.push(IndexProblem::Missing {
+                    tensor: tensor.clone(),
+                    shard: shard.clone(),
+                });
+            }
+        }
+        if let Some(stated) = index.total_size.filter(|&s| s != total) {
+            problems.push(IndexProblem::TotalSize {
+                stated,
+                actual: total,
+            });
+        }
+        problems
+    }
+}
+
+/// `{ "metadata": {...}, "weight_map": {...}, other keys skipped }`.
+fn parse_top(
+    lexer: &mut Lexer<'_>,
+    json: &[u8],
+    total_size: &mut Option<u64>,
+    map: &mut Option<Vec<(String, String)>>,
+) -> Step<()> {
+    lexer.expect(b'{', Expected::Object)?;
+    if !lexer.eat(b'}') {
+        loop {
+            let key = decoded(json, lexer.string()?);
+            lexer.expect(b':', Expected::Colon)?;
+            match key.as_str() {
+                "metadata" => parse_metadata(lexer, json, total_size)?,
+                "weight_map" => *map = Some(parse_weight_map(lexer, json)?),
+                _ => lexer.skip_value(1)?,
+            }
+            if lexer.eat(b'}') {
+                break;
+            }
+            lexer.expect(b',', Expected::CommaOrObjectEnd)?;
+        }
+    }
+    lexer.skip_ws();
+    if lexer.at_end() {
+        Ok(())
+    } else {
+        Err(lexer.unexpected(Expected::End))
+    }
+}
+
+fn parse_metadata(lexer: &mut Lexer<'_>, json: &[u8], total_size: &mut Option<u64>) -> Step<()> {
+    if lexer.eat_null()? {
+        return Ok(());
+    }
+    lexer.expect(b'{', Expected::Object)?;
+    if lexer.eat(b'}') {
+        return Ok(());
+    }
+    loop {
+        let key = decoded(json, lexer.string()?);
+        lexer.expect(b':', Expected::Colon)?;
+        if key == "total_size" {
+            *total_size = Some(lexer.uint()?);
+        } else {
+            lexer.skip_value(2)?;
+        }
+        if lexer.eat(b'}') {
+            return Ok(());
+        }
+        lexer.expect(b',', Expected::CommaOrObjectEnd)?;
+    }
+}
+
+fn parse_weight_map(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<Vec<(String, String)>> {
+    let mut pairs = Vec::new();
+    lexer.expect(b'{', Expected::Object)?;
+    if lexer.eat(b'}') {
+        return Ok(pairs);
+    }
+    loop {
+        let tensor = decoded(json, lexer.string()?);
+        lexer.expect(b':', Expected::Colon)?;
+        let shard = decoded(json, lexer.string()?);
+        pairs.push((tensor, shard));
+        if lexer.eat(b'}') {
+            return Ok(pairs);
+        }
+        lexer.expect(b',', Expected::CommaOrObjectEnd)?;
+    }
+}

@@ -1,0 +1,143 @@
+//! `ShardIndex` and `IndexCheck` (feature `std`): a sharded checkpoint's
+//! index read strictly, and checked against its shards' headers.
+#![cfg(feature = "std")]
+
+use safetensors_nano::write::{serialize_to_vec, Tensor};
+use safetensors_nano::{Dtype, IndexError, IndexProblem, SafeTensors, ShardIndex, Table};
+
+fn shard(names: &[&str]) -> Vec<u8> {
+    let data = [0u8; 4];
+    let mut tensors: Vec<Tensor> = names
+        .iter()
+        .map(|n| Tensor::new(n, Dtype::F32, &[1], &data))
+        .collect();
+    serialize_to_vec(&mut tensors, None).unwrap()
+}
+
+#[test]
+fn names_are_decoded_and_other_values_skipped() {
+    let json = br#"{
+        "metadata": {"format": {"nested": [1, 2.5e3, null, true]}, "total_size": 8, "x": "y"},
+        "extra": [{"a": []}],
+        "weight_map": {"caf\u00e9.w": "model-00001-of-00001.safetensors", "b\"q": "model-00001-of-00001.safetensors"}
+    }"#;
+    let index = ShardIndex::parse(json).unwrap();
+    assert_eq!(index.total_size(), Some(8));
+    let map: Vec<_> = index.weight_map().collect();
+    assert_eq!(
+        map,
+        [
+            ("b\"q", "model-00001-of-00001.safetensors"),
+            ("café.w", "model-00001-of-00001.safetensors")
+        ]
+    );
+    assert_eq!(index.shards(), ["model-00001-of-00001.safetensors"]);
+    // metadata may be null, or absent.
+    assert_eq!(
+        ShardIndex::parse(br#"{"metadata": null, "weight_map": {}}"#)
+            .unwrap()
+            .total_size(),
+        None
+    );
+}
+
+#[test]
+fn malformed_indexes_are_typed_errors() {
+    let cases: [&[u8]; 8] = [
+        b"",
+        b"[]",
+        br#"{"weight_map": {"a": "s"}} x"#,
+        br#"{"weight_map": {"a": 1}}"#,
+        br#"{"metadata": {"total_size": 1.5}, "weight_map": {}}"#,
+        br#"{"metadata": {"total_size": -1}, "weight_map": {}}"#,
+        br#"{"weight_map": {"a": "s",}}"#,
+        b"{\"weight_map\": {\"\xff\": \"s\"}}",
+    ];
+    for json in cases {
+        assert!(
+            matches!(ShardIndex::parse(json), Err(IndexError::Json(_))),
+            "{:?}",
+            String::from_utf8_lossy(json)
+        );
+    }
+    assert_eq!(ShardIndex::parse(b"{}"), Err(IndexError::NoWeightMap));
+    assert_eq!(
+        ShardIndex::parse(br#"{"weight_map": {"a": "1.st", "a": "2.st"}}"#),
+        Err(IndexError::DuplicateTensor { tensor: "a".into() })
+    );
+    for bad in [
+        "",
+        ".",
+        "..",
+        "sub/x.safetensors",
+        "..\\x",
+        "/abs.safetensors",
+    ] {
+        let json = format!(
+            r#"{{"weight_map": {{"a": "{}"}}}}"#,
+            bad.replace('\\', "\\\\")
+        );
+        assert!(
+            matches!(
+                ShardIndex::parse(json.as_bytes()),
+                Err(IndexError::UnsafeShardName { .. })
+            ),
+            "{bad:?}"
+        );
+    }
+    // The JSON error says where.
+    let Err(IndexError::Json(e)) = ShardIndex::parse(br#"{"weight_map": {"a": 1}}"#) else {
+        panic!("a JSON error");
+    };
+    assert_eq!(e.offset(), Some(21));
+}
+
+#[test]
+fn check_finds_every_disagreement() {
+    let index = ShardIndex::parse(
+        br#"{"metadata": {"total_size": 100}, "weight_map": {
+            "a": "1.st", "b": "1.st", "c": "2.st", "gone": "2.st"}}"#,
+    )
+    .unwrap();
+    let (one, two) = (shard(&["a", "c"]), shard(&["c", "extra"]));
+    let one = SafeTensors::parse(&one, Table::<4>::new()).unwrap();
+    let two = SafeTensors::parse(&two, Table::<4>::new()).unwrap();
+    let mut check = index.check();
+    check.shard("1.st", one.header());
+    check.shard("2.st", two.header());
+    let s = |x: &str| x.to_owned();
+    assert_eq!(
+        check.finish(),
+        [
+            IndexProblem::WrongShard {
+                tensor: s("c"),
+                shard: s("1.st"),
+                indexed: s("2.st")
+            },
+            IndexProblem::NotInIndex {
+                tensor: s("extra"),
+                shard: s("2.st")
+            },
+            IndexProblem::Missing {
+                tensor: s("b"),
+                shard: s("1.st")
+            },
+            IndexProblem::Missing {
+                tensor: s("gone"),
+                shard: s("2.st")
+            },
+            IndexProblem::TotalSize {
+                stated: 100,
+                actual: 16
+            },
+        ]
+    );
+    // Agreement: no problem.
+    let index = ShardIndex::parse(
+        br#"{"metadata": {"total_size": 8}, "weight_map": {"a": "1.st", "c": "1.st"}}"#,
+    )
+    .unwrap();
+    let mut check = index.check();
+    check.shard("1.st", one.header());
+    assert_eq!(check.finish(), []);
+}
