@@ -28,8 +28,7 @@
 //! | [`CORE_UTF8`] | bytewise | bytewise | `core::str::from_utf8` |
 //! | [`json_sink`]: JSON writer copies | one (`dyn Sink`) | one (`dyn Sink`) | one per sink |
 //! | [`Codes`] of small floats | static tables | built per call | static tables |
-//! | [`VECTOR_DECODE`]: bulk float decoding | by table | by lanes | by lanes |
-//! | [`Lanes`] the lane tricks run on | `[u32; 4]` | `v128` with `simd128` | `[u32; 4]` |
+//! | [`VECTOR_DECODE`]: bulk float decoding | tables, `half` | lanes with `simd128` | tables, `half` |
 //!
 //! Four functions are `#[inline(always)]` except in small builds, an
 //! attribute no constant can give: `Dtype::from_name`,
@@ -153,19 +152,11 @@ pub(crate) type Codes<const N: usize> = crate::decode::layout::TableCodes<N>;
 pub(crate) type Codes<const N: usize> = crate::decode::layout::LayoutCodes<N>;
 
 /// Whether [`decode_f32_into`](crate::decode::decode_f32_into) decodes
-/// `F16`, `BF16` and the small floats four lanes at a time
-/// (`decode::simd`) rather than through the tables and `half` (the
-/// scalar spec). Small builds keep the scalar loops: less flash, and no
-/// vector unit to gain from.
-pub(crate) const VECTOR_DECODE: bool = !SMALL;
-
-/// The vector the lane tricks of `decode::simd` run on: wasm SIMD128's
-/// `v128` where the build enables it (the npm package's reader, built with
-/// `-C target-feature=+simd128`).
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub(crate) type Lanes = core::arch::wasm32::v128;
-
-/// Elsewhere four `u32`s, which the optimiser turns into the target's
-/// vector instructions (SSE2 on every x86-64, NEON on aarch64).
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-pub(crate) type Lanes = [u32; 4];
+/// `F16`, `BF16` and the small floats with the lane tricks of
+/// `decode::simd` on wasm SIMD128 (the npm package's reader, built with
+/// `-C target-feature=+simd128`), rather than through the tables and
+/// `half` (the scalar spec). Natively the scalar paths are already
+/// vector-speed: `half`'s slice conversions (F16C with `std`) and a table
+/// load per 8-bit code beat the tricks on one `u32` lane (`make bench`).
+pub(crate) const VECTOR_DECODE: bool =
+    cfg!(all(target_arch = "wasm32", target_feature = "simd128"));

@@ -16,58 +16,21 @@
 mod bf16;
 pub(crate) mod lanes;
 mod rebias;
+// The bulk loops: wasm SIMD128 where the build enables it, else the same
+// tricks on one `u32` lane per element (which the tests compare with the
+// scalar spec everywhere; `mode::VECTOR_DECODE` says which builds decode
+// through them).
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+mod each;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+pub(super) use each::{decode_bf16, decode_bytes, decode_f16};
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(super) use wasm::{decode_bf16, decode_bytes, decode_f16};
 
-use lanes::Lane;
-use rebias::Rebias;
-
-use super::layout::format_of;
-use crate::dtype::Dtype;
-use crate::mode::Lanes;
-
-pub(super) static F16: Rebias = Rebias::new(format_of(Dtype::F16), true);
-pub(super) static F8_E5M2: Rebias = Rebias::new(format_of(Dtype::F8_E5M2), false);
-pub(super) static F8_E4M3: Rebias = Rebias::new(format_of(Dtype::F8_E4M3), false);
-pub(super) static F8_E8M0: Rebias = Rebias::new(format_of(Dtype::F8_E8M0), false);
-pub(super) static F8_E4M3FNUZ: Rebias = Rebias::new(format_of(Dtype::F8_E4M3FNUZ), false);
-pub(super) static F8_E5M2FNUZ: Rebias = Rebias::new(format_of(Dtype::F8_E5M2FNUZ), false);
-pub(super) static F6_E2M3: Rebias = Rebias::new(format_of(Dtype::F6_E2M3), false);
-pub(super) static F6_E3M2: Rebias = Rebias::new(format_of(Dtype::F6_E3M2), false);
-pub(super) static F4: Rebias = Rebias::new(format_of(Dtype::F4), false);
-
-/// `BF16`: two bytes per element.
-#[inline(never)]
-pub(super) fn decode_bf16(bytes: &[u8], out: &mut [f32]) {
-    blocks(bytes, out, |block: &[u8; 16], out: &mut [f32; 8]| {
-        let [lo, hi] = bytemuck::cast_mut::<_, [[f32; 4]; 2]>(out);
-        let [a, b] = Lanes::spread_halves(*block);
-        *lo = bf16::bf16(a).to_f32s();
-        *hi = bf16::bf16(b).to_f32s();
-    });
-}
-
-/// `F16`: two bytes per element.
-#[inline(never)]
-pub(super) fn decode_f16(bytes: &[u8], out: &mut [f32]) {
-    blocks(bytes, out, |block: &[u8; 16], out: &mut [f32; 8]| {
-        let halves = bytemuck::cast_mut::<_, [[f32; 4]; 2]>(out);
-        for (h, x) in halves.iter_mut().zip(Lanes::spread_halves(*block)) {
-            *h = F16.apply(x).to_f32s();
-        }
-    });
-}
-
-/// An 8-bit format: one byte per element (the code at the byte's top).
-#[inline(never)]
-pub(super) fn decode_bytes(format: &Rebias, bytes: &[u8], out: &mut [f32]) {
-    blocks(bytes, out, |block: &[u8; 16], out: &mut [f32; 16]| {
-        let quarters = bytemuck::cast_mut::<_, [[f32; 4]; 4]>(out);
-        for (q, x) in quarters.iter_mut().zip(Lanes::spread_bytes(*block)) {
-            *q = format.apply(x).to_f32s();
-        }
-    });
-}
+use rebias::{Rebias, F4};
+pub(super) use rebias::{F6_E2M3, F6_E3M2, F8_E4M3, F8_E4M3FNUZ, F8_E5M2, F8_E5M2FNUZ, F8_E8M0};
 
 /// `F4`: two codes per byte, the first in the low nibble.
 pub(super) fn decode_f4(bytes: &[u8], out: &mut [f32]) {
@@ -125,48 +88,6 @@ fn sixes(mut packed: &[u8], mut codes: &mut [u8]) {
         *e3 = b2 & 0xFC;
         (packed, codes) = (rest, more);
     }
-}
-
-/// Runs `block` on every `IN` bytes of `bytes` and their `OUT` elements
-/// of `out`, including a last, partial block (a whole number of elements),
-/// which runs zero-padded on the stack.
-#[inline(always)]
-fn blocks<const IN: usize, const OUT: usize>(
-    bytes: &[u8],
-    out: &mut [f32],
-    block: impl Fn(&[u8; IN], &mut [f32; OUT]),
-) {
-    let (rest, tail) = whole_blocks(bytes, out, &block);
-    if !rest.is_empty() {
-        let mut input = [0u8; IN];
-        let mut decoded = [0.0f32; OUT];
-        for (i, &b) in input.iter_mut().zip(rest) {
-            *i = b;
-        }
-        whole_blocks(&input, &mut decoded, &block);
-        for (t, &d) in tail.iter_mut().zip(&decoded) {
-            *t = d;
-        }
-    }
-}
-
-/// Runs `block` on every whole block; returns what is left of `bytes` and
-/// `out`. (Not inlined: `blocks` calls it twice, and the `.wasm` holds it
-/// once.)
-#[inline(never)]
-fn whole_blocks<'a, 'b, const IN: usize, const OUT: usize>(
-    mut bytes: &'a [u8],
-    mut out: &'b mut [f32],
-    block: &impl Fn(&[u8; IN], &mut [f32; OUT]),
-) -> (&'a [u8], &'b mut [f32]) {
-    while let (Some((s, rest)), true) = (bytes.split_first_chunk::<IN>(), out.len() >= OUT) {
-        let Some((d, more)) = core::mem::take(&mut out).split_first_chunk_mut::<OUT>() else {
-            break;
-        };
-        block(s, d);
-        (bytes, out) = (rest, more);
-    }
-    (bytes, out)
 }
 
 #[cfg(test)]

@@ -15,8 +15,19 @@
 //! compare every code.
 
 use super::lanes::{Lane, INFINITY, QUIET_NAN};
-use crate::decode::layout::f32_bits;
-use crate::dtype::{FloatFormat, FloatSpecials};
+use crate::decode::layout::{f32_bits, format_of};
+use crate::dtype::{Dtype, FloatFormat, FloatSpecials};
+
+// The formats decoded this way (the 16-bit ones keep NaN payloads).
+pub(crate) static F16: Rebias = Rebias::new(format_of(Dtype::F16), true);
+pub(crate) static F8_E5M2: Rebias = Rebias::new(format_of(Dtype::F8_E5M2), false);
+pub(crate) static F8_E4M3: Rebias = Rebias::new(format_of(Dtype::F8_E4M3), false);
+pub(crate) static F8_E8M0: Rebias = Rebias::new(format_of(Dtype::F8_E8M0), false);
+pub(crate) static F8_E4M3FNUZ: Rebias = Rebias::new(format_of(Dtype::F8_E4M3FNUZ), false);
+pub(crate) static F8_E5M2FNUZ: Rebias = Rebias::new(format_of(Dtype::F8_E5M2FNUZ), false);
+pub(crate) static F6_E2M3: Rebias = Rebias::new(format_of(Dtype::F6_E2M3), false);
+pub(crate) static F6_E3M2: Rebias = Rebias::new(format_of(Dtype::F6_E3M2), false);
+pub(crate) static F4: Rebias = Rebias::new(format_of(Dtype::F4), false);
 
 /// A format's constants for [`Rebias::apply`].
 #[derive(Clone, Copy, Debug)]
