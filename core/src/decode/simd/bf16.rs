@@ -1,6 +1,6 @@
 //! `BF16` is the top half of an `f32`: in place at the top of a lane it
 //! already is the value; only a NaN gets the quiet bit, as `half` (the
-//! scalar spec, D-rules of docs/format.md) decodes it.
+//! scalar spec) decodes it (docs/format.md, "Decoding to f32").
 
 use super::lanes::{Lane, INFINITY, QUIET};
 

@@ -63,7 +63,8 @@ fn decode_packed(
 /// How many `F4` or `F6` codes are unpacked at a time (on the stack).
 const STRETCH: usize = 256;
 
-/// `F4` codes, each at the top of a byte: the low nibble first.
+/// `F4` codes, each at the top of a byte: the low nibble first
+/// (docs/format.md, packing-f4).
 fn nibbles(mut packed: &[u8], mut codes: &mut [u8]) {
     while let (Some((&[b], rest)), Some(([first, second], more))) = (
         packed.split_first_chunk::<1>(),
@@ -76,7 +77,8 @@ fn nibbles(mut packed: &[u8], mut codes: &mut [u8]) {
 }
 
 /// `F6` codes, each at the top of a byte: element `i` of three bytes is
-/// bits `6i..6i+5` of `b0 | b1 << 8 | b2 << 16`.
+/// bits `6i..6i+5` of `b0 | b1 << 8 | b2 << 16` (docs/format.md,
+/// packing-f6).
 fn sixes(mut packed: &[u8], mut codes: &mut [u8]) {
     while let (Some((&[b0, b1, b2], rest)), Some(([e0, e1, e2, e3], more))) = (
         packed.split_first_chunk::<3>(),

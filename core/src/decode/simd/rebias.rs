@@ -7,7 +7,8 @@
 //! to `f32` and one exact multiplication (no `f32` subnormal is ever an
 //! operand, which costs x86 a slow microcode assist). Comparisons then put
 //! in the format's infinities and NaNs, and one code the arithmetic does
-//! not give (`F8_E8M0`'s 2^−127, or the NaN of the FNUZ formats).
+//! not give (`F8_E8M0`'s 2^−127, or the NaN of the FNUZ formats). The
+//! formats are docs/format.md's "The small floats" and `F16`.
 //!
 //! Why: a table lookup is a load per element, which SIMD cannot do 4 or 16
 //! at a time (wasm has no gather); this is a dozen lane operations per four
@@ -41,7 +42,8 @@ pub(crate) struct Rebias {
     rebias: u32,
     /// The value of a moved subnormal's unit: 2^(−149) × 2^(127 − bias).
     subnormal_unit: f32,
-    /// A moved magnitude above this is NaN.
+    /// A moved magnitude above this is NaN (compared as `f32`s: see
+    /// [`Lane::above`]; `NEVER` is a NaN pattern, above nothing).
     nan_above: u32,
     /// A moved magnitude equal to this is ±infinity.
     infinity: u32,
@@ -55,8 +57,8 @@ pub(crate) struct Rebias {
     odd_bits: u32,
 }
 
-/// The largest moved magnitude with exponent field 0.
-const MANTISSA: u32 = 0x007F_FFFF;
+/// An `f32`'s exponent field.
+const EXPONENT: u32 = 0x7F80_0000;
 /// A lane value no code gives (codes sit at the top, this at the bottom).
 const NO_LANE: u32 = 1;
 /// A moved magnitude no code reaches.
@@ -120,8 +122,9 @@ impl Rebias {
         let moved = x.and(L::splat(!self.sign)).shr(self.shift);
         let normal = moved.add(L::splat(self.rebias));
         let subnormal = moved.int_times(self.subnormal_unit);
-        let finite = L::select(moved.gt(L::splat(MANTISSA)), normal, subnormal);
-        let nan = moved.gt(L::splat(self.nan_above));
+        let exponent_zero = moved.and(L::splat(EXPONENT)).eq(L::splat(0));
+        let finite = L::select(exponent_zero, subnormal, normal);
+        let nan = moved.above(L::splat(self.nan_above));
         let infinite = moved.eq(L::splat(self.infinity));
         let quiet = moved.and(L::splat(self.payload)).or(L::splat(QUIET_NAN));
         let special = L::select(nan, quiet, L::splat(INFINITY));

@@ -6,8 +6,9 @@
 //! loop per decoder, its body straight-line.
 
 use core::arch::wasm32::{
-    f32x4_convert_i32x4, f32x4_mul, f32x4_splat, i32x4_add, i32x4_eq, i32x4_gt, i8x16_shuffle,
-    u32x4_shr, u32x4_splat, v128, v128_and, v128_bitselect, v128_or,
+    f32x4_convert_i32x4, f32x4_gt, f32x4_mul, f32x4_splat, i32x4_add, i32x4_eq, i32x4_gt,
+    i32x4_shl, u16x8_extend_high_u8x16, u16x8_extend_low_u8x16, u32x4_extend_high_u16x8,
+    u32x4_extend_low_u16x8, u32x4_shr, u32x4_splat, v128, v128_and, v128_bitselect, v128_or,
 };
 
 use super::bf16::bf16;
@@ -36,6 +37,10 @@ impl Lane for v128 {
         i32x4_gt(self, other)
     }
     #[inline(always)]
+    fn above(self, other: Self) -> Self {
+        f32x4_gt(self, other)
+    }
+    #[inline(always)]
     fn eq(self, other: Self) -> Self {
         i32x4_eq(self, other)
     }
@@ -53,27 +58,28 @@ impl Lane for v128 {
     }
 }
 
-/// Each byte of `block` at the top of a lane (`byte << 24`), in order.
+/// Each byte of `block` at the top of a lane (`byte << 24`), in order:
+/// widened twice, then shifted (each one instruction on x86 and Arm, where
+/// a two-input shuffle is several).
 #[inline(always)]
 fn spread_bytes(block: [u8; 16]) -> [v128; 4] {
     let v: v128 = bytemuck::cast(block);
-    let z = u32x4_splat(0);
-    // Lane i of quarter q: zeros (from `z`, indices 16..) below byte 4q + i.
+    let (lo, hi) = (u16x8_extend_low_u8x16(v), u16x8_extend_high_u8x16(v));
     [
-        i8x16_shuffle::<16, 16, 16, 0, 16, 16, 16, 1, 16, 16, 16, 2, 16, 16, 16, 3>(v, z),
-        i8x16_shuffle::<16, 16, 16, 4, 16, 16, 16, 5, 16, 16, 16, 6, 16, 16, 16, 7>(v, z),
-        i8x16_shuffle::<16, 16, 16, 8, 16, 16, 16, 9, 16, 16, 16, 10, 16, 16, 16, 11>(v, z),
-        i8x16_shuffle::<16, 16, 16, 12, 16, 16, 16, 13, 16, 16, 16, 14, 16, 16, 16, 15>(v, z),
+        i32x4_shl(u32x4_extend_low_u16x8(lo), 24),
+        i32x4_shl(u32x4_extend_high_u16x8(lo), 24),
+        i32x4_shl(u32x4_extend_low_u16x8(hi), 24),
+        i32x4_shl(u32x4_extend_high_u16x8(hi), 24),
     ]
 }
+
 /// Each little-endian `u16` of `block` at the top of a lane (`h << 16`).
 #[inline(always)]
 fn spread_halves(block: [u8; 16]) -> [v128; 2] {
     let v: v128 = bytemuck::cast(block);
-    let z = u32x4_splat(0);
     [
-        i8x16_shuffle::<16, 16, 0, 1, 16, 16, 2, 3, 16, 16, 4, 5, 16, 16, 6, 7>(v, z),
-        i8x16_shuffle::<16, 16, 8, 9, 16, 16, 10, 11, 16, 16, 12, 13, 16, 16, 14, 15>(v, z),
+        i32x4_shl(u32x4_extend_low_u16x8(v), 16),
+        i32x4_shl(u32x4_extend_high_u16x8(v), 16),
     ]
 }
 
