@@ -108,7 +108,7 @@ demo-inspect: setup $(INSPECT)
 	  'target/sample.safetensors', metadata={'format': 'np'})"
 	$(INSPECT) target/sample.safetensors
 
-## Criterion: parsing and writing, side by side with the reference.
+## Criterion: parsing and writing, side by side with the reference; decoding beside half and numpy + ml_dtypes.
 bench:
 	$(CARGO) bench -p safetensors-nano
 
