@@ -121,7 +121,7 @@ demo-inspect: setup $(CLI)
 	  'target/sample.safetensors', metadata={'format': 'np'})"
 	$(CLI) inspect target/sample.safetensors
 
-## Criterion: parsing and writing, side by side with the reference.
+## Criterion: parsing and writing, side by side with the reference; decoding beside half and numpy + ml_dtypes.
 bench:
 	$(CARGO) bench -p safetensors-nano
 

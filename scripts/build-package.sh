@@ -34,14 +34,18 @@ OUT=$ROOT/target/npm
 PKG=$OUT/safetensors-nano
 rm -rf "$OUT" && mkdir -p "$OUT"
 
-# The features rustc enables by default for wasm32-unknown-unknown.
+# The features rustc enables by default for wasm32-unknown-unknown, and SIMD128
+# (the reader's float decoders, core/src/decode/simd; every engine the
+# package supports runs it).
 OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
-  --enable-mutable-globals --enable-reference-types --enable-multivalue)
+  --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd)
 for part in reader writer; do
   name=safetensors_nano_$part
   [ "$part" = reader ] && name=safetensors_nano_wasm
   log "wasm-pack build: $part (version $VERSION)"
-  wasm-pack --quiet build wasm --target web --mode no-install --no-opt --no-pack \
+  simd=
+  [ "$part" = reader ] && simd="-C target-feature=+simd128"
+  RUSTFLAGS="${RUSTFLAGS:-} $simd" wasm-pack --quiet build wasm --target web --mode no-install --no-opt --no-pack \
     --profile wasm --out-dir "$OUT/bindgen-$part" --out-name "$name" \
     -- --no-default-features --features "$part" >&2
   level=-Oz

@@ -28,6 +28,7 @@
 //! | [`CORE_UTF8`] | bytewise | bytewise | `core::str::from_utf8` |
 //! | [`json_sink`]: JSON writer copies | one (`dyn Sink`) | one (`dyn Sink`) | one per sink |
 //! | [`Codes`] of small floats | static tables | built per call | static tables |
+//! | [`VECTOR_DECODE`]: bulk float decoding | tables, `half` | lanes with `simd128` | tables, `half` |
 //!
 //! Four functions are `#[inline(always)]` except in small builds, an
 //! attribute no constant can give: `Dtype::from_name`,
@@ -149,3 +150,13 @@ pub(crate) type Codes<const N: usize> = crate::decode::layout::TableCodes<N>;
 /// The decoded codes of a small float format (see above).
 #[cfg(target_arch = "wasm32")]
 pub(crate) type Codes<const N: usize> = crate::decode::layout::LayoutCodes<N>;
+
+/// Whether [`decode_f32_into`](crate::decode::decode_f32_into) decodes
+/// `F16`, `BF16` and the small floats with the lane tricks of
+/// `decode::simd` on wasm SIMD128 (the npm package's reader, built with
+/// `-C target-feature=+simd128`), rather than through the tables and
+/// `half` (the scalar spec). Natively the scalar paths are already
+/// vector-speed: `half`'s slice conversions (F16C with `std`) and a table
+/// load per 8-bit code beat the tricks on one `u32` lane (`make bench`).
+pub(crate) const VECTOR_DECODE: bool =
+    cfg!(all(target_arch = "wasm32", target_feature = "simd128"));

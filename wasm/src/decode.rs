@@ -19,7 +19,7 @@ pub fn decode<'f>(dtype: u8, input: &[u8], floats: &'f mut Vec<f32>) -> Result<&
     let n = elements_in(dtype, input.len() as u64)
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(0);
-    floats.clear();
+    // Every element is overwritten: only new room is zeroed.
     floats.resize(n, 0.0);
     decode_f32_into(dtype, input, floats)?;
     Ok(floats)

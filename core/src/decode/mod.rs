@@ -52,6 +52,7 @@ mod fp8;
 mod ieee;
 pub(crate) mod layout;
 mod mx;
+mod simd;
 
 pub use fp8::{
     f8_e4m3_to_f32, f8_e4m3fnuz_to_f32, f8_e5m2_to_f32, f8_e5m2fnuz_to_f32, f8_e8m0_to_f32,
@@ -60,6 +61,7 @@ pub use mx::{f4_to_f32, f6_e2m3_to_f32, f6_e3m2_to_f32};
 
 use crate::dtype::Dtype;
 use crate::error::{Error, ErrorKind};
+use crate::mode::VECTOR_DECODE;
 
 /// Decodes every element of `bytes` (little-endian, packed as described in
 /// the [module docs](self)) into `out`, which must hold exactly as many
@@ -107,7 +109,18 @@ pub fn decode_f32_into(dtype: Dtype, bytes: &[u8], out: &mut [f32]) -> Result<()
         }));
     }
     check_lengths(dtype, bytes.len() as u64, out.len() as u64)?;
+    // `VECTOR_DECODE` is a constant: a build has one arm of each pair.
     match dtype {
+        Dtype::F4 if VECTOR_DECODE => simd::decode_f4(bytes, out),
+        Dtype::F6_E2M3 if VECTOR_DECODE => simd::decode_f6(&simd::F6_E2M3, bytes, out),
+        Dtype::F6_E3M2 if VECTOR_DECODE => simd::decode_f6(&simd::F6_E3M2, bytes, out),
+        Dtype::F8_E5M2 if VECTOR_DECODE => simd::decode_bytes(&simd::F8_E5M2, bytes, out),
+        Dtype::F8_E4M3 if VECTOR_DECODE => simd::decode_bytes(&simd::F8_E4M3, bytes, out),
+        Dtype::F8_E8M0 if VECTOR_DECODE => simd::decode_bytes(&simd::F8_E8M0, bytes, out),
+        Dtype::F8_E4M3FNUZ if VECTOR_DECODE => simd::decode_bytes(&simd::F8_E4M3FNUZ, bytes, out),
+        Dtype::F8_E5M2FNUZ if VECTOR_DECODE => simd::decode_bytes(&simd::F8_E5M2FNUZ, bytes, out),
+        Dtype::F16 if VECTOR_DECODE => simd::decode_f16(bytes, out),
+        Dtype::BF16 if VECTOR_DECODE => simd::decode_bf16(bytes, out),
         Dtype::F4 => mx::decode_f4(bytes, out),
         Dtype::F6_E2M3 => mx::decode_f6(&mx::F6_E2M3, bytes, out),
         Dtype::F6_E3M2 => mx::decode_f6(&mx::F6_E3M2, bytes, out),
