@@ -108,9 +108,13 @@ demo-inspect: setup $(INSPECT)
 	  'target/sample.safetensors', metadata={'format': 'np'})"
 	$(INSPECT) target/sample.safetensors
 
-## Criterion: parsing and writing, side by side with the reference.
+## Parsing (fastest of interleaved batches, under Cargo's default profile and fat LTO + one
+## codegen unit, then both side by side), allocations counted apart, and writing.
 bench:
-	$(CARGO) bench -p safetensors-nano
+	$(CARGO) bench -p safetensors-nano --features alloc --bench parse_allocs
+	$(CARGO) bench -p safetensors-nano --features alloc --bench parse --profile bench-lto
+	$(CARGO) bench -p safetensors-nano --features alloc --bench parse
+	$(CARGO) bench -p safetensors-nano --bench write
 
 ## The npm package against the common JS approach, and toFloat32 against a JS loop.
 bench-wasm: package

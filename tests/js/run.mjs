@@ -6,7 +6,8 @@
 //   node tests/js/run.mjs node      Node tests (node:test)
 //   node tests/js/run.mjs browser   headless Chromium tests (playwright-core)
 //   node tests/js/run.mjs test      both
-//   node tests/js/run.mjs bench     the benchmark (make bench-wasm)
+//   node tests/js/run.mjs bench     the benchmarks (make bench-wasm): bench.mjs, then bench-*.mjs
+//   node tests/js/run.mjs bench shards   one of them (bench-shards.mjs)
 //
 // Needs dist/safetensors-nano-*.tgz (scripts/build-package.sh) and
 // tests/js/node_modules (npm ci in tests/js).
@@ -48,7 +49,11 @@ for (const dep of ['playwright-core', 'typescript']) {
   symlinkSync(join(here, 'node_modules', dep), join(project, 'node_modules', dep), 'dir');
 }
 for (const dir of ['lib', 'node', 'browser', 'types']) cpSync(join(here, dir), join(project, dir), { recursive: true });
-cpSync(join(here, 'bench.mjs'), join(project, 'bench.mjs'));
+// bench.mjs, and the other benches (bench-*.mjs) run after it.
+const benches = readdirSync(here)
+  .filter((f) => /^bench(-[\w-]+)?\.mjs$/.test(f))
+  .sort((a, b) => (a === 'bench.mjs' ? -1 : b === 'bench.mjs' ? 1 : a < b ? -1 : 1));
+for (const f of benches) cpSync(join(here, f), join(project, f));
 // The seeded random numbers the demo and the viewer's tests draw from, for tests too.
 cpSync(join(repo, 'scripts', 'rng.mjs'), join(project, 'lib', 'rng.mjs'));
 
@@ -64,8 +69,14 @@ if (what === 'node') files = testFiles('node');
 else if (what === 'browser') files = testFiles('browser');
 else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')];
 else if (what === 'bench') {
-  const r = spawnSync(process.execPath, ['--expose-gc', 'bench.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
-  process.exit(r.status ?? 1);
+  // `bench NAME` runs bench-NAME.mjs alone; other arguments (--quick) go to each.
+  const only = process.argv.slice(3).find((a) => !a.startsWith('-'));
+  const args = process.argv.slice(3).filter((a) => a.startsWith('-'));
+  for (const f of only === undefined ? benches : [`bench-${only}.mjs`]) {
+    const r = spawnSync(process.execPath, ['--expose-gc', f, ...args], { cwd: project, stdio: 'inherit', env });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+  }
+  process.exit(0);
 } else die(`unknown command ${what} (node | browser | test | bench)`);
 
 mkdirSync(join(project, 'tmp'), { recursive: true });

@@ -45,6 +45,42 @@ export class SafeTensors {
     this.fileSize = Number(fileSize);
   }
 
+  // Read-ahead for chunked reads (Tensor.readFloat32): when a chunk starts
+  // where the previous one ended (tensors read in offset order), the chunk
+  // after it is read at once, so that the source reads while wasm decodes.
+  // Only for Blob sources: a local read is cheap to make speculatively, an
+  // HTTP one costs a request. At most one chunk is held.
+  #lastEnd = -1;
+  #ahead = null;
+
+  /** @internal Bytes [start, end) for a chunked reader whose chunks are `step` bytes. */
+  _readChunk(start, end, step, signal) {
+    let bytes;
+    const ahead = this.#ahead;
+    if (ahead !== null && ahead.start === start && ahead.end >= end) {
+      this.#ahead = null;
+      bytes = ahead.bytes.then((b) => {
+        signal?.throwIfAborted();
+        return b.byteLength === end - start ? b : b.subarray(0, end - start);
+      });
+    } else {
+      bytes = this._source.read(start, end, signal);
+    }
+    const sequential = start === this.#lastEnd;
+    this.#lastEnd = end;
+    if (sequential && this._source instanceof BlobSource && this.#ahead === null) {
+      const next = Math.min(this.fileSize, end + step);
+      if (next > end) {
+        // (No signal: the read may serve another call than this one.)
+        const b = this._source.read(end, next);
+        b.catch(() => {}); // a failure surfaces when (if) the chunk is used
+        this.#ahead = { start: end, end: next, bytes: b };
+      }
+    }
+    bytes.catch(() => {}); // (rejections surface where the chunk is awaited)
+    return bytes;
+  }
+
   /** Bytes read from the source so far (the whole input for fromBytes). */
   get bytesRead() {
     return this._source.bytesRead;
