@@ -89,7 +89,7 @@ export class ShardedModel {
 // second request for the rest) only for unusual headers; the bytes it
 // overshoots by are a few per tensor.
 const ENTRY_SYNTAX = 46 + 7 + 13;
-const HEADER_MARGIN = 1024;
+const HEADER_MARGIN = 256;
 const encoder = new TextEncoder();
 const NON_ASCII = /[^\x00-\x7f]/;
 
@@ -99,24 +99,27 @@ const NON_ASCII = /[^\x00-\x7f]/;
  */
 function shardFiles(json) {
   const map = json.weight_map;
-  const names = Object.keys(map);
-  const files = new Map();
-  for (const name of names) {
+  const files = new Map(); // file → [bytes of its tensors' names as JSON, tensors]
+  for (const name of Object.keys(map)) {
     const file = map[name];
     if (typeof file !== 'string') fail(KIND.IndexInvalid, 'weight_map value is not a string', { tensor: name });
     const quoted = JSON.stringify(name);
     // (UTF-8 bytes: the length itself for ASCII, which almost every name is.)
     const bytes = NON_ASCII.test(quoted) ? encoder.encode(quoted).length : quoted.length;
-    files.set(file, (files.get(file) ?? 0) + bytes);
+    const sum = files.get(file);
+    if (sum === undefined) files.set(file, [bytes, 1]);
+    else {
+      sum[0] += bytes;
+      sum[1] += 1;
+    }
   }
   const total = Number(json.metadata?.total_size);
   // Offsets of a shard twice the mean size; 12 digits (a TB) without total_size.
   const offsetDigits = Number.isSafeInteger(total) && total > 0 ? String(Math.ceil((2 * total) / files.size)).length : 12;
   const perEntry = ENTRY_SYNTAX + 2 * offsetDigits;
-  const counts = new Map();
-  for (const name of names) counts.set(map[name], (counts.get(map[name]) ?? 0) + 1);
-  for (const [file, nameBytes] of files) files.set(file, 8 + HEADER_MARGIN + nameBytes + counts.get(file) * perEntry);
-  return files;
+  const first = new Map();
+  for (const [file, [nameBytes, tensors]] of files) first.set(file, 8 + HEADER_MARGIN + nameBytes + tensors * perEntry);
+  return first;
 }
 
 // How many shards openSharded opens at once by default: a few requests in
