@@ -91,7 +91,7 @@ export class ShardedModel {
 const ENTRY_SYNTAX = 46 + 7 + 13;
 const HEADER_MARGIN = 256;
 const encoder = new TextEncoder();
-const NON_ASCII = /[^\x00-\x7f]/;
+const ESCAPED_OR_WIDE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
 
 /**
  * The shard file names of an index's weight_map, each with the estimated
@@ -103,9 +103,9 @@ function shardFiles(json) {
   for (const name of Object.keys(map)) {
     const file = map[name];
     if (typeof file !== 'string') fail(KIND.IndexInvalid, 'weight_map value is not a string', { tensor: name });
-    const quoted = JSON.stringify(name);
-    // (UTF-8 bytes: the length itself for ASCII, which almost every name is.)
-    const bytes = NON_ASCII.test(quoted) ? encoder.encode(quoted).length : quoted.length;
+    // Bytes of the name as a JSON string: for printable ASCII without `"`
+    // or `\` (almost every name) its length and the quotes.
+    const bytes = ESCAPED_OR_WIDE.test(name) ? encoder.encode(JSON.stringify(name)).length : name.length + 2;
     const sum = files.get(file);
     if (sum === undefined) files.set(file, [bytes, 1]);
     else {
