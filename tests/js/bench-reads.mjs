@@ -15,16 +15,16 @@ const quick = process.argv.includes('--quick');
 const runs = quick ? 2 : 5;
 const MB = 1024 * 1024;
 
-// 32 layers of 7 weights (8–48 MiB) and 2 norms, an embedding and a head:
+// 32 layers of 7 weights (1–7 MiB) and 2 norms, an embedding and a head:
 // about 1 GB of BF16.
-const layout = [['embed.weight', 64 * MB]];
+const layout = [['embed.weight', 32 * MB]];
 for (let l = 0; l < 32; l++) {
-  for (const [n, size] of [['q', 8], ['k', 2], ['v', 2], ['o', 8], ['gate', 14], ['up', 14], ['down', 14]]) {
+  for (const [n, size] of [['q', 4], ['k', 1], ['v', 1], ['o', 4], ['gate', 7], ['up', 7], ['down', 7]]) {
     layout.push([`layers.${l}.${n}.weight`, size * MB]);
   }
   layout.push([`layers.${l}.norm1.weight`, 8192], [`layers.${l}.norm2.weight`, 8192]);
 }
-layout.push(['head.weight', 64 * MB]);
+layout.push(['head.weight', 32 * MB]);
 
 function writeModel(path) {
   const header = {};

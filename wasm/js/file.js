@@ -49,7 +49,8 @@ export class SafeTensors {
   // where the previous one ended (tensors read in offset order), the chunk
   // after it is read at once, so that the source reads while wasm decodes.
   // Only for Blob sources: a local read is cheap to make speculatively, an
-  // HTTP one costs a request. At most one chunk is held.
+  // HTTP one costs a request. At most one chunk is held (a new one replaces
+  // one left unused).
   #lastEnd = -1;
   #ahead = null;
 
@@ -68,8 +69,10 @@ export class SafeTensors {
     }
     const sequential = start === this.#lastEnd;
     this.#lastEnd = end;
-    if (sequential && this._source instanceof BlobSource && this.#ahead === null) {
-      const next = Math.min(this.fileSize, end + step);
+    if (sequential && this._source instanceof BlobSource && this.#ahead?.start !== end) {
+      // The chunk a reader of the same step asks for next: up to `step`
+      // bytes, not past the end of the tensor holding `end`.
+      const next = Math.min(this.#tensorEndAfter(end), end + step);
       if (next > end) {
         // (No signal: the read may serve another call than this one.)
         const b = this._source.read(end, next);
@@ -79,6 +82,28 @@ export class SafeTensors {
     }
     bytes.catch(() => {}); // (rejections surface where the chunk is awaited)
     return bytes;
+  }
+
+  #ends = null;
+
+  // The end (a file offset) of the tensor whose bytes include `offset`, or
+  // the file size past the last one.
+  #tensorEndAfter(offset) {
+    if (this.#ends === null) {
+      const d = this.#desc;
+      const ends = new Float64Array(d.names.length);
+      for (let i = 0; i < ends.length; i++) ends[i] = this.dataOffset + d.end(i);
+      this.#ends = ends; // data-offset order: ascending
+    }
+    const ends = this.#ends;
+    let lo = 0;
+    let hi = ends.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ends[mid] > offset) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo < ends.length ? ends[lo] : this.fileSize;
   }
 
   /** Bytes read from the source so far (the whole input for fromBytes). */
