@@ -4,12 +4,16 @@
 // same file: reading its bytes at all; and against reading each tensor
 // whole, then decoding it (no overlap). The file is on disk, opened with
 // fs.openAsBlob (a File-like Blob, read on demand); the two sides alternate,
-// fastest and median of the runs, wall clock.
+// fastest and median of the runs, wall clock. Then the same in headless
+// Chromium (Debian's /usr/bin/chromium through playwright-core), the file
+// given to the page through a file input, as a user picks it.
 
-import { openAsBlob, openSync, writeSync, closeSync } from 'node:fs';
+import { existsSync, openAsBlob, openSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SafeTensors, decodeFloat32 } from 'safetensors-nano';
 import { scratch } from './lib/env.js';
+import { startServer } from './lib/server.js';
 
 const quick = process.argv.includes('--quick');
 const runs = quick ? 2 : 5;
@@ -97,13 +101,66 @@ const stat = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return { best: s[0], median: s[s.length >> 1] };
 };
-console.log(`\n## Whole-model reads: ${layout.length} BF16 tensors, ${(size / 1e9).toFixed(2)} GB on disk (fs.openAsBlob)\n`);
-console.log(`Fastest of ${runs} interleaved runs, the median beside it; throughput in file bytes a second.\n`);
-console.log('| read | time (fastest) | time (median) | throughput | ÷ arrayBuffer() (fastest) | (medians) |');
-console.log('|---|---:|---:|---:|---:|---:|');
-const base = stat(times[0]);
-for (const [i, [name]] of sides.entries()) {
-  const t = stat(times[i]);
-  console.log(`| ${name} | ${t.best.toFixed(0)} ms | ${t.median.toFixed(0)} ms | ${(size / t.best / 1e3).toFixed(0)} MB/s | ${(base.best / t.best).toFixed(2)}× | ${(base.median / t.median).toFixed(2)}× |`);
+
+function table(where, times) {
+  console.log(`\n## Whole-model reads in ${where}: ${layout.length} BF16 tensors, ${(size / 1e9).toFixed(2)} GB on disk\n`);
+  console.log(`Fastest of ${runs} interleaved runs, the median beside it; throughput in file bytes a second.\n`);
+  console.log('| read | time (fastest) | time (median) | throughput | ÷ arrayBuffer() (fastest) | (medians) |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  const base = stat(times[0]);
+  for (const [i, [name]] of sides.entries()) {
+    const t = stat(times[i]);
+    console.log(`| ${name} | ${t.best.toFixed(0)} ms | ${t.median.toFixed(0)} ms | ${(size / t.best / 1e3).toFixed(0)} MB/s | ${(base.best / t.best).toFixed(2)}× | ${(base.median / t.median).toFixed(2)}× |`);
+  }
 }
-console.log('\nGoal: readFloat32 over all tensors at ≥ 0.7× the throughput of arrayBuffer().');
+table('Node (fs.openAsBlob)', times);
+
+// Chromium: the page of the browser tests, the file through its file input.
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+if (!existsSync(CHROMIUM)) {
+  console.log(`\n(no Chromium at ${CHROMIUM}: the browser half is skipped)`);
+} else {
+  const { chromium } = await import('playwright-core');
+  const server = await startServer({ root: fileURLToPath(new URL('.', import.meta.url)) });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/browser/page.html`);
+    await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
+    await page.setInputFiles('#file', path);
+    const inPage = await page.evaluate(async (runs) => {
+      const { SafeTensors, decodeFloat32 } = window.stn;
+      const file = document.getElementById('file').files[0];
+      const sides = [
+        async () => (await file.arrayBuffer()).byteLength,
+        async () => {
+          const st = await SafeTensors.fromBlob(file);
+          let n = 0;
+          for (const t of st.tensors()) n += (await t.readFloat32()).length;
+          return n;
+        },
+        async () => {
+          const st = await SafeTensors.fromBlob(file);
+          let n = 0;
+          for (const t of st.tensors()) n += decodeFloat32(t.dtype, await t.read()).length;
+          return n;
+        },
+      ];
+      for (const f of sides) await f();
+      const times = sides.map(() => []);
+      for (let r = 0; r < runs; r++) {
+        for (const [i, f] of sides.entries()) {
+          const t0 = performance.now();
+          await f();
+          times[i].push(performance.now() - t0);
+        }
+      }
+      return times;
+    }, runs);
+    table('Chromium (a File from a file input)', inPage);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+console.log('\nGoal: readFloat32 over all tensors at ≥ 0.7× the throughput of arrayBuffer() (in Chromium).');

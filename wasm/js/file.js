@@ -17,6 +17,9 @@ import { u8 } from './wire.js';
  */
 export const URL_HEADER_LIMIT = 25_000_000;
 
+/** The read-ahead window for Blobs read chunk by chunk in order (see _readChunk). */
+const READ_AHEAD = 64 * 1024 * 1024;
+
 /** A parameter count with nothing counted yet. */
 export function emptyCount() {
   return { total: 0, byDtype: {} };
@@ -45,65 +48,56 @@ export class SafeTensors {
     this.fileSize = Number(fileSize);
   }
 
-  // Read-ahead for chunked reads (Tensor.readFloat32): when a chunk starts
-  // where the previous one ended (tensors read in offset order), the chunk
-  // after it is read at once, so that the source reads while wasm decodes.
-  // Only for Blob sources: a local read is cheap to make speculatively, an
-  // HTTP one costs a request. At most one chunk is held (a new one replaces
-  // one left unused).
+  // Read-ahead for chunked reads (Tensor.readFloat32) of a Blob: once a
+  // chunk starts where the previous one ended (tensors read in offset
+  // order), chunks are served from windows of READ_AHEAD bytes, the next
+  // window read while the current one is used. A browser reads a Blob in
+  // large slices at close to the speed of blob.arrayBuffer(), in small ones
+  // (a tensor, a chunk) at a fraction of it. At most two windows are held.
+  // (Only Blobs: a speculative HTTP read costs a request and bytes.)
   #lastEnd = -1;
-  #ahead = null;
+  #window = null;
+  #next = null;
 
-  /** @internal Bytes [start, end) for a chunked reader whose chunks are `step` bytes. */
-  _readChunk(start, end, step, signal) {
-    let bytes;
-    const ahead = this.#ahead;
-    if (ahead !== null && ahead.start === start && ahead.end >= end) {
-      this.#ahead = null;
-      bytes = ahead.bytes.then((b) => {
-        signal?.throwIfAborted();
-        return b.byteLength === end - start ? b : b.subarray(0, end - start);
-      });
-    } else {
-      bytes = this._source.read(start, end, signal);
-    }
-    const sequential = start === this.#lastEnd;
-    this.#lastEnd = end;
-    if (sequential && this._source instanceof BlobSource && this.#ahead?.start !== end) {
-      // The chunk a reader of the same step asks for next: up to `step`
-      // bytes, not past the end of the tensor holding `end`.
-      const next = Math.min(this.#tensorEndAfter(end), end + step);
-      if (next > end) {
-        // (No signal: the read may serve another call than this one.)
-        const b = this._source.read(end, next);
-        b.catch(() => {}); // a failure surfaces when (if) the chunk is used
-        this.#ahead = { start: end, end: next, bytes: b };
-      }
-    }
-    bytes.catch(() => {}); // (rejections surface where the chunk is awaited)
-    return bytes;
+  #readWindow(start) {
+    const end = Math.min(this.fileSize, start + READ_AHEAD);
+    // (No signal: a window serves whichever call reads next.)
+    const bytes = this._source.read(start, end);
+    bytes.catch(() => {}); // a failure surfaces when (if) the window is used
+    return { start, end, bytes };
   }
 
-  #ends = null;
-
-  // The end (a file offset) of the tensor whose bytes include `offset`, or
-  // the file size past the last one.
-  #tensorEndAfter(offset) {
-    if (this.#ends === null) {
-      const d = this.#desc;
-      const ends = new Float64Array(d.names.length);
-      for (let i = 0; i < ends.length; i++) ends[i] = this.dataOffset + d.end(i);
-      this.#ends = ends; // data-offset order: ascending
+  /** @internal Bytes [start, end) of the file for a chunked reader. */
+  _readChunk(start, end, signal) {
+    const sequential = start === this.#lastEnd;
+    this.#lastEnd = end;
+    if (!sequential || !(this._source instanceof BlobSource) || end - start > READ_AHEAD) {
+      this.#window = null;
+      this.#next = null;
+      return this._source.read(start, end, signal);
     }
-    const ends = this.#ends;
-    let lo = 0;
-    let hi = ends.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (ends[mid] > offset) hi = mid;
-      else lo = mid + 1;
+    const has = (w, at) => w !== null && w.start <= at && at < w.end;
+    if (!has(this.#window, start)) {
+      this.#window = has(this.#next, start) ? this.#next : this.#readWindow(start);
+      this.#next = null;
     }
-    return lo < ends.length ? ends[lo] : this.fileSize;
+    const w = this.#window;
+    if (w.end < this.fileSize && this.#next?.start !== w.end) this.#next = this.#readWindow(w.end);
+    const n = this.#next;
+    const bytes = (async () => {
+      const a = await w.bytes;
+      signal?.throwIfAborted();
+      if (end <= w.end) return a.subarray(start - w.start, end - w.start);
+      // The chunk runs on into the next window: its two parts, copied together.
+      const b = await n.bytes;
+      signal?.throwIfAborted();
+      const out = new Uint8Array(end - start);
+      out.set(a.subarray(start - w.start));
+      out.set(b.subarray(0, end - w.end), w.end - start);
+      return out;
+    })();
+    bytes.catch(() => {}); // (rejections surface where the chunk is awaited)
+    return bytes;
   }
 
   /** Bytes read from the source so far (the whole input for fromBytes). */

@@ -118,8 +118,8 @@ export class Tensor {
 
   /**
    * Reads and decodes a float tensor in chunks, from any source. Chunks are
-   * pipelined: the next one is read while the previous one decodes (and the
-   * file reads ahead into the next tensor when tensors are read in order).
+   * pipelined: the next one is read while the previous one decodes (and a
+   * Blob is read ahead in large windows when tensors are read in order).
    */
   async readFloat32({ signal, onProgress, chunkBytes = DEFAULT_READ_CHUNK } = {}) {
     const d = dtypeIndex(this.dtype);
@@ -129,7 +129,7 @@ export class Tensor {
     const step = Math.max(24, chunkBytes - (chunkBytes % 24));
     const total = this.byteLength;
     const start = this.byteOffset;
-    const read = (from) => file._readChunk(start + from, start + Math.min(total, from + step), step, signal);
+    const read = (from) => file._readChunk(start + from, start + Math.min(total, from + step), signal);
     let at = 0;
     let done = 0;
     onProgress?.(0, total);
