@@ -48,3 +48,15 @@ test('a read-ahead cut short by an abort does not spoil the next read', async ()
   same(await c.readFloat32({ chunkBytes: 48 }), c.name);
   same(await b.readFloat32({ chunkBytes: 48 }), b.name);
 });
+
+test('a Blob larger than the read-ahead window: chunks that straddle two windows', async () => {
+  // Two F32 tensors of 36 MiB; 3 MiB chunks do not divide the 64 MiB
+  // windows, so some chunk is put together from two of them.
+  const n = 9 * 1024 * 1024;
+  const a = new Float32Array(n).map((_, i) => i);
+  const b = new Float32Array(n).map((_, i) => -i);
+  const st = await SafeTensors.fromBlob(new Blob([tensorFile([['a', 'F32', [n], a], ['b', 'F32', [n], b]])]));
+  const chunkBytes = 3 * 1024 * 1024;
+  const [ga, gb] = [await st.tensor('a').readFloat32({ chunkBytes }), await st.tensor('b').readFloat32({ chunkBytes })];
+  assert.ok(ga.every((v, i) => v === i) && gb.every((v, i) => v === -i));
+});
