@@ -121,9 +121,15 @@ demo-inspect: setup $(CLI)
 	  'target/sample.safetensors', metadata={'format': 'np'})"
 	$(CLI) inspect target/sample.safetensors
 
-## Criterion: parsing and writing, side by side with the reference; decoding beside half and numpy + ml_dtypes.
+## Parsing (fastest of interleaved batches, under Cargo's default profile and fat LTO + one
+## codegen unit, then both side by side), allocations counted apart, writing, and decoding
+## beside half and numpy + ml_dtypes.
 bench:
-	$(CARGO) bench -p safetensors-nano
+	$(CARGO) bench -p safetensors-nano --features alloc --bench parse_allocs
+	$(CARGO) bench -p safetensors-nano --features alloc --bench parse --profile bench-lto
+	$(CARGO) bench -p safetensors-nano --features alloc --bench parse
+	$(CARGO) bench -p safetensors-nano --bench write
+	$(CARGO) bench -p safetensors-nano --features std --bench decode
 
 ## The CLI's `edit --convert F32:BF16` on a sparse 20 GB F32 file against `cp` of it: throughput
 ## ratio and peak RSS (SIZE=4G for a smaller file; needs about SIZE of free disk).
@@ -135,7 +141,6 @@ bench-cli:
 ## WebGPU uploads with GPU decode against a plain writeBuffer (headless Chromium).
 bench-wasm: package
 	node tests/js/run.mjs bench
-	node tests/js/run.mjs bench-webgpu
 
 ## Hardening (issue 7). Fuzzing and Miri need the nightly toolchain (scripts/setup.sh nightly).
 ## Each fuzz target to 10 million executions (corpora in fuzz/corpus, crashes in fuzz/artifacts).

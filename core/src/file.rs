@@ -644,6 +644,17 @@ impl<'a, S: AsRef<[Slot]>> Header<'a, S> {
         ))
     }
 
+    /// The storage with the tensor and metadata-pair counts, so that an
+    /// oversized table can be shrunk after the parse (`io::alloc`).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn storage_mut(&mut self) -> (&mut S, usize, usize) {
+        let pairs = match self.metadata {
+            MetadataState::Present(n) => n,
+            _ => 0,
+        };
+        (&mut self.storage, self.tensors, pairs)
+    }
+
     /// Gives back the storage.
     ///
     /// ```
@@ -877,6 +888,12 @@ impl<'a, S: AsRef<[Slot]>> SafeTensors<'a, S> {
     /// ```
     pub fn metadata(&self) -> Option<Metadata<'a, '_>> {
         self.header.metadata()
+    }
+
+    /// The header, to shrink its storage (`io::alloc`).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn header_mut(&mut self) -> &mut Header<'a, S> {
+        &mut self.header
     }
 
     /// Gives back the header (and with it the storage).

@@ -312,6 +312,44 @@ pub(crate) fn links_to_name_index(
     }
 }
 
+/// Moves a table's regions so that they fill its first `tensors + pairs`
+/// slots, the layout a table of exactly that capacity has; returns that
+/// capacity. Lets an oversized table be shrunk after the parse.
+#[cfg(feature = "alloc")]
+pub(crate) fn compact(slots: &mut [Slot], tensors: usize, pairs: usize) -> usize {
+    let n = capacity(slots);
+    let m = tensors.saturating_add(pairs).min(n);
+    let t = tensors.min(m);
+    let p = m.saturating_sub(t);
+    let words: &mut [u32] = bytemuck::cast_slice_mut(slots);
+    // (source, destination, length) in words, in ascending order: each
+    // destination lies at or below its source and ends before the next
+    // source starts, so no move overwrites words still to be read.
+    let moves = [
+        // Metadata entries, from the back of the entry region.
+        (
+            n.saturating_sub(p).saturating_mul(6),
+            t.saturating_mul(6),
+            p.saturating_mul(6),
+        ),
+        // Name index: tensors', then metadata's (numbers relative to their region).
+        (n.saturating_mul(6), m.saturating_mul(6), t),
+        (
+            n.saturating_mul(7).saturating_sub(p),
+            m.saturating_mul(6).saturating_add(t),
+            p,
+        ),
+        // Data-offset order: tensors only.
+        (n.saturating_mul(7), m.saturating_mul(7), t),
+    ];
+    for (from, to, len) in moves {
+        if from != to && from.saturating_add(len) <= words.len() {
+            words.copy_within(from..from.saturating_add(len), to);
+        }
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

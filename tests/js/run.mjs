@@ -6,8 +6,8 @@
 //   node tests/js/run.mjs node      Node tests (node:test)
 //   node tests/js/run.mjs browser   headless Chromium tests (playwright-core)
 //   node tests/js/run.mjs test      both
-//   node tests/js/run.mjs bench     the benchmark (make bench-wasm)
-//   node tests/js/run.mjs bench-webgpu   the WebGPU upload benchmark in Chromium (make bench-wasm)
+//   node tests/js/run.mjs bench     the benchmarks (make bench-wasm): bench.mjs, then bench-*.mjs
+//   node tests/js/run.mjs bench shards   one of them (bench-shards.mjs)
 //   node tests/js/run.mjs fuzz [N]  fromBytes against the native inspect, N cases (make fuzz)
 //
 // Needs dist/safetensors-nano-*.tgz (scripts/build-package.sh) and
@@ -51,8 +51,11 @@ for (const dep of ['playwright-core', 'typescript', '@webgpu/types']) {
   symlinkSync(join(here, 'node_modules', dep), join(project, 'node_modules', dep), 'dir');
 }
 for (const dir of ['lib', 'node', 'browser', 'types']) cpSync(join(here, dir), join(project, dir), { recursive: true });
-cpSync(join(here, 'bench.mjs'), join(project, 'bench.mjs'));
-cpSync(join(here, 'bench-webgpu.mjs'), join(project, 'bench-webgpu.mjs'));
+// bench.mjs, and the other benches (bench-*.mjs) run after it.
+const benches = readdirSync(here)
+  .filter((f) => /^bench(-[\w-]+)?\.mjs$/.test(f))
+  .sort((a, b) => (a === 'bench.mjs' ? -1 : b === 'bench.mjs' ? 1 : a < b ? -1 : 1));
+for (const f of benches) cpSync(join(here, f), join(project, f));
 cpSync(join(here, 'boundary-fuzz.mjs'), join(project, 'boundary-fuzz.mjs'));
 // The seeded random numbers the demo and the viewer's tests draw from, for tests too.
 cpSync(join(repo, 'scripts', 'rng.mjs'), join(project, 'lib', 'rng.mjs'));
@@ -69,15 +72,18 @@ if (what === 'node') files = testFiles('node');
 else if (what === 'browser') files = testFiles('browser');
 else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')];
 else if (what === 'bench') {
-  const r = spawnSync(process.execPath, ['--expose-gc', 'bench.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
-  process.exit(r.status ?? 1);
-} else if (what === 'bench-webgpu') {
-  const r = spawnSync(process.execPath, ['bench-webgpu.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
-  process.exit(r.status ?? 1);
+  // `bench NAME` runs bench-NAME.mjs alone; other arguments (--quick) go to each.
+  const only = process.argv.slice(3).find((a) => !a.startsWith('-'));
+  const args = process.argv.slice(3).filter((a) => a.startsWith('-'));
+  for (const f of only === undefined ? benches : [`bench-${only}.mjs`]) {
+    const r = spawnSync(process.execPath, ['--expose-gc', f, ...args], { cwd: project, stdio: 'inherit', env });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+  }
+  process.exit(0);
 } else if (what === 'fuzz') {
   const r = spawnSync(process.execPath, ['boundary-fuzz.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
   process.exit(r.status ?? 1);
-} else die(`unknown command ${what} (node | browser | test | bench | bench-webgpu | fuzz)`);
+} else die(`unknown command ${what} (node | browser | test | bench | fuzz)`);
 
 mkdirSync(join(project, 'tmp'), { recursive: true });
 const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { cwd: project, stdio: 'inherit', env });

@@ -17,6 +17,9 @@ import { u8 } from './wire.js';
  */
 export const URL_HEADER_LIMIT = 25_000_000;
 
+/** The read-ahead window for Blobs read chunk by chunk in order (see _readChunk). */
+const READ_AHEAD = 64 * 1024 * 1024;
+
 /** A parameter count with nothing counted yet. */
 export function emptyCount() {
   return { total: 0, byDtype: {} };
@@ -43,6 +46,58 @@ export class SafeTensors {
     // ≤ 2^53: wasm rejected any tensor ending above (and docs/format.md R13
     // exact-length ties the size to the last end).
     this.fileSize = Number(fileSize);
+  }
+
+  // Read-ahead for chunked reads (Tensor.readFloat32) of a Blob: once a
+  // chunk starts where the previous one ended (tensors read in offset
+  // order), chunks are served from windows of READ_AHEAD bytes, the next
+  // window read while the current one is used. A browser reads a Blob in
+  // large slices at close to the speed of blob.arrayBuffer(), in small ones
+  // (a tensor, a chunk) at a fraction of it. At most two windows are held.
+  // (Only Blobs: a speculative HTTP read costs a request and bytes.)
+  #lastEnd = -1;
+  #window = null;
+  #next = null;
+
+  #readWindow(start) {
+    const end = Math.min(this.fileSize, start + READ_AHEAD);
+    // (No signal: a window serves whichever call reads next.)
+    const bytes = this._source.read(start, end);
+    bytes.catch(() => {}); // a failure surfaces when (if) the window is used
+    return { start, end, bytes };
+  }
+
+  /** @internal Bytes [start, end) of the file for a chunked reader. */
+  _readChunk(start, end, signal) {
+    const sequential = start === this.#lastEnd;
+    this.#lastEnd = end;
+    if (!sequential || !(this._source instanceof BlobSource) || end - start > READ_AHEAD) {
+      this.#window = null;
+      this.#next = null;
+      return this._source.read(start, end, signal);
+    }
+    const has = (w, at) => w !== null && w.start <= at && at < w.end;
+    if (!has(this.#window, start)) {
+      this.#window = has(this.#next, start) ? this.#next : this.#readWindow(start);
+      this.#next = null;
+    }
+    const w = this.#window;
+    if (w.end < this.fileSize && this.#next?.start !== w.end) this.#next = this.#readWindow(w.end);
+    const n = this.#next;
+    const bytes = (async () => {
+      const a = await w.bytes;
+      signal?.throwIfAborted();
+      if (end <= w.end) return a.subarray(start - w.start, end - w.start);
+      // The chunk runs on into the next window: its two parts, copied together.
+      const b = await n.bytes;
+      signal?.throwIfAborted();
+      const out = new Uint8Array(end - start);
+      out.set(a.subarray(start - w.start));
+      out.set(b.subarray(0, end - w.end), w.end - start);
+      return out;
+    })();
+    bytes.catch(() => {}); // (rejections surface where the chunk is awaited)
+    return bytes;
   }
 
   /** Bytes read from the source so far (the whole input for fromBytes). */

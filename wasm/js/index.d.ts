@@ -168,6 +168,12 @@ export interface ShardedOptions extends UrlOptions {
   concurrency?: number;
   /** Passed to each shard's opener: fromUrl's default for URLs, fromBlob's for Blobs. */
   headerLimit?: number;
+  /**
+   * Bytes asked for in each URL shard's first request. Default: sized from
+   * the index (the tensors it lists for the shard), so that each shard's
+   * header comes in one request.
+   */
+  prefetch?: number;
 }
 
 /** An opened safetensors file. */

@@ -55,8 +55,13 @@ export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
   // Shards by key (of two with one key, the later one counts).
   const shardOf = new Map(shards.map((s, i) => [fileKey(s.name), i]));
   const missingShards = new Set();
-  for (const [tensor, file] of Object.entries(map)) {
-    const s = shardOf.get(fileKey(file));
+  const named = new Set();
+  // (Keys, then each value: Object.entries would build a pair per tensor.)
+  for (const tensor of Object.keys(map)) {
+    const file = map[tensor];
+    const key = fileKey(file);
+    named.add(key);
+    const s = shardOf.get(key);
     if (s === undefined) missingShards.add(file);
     else if (shards[s].names !== null) {
       const seen = where.get(tensor);
@@ -66,7 +71,6 @@ export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
   }
   findings.push(...inShards);
   for (const file of missingShards) findings.push({ kind: 'missingShard', file });
-  const named = new Set(Object.values(map).map(fileKey));
   shards.forEach((s, shard) => {
     if (!named.has(fileKey(s.name))) findings.push({ kind: 'unnamedShard', shard });
   });

@@ -121,20 +121,28 @@ export class Tensor {
     return src.read(this.byteOffset, this.byteOffset + this.byteLength, signal);
   }
 
-  /** Reads and decodes a float tensor in chunks, from any source. */
+  /**
+   * Reads and decodes a float tensor in chunks, from any source. Chunks are
+   * pipelined: the next one is read while the previous one decodes (and a
+   * Blob is read ahead in large windows when tensors are read in order).
+   */
   async readFloat32({ signal, onProgress, chunkBytes = DEFAULT_READ_CHUNK } = {}) {
     const d = dtypeIndex(this.dtype);
-    const src = this.#file._source;
+    const file = this.#file;
     const out = new Float32Array(this.elementCount);
     // Whole elements per chunk: a multiple of 24 bytes (3 for F6, 8 for F64).
     const step = Math.max(24, chunkBytes - (chunkBytes % 24));
     const total = this.byteLength;
+    const start = this.byteOffset;
+    const read = (from) => file._readChunk(start + from, start + Math.min(total, from + step), signal);
     let at = 0;
     let done = 0;
     onProgress?.(0, total);
+    let pending = read(0);
     do {
+      const bytes = await pending;
       const end = Math.min(total, done + step);
-      const bytes = end > done ? await src.read(this.byteOffset + done, this.byteOffset + end, signal) : new Uint8Array(0);
+      pending = end < total ? read(end) : null;
       at = decodeInto(d, bytes, out, at);
       done = end;
       if (end > 0) onProgress?.(done, total);

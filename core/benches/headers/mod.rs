@@ -217,12 +217,29 @@ pub fn synthetic() -> Vec<u8> {
     write(t, Some(("format", "synthetic")))
 }
 
-/// All four, with their names.
+/// 100,000 tiny tensors (one or two elements each, short names): the
+/// header where per-entry work weighs most (about 6.6 MB).
+pub fn tiny() -> Vec<u8> {
+    let t = (0..100_000)
+        .map(|i| {
+            let (dtype, shape) = if i % 2 == 0 {
+                (Dtype::F32, vec![1])
+            } else {
+                (Dtype::BF16, vec![2])
+            };
+            (format!("blocks.{}.p{}", i / 100, i % 100), dtype, shape)
+        })
+        .collect();
+    write(t, None)
+}
+
+/// All five, with their names.
 pub fn all() -> Vec<(&'static str, Vec<u8>)> {
     vec![
         ("minilm_104", minilm()),
         ("llama3_8b_291", llama()),
         ("moe_3216", moe()),
         ("synthetic_10000", synthetic()),
+        ("tiny_100000", tiny()),
     ]
 }

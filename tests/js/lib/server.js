@@ -1,7 +1,8 @@
 // A local static HTTP server for the tests, on 127.0.0.1 only: serves a
 // folder, with single-range Range support (206/416) or without it (every
 // answer a 200 with the whole body), plus "virtual" files whose bytes a
-// function produces (for sizes no disk file should have). Logs requests.
+// function produces (for sizes no disk file should have). Logs requests
+// (each with the body bytes it was answered with).
 
 import { createServer } from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
@@ -46,12 +47,13 @@ export async function startServer({ root, range = true, virtual = new Map(), req
   const stats = { inFlight: 0, maxInFlight: 0 };
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const entry = { path, range: req.headers.range ?? null, status: 0 };
+    const entry = { path, range: req.headers.range ?? null, status: 0, bytes: 0 };
     requests.push(entry);
     stats.maxInFlight = Math.max(stats.maxInFlight, ++stats.inFlight);
     res.on('close', () => stats.inFlight--);
     const send = (status, headers, body) => {
       entry.status = status;
+      if (body !== undefined && req.method !== 'HEAD') entry.bytes = Number(headers['Content-Length'] ?? body.length ?? 0);
       if (delay > 0) {
         setTimeout(() => reply(status, headers, body), delay);
         return;

@@ -1,0 +1,25 @@
+// A worker thread serving a generated Hub-scale model (lib/hub.js) through
+// lib/server.js, so that the server's work does not share the event loop
+// of the client being timed (as a real server would not). workerData:
+// { deepSeek: true } or { tensors, shards }, and { delay }. Posts
+// { url, tensors, shards, least, indexBytes } once listening; answers
+// 'reset' (forget the requests so far) and 'stats' ({ requests, bytes }).
+// End it with worker.terminate().
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { tmpdir } from 'node:os';
+import { startServer } from './server.js';
+import { deepSeekLike, hubModel, minimumBytes, virtualFiles } from './hub.js';
+
+const model = workerData.deepSeek ? deepSeekLike() : hubModel(workerData);
+const { files, indexBytes } = virtualFiles(model);
+const server = await startServer({ root: tmpdir(), virtual: files, delay: workerData.delay ?? 0 });
+parentPort.on('message', (m) => {
+  if (m === 'reset') {
+    server.requests.length = 0;
+    parentPort.postMessage('ok');
+  } else if (m === 'stats') {
+    parentPort.postMessage({ requests: server.requests.length, bytes: server.requests.reduce((n, r) => n + r.bytes, 0) });
+  }
+});
+parentPort.postMessage({ url: server.url, tensors: model.tensors, shards: model.shards.length, least: minimumBytes(model), indexBytes });

@@ -1,0 +1,62 @@
+// Whole-model reads: readFloat32 over every tensor of a lazily opened file.
+// Chunks are pipelined (the next read in flight while one decodes) and a
+// Blob is read ahead into the next tensor when tensors are read in order;
+// whatever the order, chunk size or concurrency, the values are those of
+// toFloat32 on the file in memory.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SafeTensors } from 'safetensors-nano';
+import { tensorFile } from '../lib/format.js';
+
+// 24 tensors of three float dtypes and various lengths, seeded values.
+let seed = 12345;
+const next = () => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 8;
+const entries = [];
+for (let i = 0; i < 24; i++) {
+  const n = 1 + (next() % 200);
+  const dtype = ['BF16', 'F16', 'F32'][i % 3];
+  const data = dtype === 'F32' ? new Float32Array(n).map(() => (next() % 2000) / 64 - 16) : new Uint16Array(n).map(() => next() & 0x7bff);
+  entries.push([`t${i}`, dtype, [n], data]);
+}
+const bytes = tensorFile(entries);
+const inMemory = SafeTensors.fromBytes(bytes);
+const want = new Map(inMemory.tensors().map((t) => [t.name, t.toFloat32()]));
+
+const same = (got, name) => assert.deepEqual(new Uint32Array(got.buffer), new Uint32Array(want.get(name).buffer), name);
+
+for (const chunkBytes of [24, 48, 1000, undefined]) {
+  test(`every tensor in order, chunks of ${chunkBytes ?? 'the default'} bytes`, async () => {
+    const st = await SafeTensors.fromBlob(new Blob([bytes]));
+    for (const t of st.tensors()) same(await t.readFloat32({ chunkBytes }), t.name);
+  });
+}
+
+test('in reverse order, and all at once', async () => {
+  const st = await SafeTensors.fromBlob(new Blob([bytes]));
+  for (const t of st.tensors().reverse()) same(await t.readFloat32({ chunkBytes: 48 }), t.name);
+  const all = await Promise.all(st.tensors().map((t) => t.readFloat32({ chunkBytes: 72 })));
+  st.tensors().forEach((t, i) => same(all[i], t.name));
+});
+
+test('a read-ahead cut short by an abort does not spoil the next read', async () => {
+  const st = await SafeTensors.fromBlob(new Blob([bytes]));
+  const [a, b, c] = st.tensors();
+  same(await a.readFloat32({ chunkBytes: 48 }), a.name);
+  const ctrl = new AbortController();
+  await assert.rejects(b.readFloat32({ chunkBytes: 48, signal: ctrl.signal, onProgress: (d) => d > 0 && ctrl.abort() }));
+  same(await c.readFloat32({ chunkBytes: 48 }), c.name);
+  same(await b.readFloat32({ chunkBytes: 48 }), b.name);
+});
+
+test('a Blob larger than the read-ahead window: chunks that straddle two windows', async () => {
+  // Two F32 tensors of 36 MiB; 3 MiB chunks do not divide the 64 MiB
+  // windows, so some chunk is put together from two of them.
+  const n = 9 * 1024 * 1024;
+  const a = new Float32Array(n).map((_, i) => i);
+  const b = new Float32Array(n).map((_, i) => -i);
+  const st = await SafeTensors.fromBlob(new Blob([tensorFile([['a', 'F32', [n], a], ['b', 'F32', [n], b]])]));
+  const chunkBytes = 3 * 1024 * 1024;
+  const [ga, gb] = [await st.tensor('a').readFloat32({ chunkBytes }), await st.tensor('b').readFloat32({ chunkBytes })];
+  assert.ok(ga.every((v, i) => v === i) && gb.every((v, i) => v === -i));
+});
