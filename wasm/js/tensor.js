@@ -116,6 +116,11 @@ export class Tensor {
     return src.read(this.byteOffset, this.byteOffset + this.byteLength, signal);
   }
 
+  /** @internal Bytes [start, end) of the tensor's data (stream.js reads tensors in chunks). */
+  _readRange(start, end, signal) {
+    return this.#file._source.read(this.byteOffset + start, this.byteOffset + end, signal);
+  }
+
   /** Reads and decodes a float tensor in chunks, from any source. */
   async readFloat32({ signal, onProgress, chunkBytes = DEFAULT_READ_CHUNK } = {}) {
     const d = dtypeIndex(this.dtype);

@@ -136,6 +136,10 @@ pub const JS_KINDS: &[JsKind] = &[
         when: "the writer's wasm module could not be loaded (`serialize`)",
     },
     JsKind {
+        name: "WriteFailed",
+        when: "Node's `writeFile` could not write, sync or rename its file (a full disk, a file size limit, no permission); nothing is left behind",
+    },
+    JsKind {
         name: "ReaderUnavailable",
         when: "the reader's wasm module is not loaded: its default load failed (a bundler that does not copy the `.wasm`) and no `init` succeeded, or `init` failed",
     },

@@ -21,7 +21,7 @@ export type WasmErrorKind =
 /** The kinds the package's JavaScript raises itself. */
 export type JsErrorKind =
   | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'ReadFailed' | 'Http' | 'IndexInvalid'
-  | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable' | 'ReaderUnavailable';
+  | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable' | 'WriteFailed' | 'ReaderUnavailable';
 
 /** Every kind of `SafeTensorsError`. */
 export type ErrorKind = WasmErrorKind | JsErrorKind;

@@ -25,7 +25,7 @@ export const KINDS = Object.freeze([
 /** The kinds the package's JavaScript raises itself (never numbered by wasm). */
 export const JS_KINDS = Object.freeze([
   'NotInMemory', 'NoSource', 'HeaderIncomplete', 'ReadFailed', 'Http', 'IndexInvalid',
-  'IndexMismatch', 'ShardMissing', 'WriterUnavailable', 'ReaderUnavailable',
+  'IndexMismatch', 'ShardMissing', 'WriterUnavailable', 'WriteFailed', 'ReaderUnavailable',
 ]);
 
 /**
