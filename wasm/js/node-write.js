@@ -9,7 +9,7 @@
 // in the target's directory.
 
 import { randomBytes } from 'node:crypto';
-import { open, readdir, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { KIND, SafeTensorsError } from './errors.js';
 import { shardTensors } from './shardwrite.js';
@@ -123,12 +123,17 @@ export async function writeFile(path, tensors, metadata, options = {}) {
 }
 
 /**
- * Writes `tensors` as Hub-style shards into the directory `dir` (see
- * shardTensors), each shard through writeFile, the index last. Resolves to
+ * Writes `tensors` as Hub-style shards into the directory `dir` (made if
+ * missing; see shardTensors), each shard through writeFile, the index last. Resolves to
  * `{ shards: string[], index: string | null }` (file names).
  */
 export async function writeShards(dir, tensors, metadata, { maxShardSize, prefix, signal, onProgress, chunkBytes } = {}) {
   const plan = shardTensors(tensors, { maxShardSize, prefix });
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (e) {
+    throw writeFailed('create the directory', dir, e);
+  }
   for (const shard of plan.shards) {
     const progress = onProgress && ((done, total) => onProgress(done, total, shard.name));
     await writeFile(join(dir, shard.name), shard.tensors, metadata, { signal, chunkBytes, onProgress: progress });
