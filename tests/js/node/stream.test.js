@@ -161,3 +161,17 @@ test('editTensors: keep, drop, rename by prefix or RegExp, convert; a duplicate 
   assert.throws(() => editTensors(file, { convert: 'F8_E4M3' }), isKind('InvalidArgument'));
   assert.throws(() => editTensors(file, { keep: 3 }), TypeError);
 });
+
+test('the declarations type-check a use of the streaming writer, the edits and writeFile (tsc --strict)', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { createRequire } = await import('node:module');
+  const { fileURLToPath } = await import('node:url');
+  const project = fileURLToPath(new URL('..', import.meta.url));
+  const tsc = createRequire(`${project}package.json`).resolve('typescript/bin/tsc');
+  const r = spawnSync(
+    process.execPath,
+    [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom,dom.asynciterable', `${project}types/stream.ts`],
+    { cwd: project, encoding: 'utf8' },
+  );
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
