@@ -112,7 +112,8 @@ demo-inspect: setup $(INSPECT)
 bench:
 	$(CARGO) bench -p safetensors-nano
 
-## The npm package against the common JS approach, and toFloat32 against a JS loop.
+## The npm package against the common JS approach, toFloat32 against a JS loop, and the
+## streaming writer (1 GiB F32 → BF16) against reading the same Blob.
 bench-wasm: package
 	node tests/js/run.mjs bench
 

@@ -6,7 +6,7 @@
 //   node tests/js/run.mjs node      Node tests (node:test)
 //   node tests/js/run.mjs browser   headless Chromium tests (playwright-core)
 //   node tests/js/run.mjs test      both
-//   node tests/js/run.mjs bench     the benchmark (make bench-wasm)
+//   node tests/js/run.mjs bench     the benchmarks (make bench-wasm): bench.mjs, bench-stream.mjs
 //
 // Needs dist/safetensors-nano-*.tgz (scripts/build-package.sh) and
 // tests/js/node_modules (npm ci in tests/js).
@@ -49,6 +49,7 @@ for (const dep of ['playwright-core', 'typescript']) {
 }
 for (const dir of ['lib', 'node', 'browser', 'types']) cpSync(join(here, dir), join(project, dir), { recursive: true });
 cpSync(join(here, 'bench.mjs'), join(project, 'bench.mjs'));
+cpSync(join(here, 'bench-stream.mjs'), join(project, 'bench-stream.mjs'));
 // The seeded random numbers the demo and the viewer's tests draw from, for tests too.
 cpSync(join(repo, 'scripts', 'rng.mjs'), join(project, 'lib', 'rng.mjs'));
 
@@ -64,8 +65,12 @@ if (what === 'node') files = testFiles('node');
 else if (what === 'browser') files = testFiles('browser');
 else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')];
 else if (what === 'bench') {
-  const r = spawnSync(process.execPath, ['--expose-gc', 'bench.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
-  process.exit(r.status ?? 1);
+  // bench.mjs (parsing, decoding, sizes), then bench-stream.mjs (the streaming writer).
+  for (const bench of ['bench.mjs', 'bench-stream.mjs']) {
+    const r = spawnSync(process.execPath, ['--expose-gc', bench, ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+  }
+  process.exit(0);
 } else die(`unknown command ${what} (node | browser | test | bench)`);
 
 mkdirSync(join(project, 'tmp'), { recursive: true });
