@@ -336,6 +336,14 @@ export function serializeStream(
   opts?: StreamOptions,
 ): ReadableStream<Uint8Array>;
 
+/**
+ * The size in bytes of the file {@link serializeStream} writes for these
+ * tensors and metadata (a download's Content-Length, a progress bar's
+ * total), from the core's plan: nothing is read. Rejects with the plan's
+ * errors, as the stream would.
+ */
+export function serializedSize(tensors: StreamTensors, metadata?: Record<string, string> | null): Promise<number>;
+
 /** Which tensor names a rule takes: a RegExp, a glob (`*` any run, `?` one character, the whole name), a test, or any of several. */
 export type NamePattern = RegExp | string | ((name: string) => boolean) | readonly NamePattern[];
 

@@ -162,6 +162,14 @@ export async function planStream(tensors, metadata) {
 }
 
 /**
+ * The size of the file serializeStream writes for `tensors` and `metadata`,
+ * from the core's plan (nothing is read; the plan's errors reject).
+ */
+export async function serializedSize(tensors, metadata) {
+  return (await planStream(tensors, metadata)).plan.fileLength;
+}
+
+/**
  * The file of `tensors` and `metadata` as a ReadableStream of bytes (see
  * index.d.ts). Pull-based: the next chunk is made when the consumer asks,
  * with at most one waiting in the stream's queue.

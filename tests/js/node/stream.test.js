@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openAsBlob } from 'node:fs';
-import { SafeTensors, SafeTensorsError, editTensors, serialize, serializeStream } from 'safetensors-nano';
+import { SafeTensors, SafeTensorsError, editTensors, serialize, serializeStream, serializedSize } from 'safetensors-nano';
 import { referenceFiles } from '../lib/env.js';
 import { collect, compareConverted, convertReference, fileBytes } from '../lib/streams.js';
 
@@ -34,6 +34,7 @@ test('every dtype, no conversion: the reference file again, from tensors, Blobs 
     for (const chunkBytes of [undefined, 24, 1000]) {
       const { bytes } = await collect(serializeStream(tensors, lazy.metadata(), { chunkBytes }));
       assert.deepEqual(Buffer.from(bytes), Buffer.from(ref.mixed), `${what}, chunkBytes ${chunkBytes}`);
+      assert.equal(await serializedSize(tensors, lazy.metadata()), ref.mixed.length);
     }
   }
 });
@@ -123,6 +124,7 @@ test('progress, and an abort mid-stream errors the stream with the signal\'s rea
 test('errors come through the stream before its first byte, naming the tensor', async () => {
   const first = (tensors, metadata) => serializeStream(tensors, metadata).getReader().read();
   await assert.rejects(first({ a: { dtype: 'U8', shape: [3], data: new Uint8Array(2) } }), isKind('DataLengthMismatch', 'a'));
+  await assert.rejects(serializedSize({ a: { dtype: 'U8', shape: [3], data: new Uint8Array(2) } }), isKind('DataLengthMismatch', 'a'));
   await assert.rejects(first({ a: { dtype: 'U8', shape: [3], data: new Blob([new Uint8Array(4)]) } }), isKind('DataLengthMismatch', 'a'));
   await assert.rejects(first({ a: { dtype: 'F9', shape: [1], data: new Uint8Array(1) } }), isKind('UnknownDtype', 'a'));
   await assert.rejects(first({ a: { dtype: 'U8', shape: [1], data: 'x' } }), isKind('InvalidArgument', 'a'));

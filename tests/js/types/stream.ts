@@ -2,7 +2,7 @@
 // package's index.d.ts: the streaming writer, the edits, the shards, Node's
 // writeFile; misuse must not compile.
 import {
-  SafeTensors, editTensors, openSharded, serializeStream, shardTensors, writeFile, writeShards,
+  SafeTensors, editTensors, openSharded, serializeStream, serializedSize, shardTensors, writeFile, writeShards,
   type ConvertTarget, type EditOptions, type ShardPlan, type StreamOptions, type StreamTensorInput, type StreamTensors,
 } from 'safetensors-nano';
 
@@ -20,6 +20,8 @@ export async function useStreams(file: File, sink: WritableStream<Uint8Array>): 
   };
   await serializeStream(tensors, { format: 'pt' }, opts).pipeTo(sink);
   const stream: ReadableStream<Uint8Array> = serializeStream(map);
+  const size: number = await serializedSize(map, { format: 'pt' });
+  void size;
   void [merged, fromList, stream];
   const target: ConvertTarget = 'F16';
   const split = shardTensors(map, { maxShardSize: '5GB', prefix: 'model' });
