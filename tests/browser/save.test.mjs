@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, ftruncateSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -95,6 +95,37 @@ async function opfsFile(page, path) {
     return btoa(String.fromCharCode(...new Uint8Array(await f.arrayBuffer())));
   }, path);
   return Buffer.from(bytes, 'base64');
+}
+
+/**
+ * Resident memory of every Chromium process this test started (the browser, its renderers and
+ * workers, its storage and GPU processes): the sum of VmRSS over this process's descendants.
+ */
+function chromiumRss() {
+  const children = new Map();
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(pid));
+    } catch {
+      // (gone meanwhile)
+    }
+  }
+  let total = 0;
+  const todo = [...(children.get(process.pid) ?? [])];
+  while (todo.length) {
+    const pid = todo.pop();
+    todo.push(...(children.get(pid) ?? []));
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      if (/^Name:\s*chrom/m.test(status)) total += Number(/VmRSS:\s*(\d+) kB/.exec(status)[1]) * 1024;
+    } catch {
+      // (gone meanwhile)
+    }
+  }
+  return total;
 }
 
 async function expected(source, opts, metadata) {
@@ -216,6 +247,52 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
     const size = await page.evaluate(async (n) => (await (await (await navigator.storage.getDirectory()).getFileHandle(n)).getFile()).size, name);
     assert.equal(size, 0, 'the picked file keeps none of the aborted write');
     assert.deepEqual(page.errors, []);
+  });
+
+  test('a 3 GiB file converted F32 → BF16 through the save picker: Chromium\'s memory grows by less than 256 MB', async (t) => {
+    const elements = 3 * 2 ** 28;
+    const head = assemble(JSON.stringify({ big: { dtype: 'F32', shape: [elements], data_offsets: [0, elements * 4] } }));
+    const path = join(dir, 'big3.safetensors');
+    const fd = openSync(path, 'w');
+    writeSync(fd, head, 0, head.length, 0);
+    writeSync(fd, new Uint8Array(new Float32Array([1.5, -2.25]).buffer), 0, 8, head.length);
+    ftruncateSync(fd, head.length + elements * 4);
+    closeSync(fd);
+    // A profile on disk: an incognito context would keep the 1.5 GiB result in memory.
+    const profile = mkdtempSync(join(tmpdir(), 'st-save-profile-'));
+    const context = await playwright.chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    try {
+      await context.addInitScript(stubPickers);
+      const page = await context.newPage();
+      await page.goto(server.url);
+      await openFile(page, path);
+      await fill(page, { convert: 'BF16' });
+      const before = chromiumRss();
+      let peak = before;
+      await save(page);
+      const t0 = performance.now();
+      for (;;) {
+        peak = Math.max(peak, chromiumRss());
+        const state = await page.evaluate(() => document.getElementById('save-dialog').dataset.state);
+        if (['done', 'cancelled', 'error'].includes(state)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(await page.evaluate(() => document.getElementById('save-dialog').dataset.state), 'done');
+      const MB = 1e6;
+      t.diagnostic(`3 GiB F32 → 1.5 GiB BF16 in ${((performance.now() - t0) / 1000).toFixed(1)} s; Chromium's processes ${(before / MB).toFixed(0)} MB → peak ${(peak / MB).toFixed(0)} MB`);
+      assert.ok(peak - before < 256 * MB, `grew by ${((peak - before) / MB).toFixed(0)} MB`);
+      const first = await page.evaluate(async (n) => {
+        const f = await (await (await navigator.storage.getDirectory()).getFileHandle(n)).getFile();
+        const h = new DataView(await f.slice(0, 8).arrayBuffer()).getUint32(0, true);
+        return { size: f.size, values: [...new Uint16Array(await f.slice(8 + h, 8 + h + 6).arrayBuffer())] };
+      }, await page.evaluate(() => window.__picked));
+      assert.deepEqual(first.values, [0x3fc0, 0xc010, 0]);
+      assert.ok(first.size > elements * 2);
+    } finally {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+      rmSync(path, { force: true });
+    }
   });
 
   test('without the File System Access API: a stated limit, and a download of the same bytes', async () => {
