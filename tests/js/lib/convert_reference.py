@@ -18,7 +18,8 @@ writes, with the reference `safetensors` writer:
   (which round F64 to BF16 through F32, twice).
 
 NaN payloads are not compared by the tests (only NaN and its sign): numpy
-and ml_dtypes keep a signalling NaN's bits, the core returns it quieted.
+and ml_dtypes keep a signalling NaN's bits where the core may quiet it
+(half's F16 and BF16 conversions do).
 """
 
 import math
