@@ -138,7 +138,8 @@ bench-cli:
 	bash scripts/bench-cli.sh
 
 ## The npm package against the common JS approach, and toFloat32 against a JS loop;
-## WebGPU uploads with GPU decode against a plain writeBuffer (headless Chromium).
+## the streaming writer (1 GiB F32 → BF16) against reading the same Blob; sharded opens and
+## whole-model reads; WebGPU uploads with GPU decode against a plain writeBuffer (Chromium).
 bench-wasm: package
 	node tests/js/run.mjs bench
 

@@ -51,6 +51,11 @@ setup_python() {
     log "pip install into $VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check safetensors numpy ml_dtypes scikit-learn
   fi
+  # The Hub's shard splitting, the oracle of the npm package's shardTensors.
+  if ! "$VENV/bin/python" -c 'import huggingface_hub' 2>/dev/null; then
+    log "pip install huggingface_hub into $VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check huggingface_hub
+  fi
 }
 
 setup_node() {

@@ -8,6 +8,7 @@ import { download, h, kvTable } from './dom.js';
 import { DTYPES, fmtBytes, fmtCount, fmtInt, fmtMs, fmtShape, naturalCompare } from './format.js';
 import { Jobs } from './jobs.js';
 import { OpenError, filesFromDataTransfer, openFiles, openUrl, readSourceRange, startOpener } from './model.js';
+import { openSaveDialog } from './save.js';
 import { VirtualTable } from './table.js';
 import { TreeView, buildTreeSliced } from './tree.js';
 
@@ -19,6 +20,7 @@ const state = {
   cmp: null,
   workerBytes: 0,
   prefix: null,
+  filtered: null, // the rows the list shows
   tab: 'tensors',
   opening: 0,
 };
@@ -76,6 +78,7 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url 
     if (ticket !== state.opening) return;
     if (as === 'a') {
       state.a = model;
+      state.filtered = null;
       state.b = null;
       state.cmp = null;
       state.workerBytes = 0;
@@ -330,6 +333,7 @@ function renderModel() {
   $('landing').hidden = true;
   $('view').hidden = false;
   $('compare-btn').hidden = false;
+  $('save-btn').hidden = false;
   $('model-name').textContent = m.name;
   document.title = `${m.name} — safetensors viewer`;
   renderSummary(m, s);
@@ -390,6 +394,7 @@ function applyFilter() {
   if (!m || !table) return;
   const dtype = $('dtype-filter').value;
   const rows = m.rows.filter((r) => (!dtype || r.dtype === dtype) && inPrefix(r.name) && match(r.name));
+  state.filtered = rows; // ("Save as…" offers the current filter)
   table.setRows(rows);
   $('count').textContent = rows.length === m.rows.length ? `${fmtInt(rows.length)} tensors` : `${fmtInt(rows.length)} of ${fmtInt(m.rows.length)}`;
 }
@@ -480,6 +485,7 @@ function wire() {
   $('open-files').addEventListener('click', () => pick($('file-input')));
   $('open-folder').addEventListener('click', () => pick($('folder-input')));
   $('compare-btn').addEventListener('click', () => pick($('compare-input')));
+  $('save-btn').addEventListener('click', () => state.a && openSaveDialog({ model: state.a, filtered: () => state.filtered ?? state.a.rows, jobs: getJobs() }));
   document.querySelectorAll('[data-action=open-files]').forEach((b) => b.addEventListener('click', () => pick($('file-input'))));
   document.querySelectorAll('[data-action=open-folder]').forEach((b) => b.addEventListener('click', () => pick($('folder-input'))));
   $('file-input').addEventListener('change', (e) => e.target.files.length && openDropped([...e.target.files], false, 'a', performance.now()));

@@ -3,13 +3,14 @@
 // time, and decodes each chunk with the package's decodeFloat32 (integer, BOOL and complex
 // dtypes, which the package does not turn into floats, are converted in decode.js).
 //
-// Messages in:  {type: 'open'|'stats'|'diff'|'npy', id, ...}, {type: 'cancel', id}
+// Messages in:  {type: 'open'|'stats'|'diff'|'npy'|'save'|'savePlan', id, ...}, {type: 'cancel', id}
 // Messages out: {type: 'progress', id, done, total, phase}, {type: 'result', id, result},
 //               {type: 'error', id, error: {name, message, kind, offset, tensor}}
 
 import { decodeChunk } from './decode.js';
 import { DTYPE_BITS, NPY_DESCR, elementCount, floatsPerElement } from './format.js';
 import { CHUNK_BYTES, DiffAccumulator, Histogram, StatsAccumulator, chunkPlan, elementsPerChunk, npyHeader } from './stats.js';
+import { save, savePlan } from './save-job.js';
 
 // The package initialises its wasm with a top-level await. Imported statically, it would delay
 // the assignment of onmessage below, and the browser drops messages that arrive before a handler
@@ -48,12 +49,13 @@ function context(id, total) {
     check() {
       if (cancelled.has(id)) throw new Cancelled();
     },
-    progress(bytes, phase) {
+    // (`of`: a total the job learns later, as "Save as…" does.)
+    progress(bytes, phase, of = total) {
       done += bytes;
       const now = performance.now();
-      if (now - last > 50 || done >= total) {
+      if (now - last > 50 || done >= of) {
         last = now;
-        postMessage({ type: 'progress', id, done, total, phase });
+        postMessage({ type: 'progress', id, done, total: of, phase });
       }
     },
     get bytesRead() {
@@ -199,10 +201,10 @@ async function open(m, ctx) {
   return { headerSize: st.headerSize, dataOffset: st.dataOffset, fileSize: st.fileSize, bytesRead: st.bytesRead, metadata: st.metadata(), names, nameLengths, dtypes, ranks, dims, begins, ends };
 }
 
-const jobs = { stats, diff, npy, open };
+const jobs = { stats, diff, npy, open, save, savePlan };
 
 function total(m) {
-  if (m.type === 'open') return 0;
+  if (m.type === 'open' || m.type === 'save' || m.type === 'savePlan') return 0;
   if (m.type === 'diff') return 2 * (m.a.byteLength + m.b.byteLength);
   if (m.type === 'npy') return m.tensor.byteLength;
   return 2 * m.tensor.byteLength;

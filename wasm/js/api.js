@@ -18,3 +18,6 @@ export { checkShards } from './shardcheck.js';
 export { decodeFloat32 } from './tensor.js';
 export { wasmMemoryBytes } from './wire.js';
 export { serialize } from './write.js';
+export { serializeStream, serializedSize } from './stream.js';
+export { editTensors } from './edit.js';
+export { shardTensors } from './shardwrite.js';

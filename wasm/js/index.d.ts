@@ -310,6 +310,161 @@ export interface TensorInput {
  */
 export function serialize(tensors: Record<string, TensorInput> | Map<string, TensorInput>, metadata?: Record<string, string> | null): Promise<Uint8Array>;
 
+/** The float dtypes conversion writes (the core's `convert_into` targets). */
+export type ConvertTarget = 'F64' | 'F32' | 'F16' | 'BF16';
+
+/**
+ * One tensor for {@link serializeStream}: what `serialize` takes, or data
+ * read lazily as the stream is pulled:
+ * - a `Blob` (its bytes, exactly shape × dtype of them);
+ * - a {@link Tensor} of any opened file (fromBytes, fromBlob, fromUrl,
+ *   openSharded), read in bounded chunks; `dtype` and `shape` default to
+ *   the tensor's. A different float `dtype` ({@link ConvertTarget})
+ *   converts its values; another dtype is DtypeMismatch.
+ *
+ * A Float32Array or Float64Array whose `dtype` is another
+ * {@link ConvertTarget} is converted too (round to nearest, ties to even);
+ * any other typed array, ArrayBuffer or DataView is taken as bytes.
+ * Keep the data unchanged until the stream is done: it is read as pulled.
+ */
+export interface StreamTensorInput {
+  dtype?: Dtype;
+  shape?: readonly number[];
+  data: ArrayBufferLike | ArrayBufferView | Blob | Tensor;
+}
+
+/** A tensor map for {@link serializeStream}. */
+export type StreamTensors = Record<string, StreamTensorInput> | Map<string, StreamTensorInput>;
+
+export interface StreamOptions {
+  /** Aborting errors the stream with the signal's reason (and stops its reads). */
+  signal?: AbortSignal;
+  /** Called with the bytes made so far and the file's size: at the start (0) and after each chunk. */
+  onProgress?: (done: number, total: number) => void;
+  /** Source bytes read per step (default 8 MiB; rounded down to a multiple of 24). */
+  chunkBytes?: number;
+}
+
+/**
+ * Writes a safetensors file as a stream: the same bytes as `serialize` and
+ * the reference, for any total size in memory bounded by a few chunks.
+ * Pull-based: each chunk is read (and converted, through the writer's wasm
+ * module) when the consumer asks for it, with at most one chunk waiting.
+ * Never throws: every error (a bad input, a repeated name, a length that
+ * is not shape × dtype, a failed read) errors the stream, the input's
+ * before its first byte.
+ *
+ * ```js
+ * const file = await SafeTensors.fromBlob(input);
+ * const stream = serializeStream(editTensors(file, { convert: 'BF16' }), file.metadata());
+ * await stream.pipeTo(writable);
+ * ```
+ */
+export function serializeStream(
+  tensors: StreamTensors,
+  metadata?: Record<string, string> | null,
+  opts?: StreamOptions,
+): ReadableStream<Uint8Array>;
+
+/**
+ * The size in bytes of the file {@link serializeStream} writes for these
+ * tensors and metadata (a download's Content-Length, a progress bar's
+ * total), from the core's plan: nothing is read. Rejects with the plan's
+ * errors, as the stream would.
+ */
+export function serializedSize(tensors: StreamTensors, metadata?: Record<string, string> | null): Promise<number>;
+
+/** Which tensor names a rule takes: a RegExp, a glob (`*` any run, `?` one character, the whole name), a test, or any of several. */
+export type NamePattern = RegExp | string | ((name: string) => boolean) | readonly NamePattern[];
+
+export interface EditOptions {
+  /** Keep only the tensors whose (old) name matches. */
+  keep?: NamePattern;
+  /** Drop the tensors whose (old) name matches. */
+  drop?: NamePattern;
+  /**
+   * New names: `[prefix, replacement]` replaces a leading prefix,
+   * `[RegExp, replacement]` is `name.replace(re, replacement)`, or a function.
+   */
+  rename?: readonly [string | RegExp, string] | ((name: string) => string);
+  /** Convert float tensors: every float dtype to one target, or per source dtype (`{ F32: 'BF16' }`). */
+  convert?: ConvertTarget | Partial<Record<Dtype, ConvertTarget>>;
+}
+
+/**
+ * The tensors of an opened file, a sharded model (merging: its tensors in
+ * one map) or a list of Tensors, as a map for {@link serializeStream},
+ * edited: kept or dropped by name, renamed, floats converted. Nothing is
+ * read: the map's data are the Tensors. Two tensors renamed to one name
+ * throw DuplicateTensorName (and a rename to `__metadata__` ReservedName)
+ * at once, before anything is written.
+ */
+export function editTensors(
+  source: SafeTensors | ShardedModel | Iterable<Tensor>,
+  opts?: EditOptions,
+): Map<string, StreamTensorInput>;
+
+/** One shard of {@link shardTensors}. */
+export interface ShardPlan {
+  /** Its file name: `model.safetensors`, or `model-00001-of-00003.safetensors`… */
+  name: string;
+  /** Its tensors, to write with serializeStream (or writeFile). */
+  tensors: Map<string, StreamTensorInput>;
+  /** Bytes of tensor data in it (after conversion). */
+  dataBytes: number;
+}
+
+/**
+ * Splits a tensor map into shards of at most `maxShardSize` bytes of tensor
+ * data (a number, or "5GB" = 5·10^9, "500MiB"…), as huggingface_hub does: in
+ * the map's order, a tensor that would take the shard over the size starts
+ * the next; one larger than the size gets its own. One shard is
+ * `<prefix>.safetensors` with no index; more are
+ * `<prefix>-0000i-of-0000N.safetensors` with `index`, the text of
+ * `<prefix>.safetensors.index.json` as transformers writes it
+ * (`weight_map` and `metadata.total_size`, sorted keys, two-space indent).
+ * An unusable size is InvalidArgument.
+ */
+export function shardTensors(
+  tensors: StreamTensors,
+  opts: { maxShardSize: number | string; prefix?: string },
+): { shards: ShardPlan[]; indexName: string | null; index: string | null; totalSize: number };
+
+/**
+ * **Node only** (the package's Node entry; absent from the browser entry).
+ * Writes a file with {@link serializeStream} into a temporary file beside
+ * `path` (`.<name>.<pid>.<16 hex>.safetensors-nano-tmp`), synced and renamed
+ * over `path` once complete: `path` is never partly written. On an error
+ * or an abort the temporary file is removed and `path` is untouched; an
+ * error found before the first byte creates no file at all. Temporary
+ * files of earlier writers to the same name whose process is gone (killed
+ * mid-write) are removed first. A failed write, sync or rename (a full
+ * disk, a file size limit, permissions) is WriteFailed, with the system
+ * error as `cause`. Resolves to the file's size.
+ *
+ * `fs.openAsBlob(path)` files are lazy sources: open them with
+ * `SafeTensors.fromBlob`. (On Node 20 its Blob's size wraps at 4 GiB.)
+ */
+export function writeFile(
+  path: string,
+  tensors: StreamTensors,
+  metadata?: Record<string, string> | null,
+  opts?: StreamOptions,
+): Promise<number>;
+
+/**
+ * **Node only.** Writes {@link shardTensors}'s shards into the directory
+ * `dir` (made if missing), each with {@link writeFile}, then the index.
+ * `onProgress` gets each shard's progress and its file name. Resolves to
+ * the file names written.
+ */
+export function writeShards(
+  dir: string,
+  tensors: StreamTensors,
+  metadata: Record<string, string> | null | undefined,
+  opts: { maxShardSize: number | string; prefix?: string; signal?: AbortSignal; chunkBytes?: number; onProgress?: (done: number, total: number, shard: string) => void },
+): Promise<{ shards: string[]; index: string | null }>;
+
 /** A `.wasm` file, as `init` takes it. */
 export type WasmInput = string | URL | Request | Response | PromiseLike<Response> | BufferSource | WebAssembly.Module;
 

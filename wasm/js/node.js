@@ -34,3 +34,4 @@ if (typeof isAscii === 'function') {
 
 export { init };
 export * from './api.js';
+export { writeFile, writeShards } from './node-write.js';

@@ -121,6 +121,11 @@ export class Tensor {
     return src.read(this.byteOffset, this.byteOffset + this.byteLength, signal);
   }
 
+  /** @internal Bytes [start, end) of the tensor's data (stream.js reads tensors in chunks). */
+  _readRange(start, end, signal) {
+    return this.#file._source.read(this.byteOffset + start, this.byteOffset + end, signal);
+  }
+
   /**
    * Reads and decodes a float tensor in chunks, from any source. Chunks are
    * pipelined: the next one is read while the previous one decodes (and a

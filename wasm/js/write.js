@@ -50,33 +50,61 @@ export async function serialize(tensors, metadata) {
   // inputs are read when `serialize` is called (the first call reads them
   // once the writer has loaded).
   const writer = loadedWriter() ?? (await writerOrFail());
-  const entries = tensors instanceof Map ? [...tensors] : Object.entries(tensors ?? invalid('tensors: expected an object or a Map'));
+  const entries = tensorEntries(tensors);
+  const datas = new Array(entries.length);
+  const specs = entries.map(([name, t], i) => {
+    checkEntry(name, t);
+    try {
+      datas[i] = u8(t.data);
+    } catch {
+      invalid('data must be an ArrayBuffer or an ArrayBufferView', name);
+    }
+    return { name, dtype: t.dtype, shape: t.shape, byteLength: datas[i].byteLength };
+  });
+  const plan = planFile(writer, specs, metadata);
+  const out = new Uint8Array(plan.fileLength);
+  out.set(plan.header, 0);
+  const start = plan.header.byteLength;
+  for (const { index, begin } of plan.placed) out.set(datas[index], start + begin);
+  return out;
+}
+
+/** The `[name, input]` pairs of what `serialize` takes (an object or a Map). */
+export function tensorEntries(tensors) {
+  if (tensors instanceof Map) return [...tensors];
+  if (tensors === null || typeof tensors !== 'object') invalid('tensors: expected an object or a Map');
+  return Object.entries(tensors);
+}
+
+/** Checks one `[name, { dtype, shape }]` pair's name, dtype and shape. */
+export function checkEntry(name, t) {
+  if (typeof name !== 'string') invalid('tensor names must be strings');
+  if (t === null || typeof t !== 'object') invalid('expected { dtype, shape, data }', name);
+  if (!DTYPE_INDEX.has(t.dtype)) fail(KIND.UnknownDtype, `unknown dtype ${JSON.stringify(t.dtype)}`, { tensor: name });
+  if (!Array.isArray(t.shape) || !t.shape.every((x) => Number.isSafeInteger(x) && x >= 0)) {
+    invalid('shape must be an array of non-negative integers', name);
+  }
+}
+
+/**
+ * Plans a file through the core writer: `specs` are `{ name, dtype, shape,
+ * byteLength }` in the caller's order. Returns the header bytes (8 + N),
+ * the file length and where each tensor goes, in written order:
+ * `placed[k] = { index, begin }` (index into `specs`, begin relative to the
+ * end of the header). The core's checks (repeated or reserved names, a
+ * byte length that is not shape × dtype, sizes) throw here, naming the tensor.
+ */
+export function planFile(writer, specs, metadata) {
   // The plan's numbers (wasm/src/write.rs; the indices in generated/wire.js):
   // the head, a row per tensor (dtype, name length, byte length, rank,
   // dims), key and value lengths per metadata pair.
   const nums = new Array(PLAN_HEAD_NUMBERS).fill(0);
-  nums[PLAN_TENSORS] = entries.length;
+  nums[PLAN_TENSORS] = specs.length;
   const text = []; // UTF-8 of the names, keys and values
-  const datas = new Array(entries.length);
-  for (let i = 0; i < entries.length; i++) {
-    const [name, t] = entries[i];
-    if (typeof name !== 'string') invalid('tensor names must be strings');
-    if (t === null || typeof t !== 'object') invalid('expected { dtype, shape, data }', name);
-    const d = DTYPE_INDEX.get(t.dtype);
-    if (d === undefined) fail(KIND.UnknownDtype, `unknown dtype ${JSON.stringify(t.dtype)}`, { tensor: name });
-    if (!Array.isArray(t.shape) || !t.shape.every((x) => Number.isSafeInteger(x) && x >= 0)) {
-      invalid('shape must be an array of non-negative integers', name);
-    }
-    let data;
-    try {
-      data = u8(t.data);
-    } catch {
-      invalid('data must be an ArrayBuffer or an ArrayBufferView', name);
-    }
-    datas[i] = data;
+  for (const { name, dtype, shape, byteLength } of specs) {
     const nameBytes = utf8(name, 'the tensor name', name);
     text.push(nameBytes);
-    nums.push(d, nameBytes.byteLength, data.byteLength, t.shape.length, ...t.shape);
+    nums.push(DTYPE_INDEX.get(dtype), nameBytes.byteLength, byteLength, shape.length, ...shape);
   }
   if (metadata !== undefined && metadata !== null) {
     if (typeof metadata !== 'object') invalid('metadata must be an object of strings');
@@ -92,19 +120,16 @@ export async function serialize(tensors, metadata) {
   }
   const plan = writer.plan(new Float64Array(nums), concatAll(text));
   // Writer errors name the tensor by its position in the caller's list.
-  if (plan[STATUS] < 0) throw wasmError(plan, undefined, (i) => entries[i][0]);
-  const header = writer.take_bytes();
-  const out = new Uint8Array(plan[PLANNED_FILE_LEN]);
-  out.set(header, 0);
-  const start = header.byteLength;
+  if (plan[STATUS] < 0) throw wasmError(plan, undefined, (i) => specs[i].name);
+  const placed = [];
   for (let p = PLANNED_HEAD_NUMBERS; p < plan.length; p += PLACED_NUMBERS) {
-    out.set(datas[plan[p + PLACED_INDEX]], start + plan[p + PLACED_BEGIN]);
+    placed.push({ index: plan[p + PLACED_INDEX], begin: plan[p + PLACED_BEGIN] });
   }
-  return out;
+  return { header: writer.take_bytes(), fileLength: plan[PLANNED_FILE_LEN], placed };
 }
 
 // The writer's module, or a WriterUnavailable error saying why it did not load.
-async function writerOrFail() {
+export async function writerOrFail() {
   try {
     return await loadWriter();
   } catch (e) {

@@ -168,6 +168,10 @@ pub const JS_KINDS: &[JsKind] = &[
         when: "`safetensors-nano/webgpu`: `as: 'f16'` on a device created without the `shader-f16` feature",
     },
     JsKind {
+        name: "WriteFailed",
+        when: "Node's `writeFile` could not write, sync or rename its file (a full disk, a file size limit, no permission); nothing is left behind",
+    },
+    JsKind {
         name: "ReaderUnavailable",
         when: "the reader's wasm module is not loaded: its default load failed (a bundler that does not copy the `.wasm`) and no `init` succeeded, or `init` failed",
     },

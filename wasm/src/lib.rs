@@ -53,11 +53,11 @@ pub const MAX_SAFE: u64 = 1 << 53;
 use alloc::vec::Vec;
 
 #[cfg(feature = "reader")]
-use safetensors_nano::{Error, ErrorKind, Slot};
+use safetensors_nano::Slot;
+use safetensors_nano::{Error, ErrorKind};
 use spin::Mutex;
 use wasm_bindgen::prelude::*;
 
-#[cfg(feature = "reader")]
 use error::Failure;
 
 #[cfg(target_arch = "wasm32")]
@@ -103,6 +103,9 @@ struct State {
     /// Header bytes of the last write plan.
     #[cfg(feature = "writer")]
     bytes: Vec<u8>,
+    /// Converted values of the last [`convert`] chunk.
+    #[cfg(feature = "writer")]
+    converted: Vec<u8>,
 }
 
 /// One module instance runs one call at a time; the lock is never contended.
@@ -115,6 +118,8 @@ static STATE: Mutex<State> = Mutex::new(State {
     floats: Vec::new(),
     #[cfg(feature = "writer")]
     bytes: Vec::new(),
+    #[cfg(feature = "writer")]
+    converted: Vec::new(),
 });
 
 /// Parses a header from the first bytes of a file of `file_len_hi × 2^32 +
@@ -187,4 +192,46 @@ pub fn plan(numbers: &[f64], text: &[u8]) -> Vec<f64> {
 #[wasm_bindgen]
 pub fn take_bytes() -> Vec<u8> {
     core::mem::take(&mut STATE.lock().bytes)
+}
+
+#[cfg(feature = "writer")]
+#[wasm_bindgen]
+extern "C" {
+    /// The caller's output of [`convert`].
+    pub type Uint8Array;
+
+    /// Its length.
+    #[wasm_bindgen(method, getter)]
+    fn length(this: &Uint8Array) -> u32;
+
+    /// Copies `bytes` to `0..` (wasm-bindgen passes a view of wasm memory:
+    /// one copy).
+    #[wasm_bindgen(method)]
+    fn set(this: &Uint8Array, bytes: &[u8]);
+}
+
+/// Converts a chunk of float elements (dtype index `from`) to the dtype
+/// with index `to` through the core's `convert_into` (round to nearest,
+/// ties to even) into `out`, which must hold exactly the converted bytes.
+/// Returns no numbers on success, else an error's (`error.rs`).
+#[cfg(feature = "writer")]
+#[wasm_bindgen]
+pub fn convert(from: u8, src: &[u8], to: u8, out: &Uint8Array) -> Vec<f64> {
+    // JS is called with no lock held (as in `decode`).
+    let room = out.length();
+    let mut converted = core::mem::take(&mut STATE.lock().converted);
+    let mut failure = write::convert(from, src, to, &mut converted);
+    if failure.is_empty() {
+        if u32::try_from(converted.len()).ok() == Some(room) {
+            out.set(&converted);
+        } else {
+            failure = Failure::from(Error::new(ErrorKind::ByteLengthMismatch {
+                expected: converted.len() as u64,
+                found: u64::from(room),
+            }))
+            .encode();
+        }
+    }
+    STATE.lock().converted = converted;
+    failure
 }

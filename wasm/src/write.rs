@@ -15,7 +15,7 @@
 
 use alloc::vec::Vec;
 
-use safetensors_nano::write::{AsSpec, Plan, SliceSink, TensorSpec};
+use safetensors_nano::write::{convert_into, AsSpec, Plan, SliceSink, TensorSpec};
 use safetensors_nano::{Dtype, Error, TensorRef};
 
 use crate::error::{Failure, LayerKind};
@@ -193,9 +193,53 @@ fn try_plan(
     Ok(out)
 }
 
+/// Converts `src` (whole elements of the float dtype with index `from`) to
+/// the dtype with index `to` through the core's `convert_into` (round to
+/// nearest, ties to even), into `out` (resized to the converted length).
+/// Returns no numbers on success, or an error's (as in `error.rs`).
+pub fn convert(from: u8, src: &[u8], to: u8, out: &mut Vec<u8>) -> Vec<f64> {
+    let (Some(&from), Some(&to)) = (
+        Dtype::ALL.get(usize::from(from)),
+        Dtype::ALL.get(usize::from(to)),
+    ) else {
+        return Failure::new(LayerKind::InvalidArgument, [0; 3]).encode();
+    };
+    // The converted length: whole bytes of `to` per element of `from`
+    // (convert_into refuses a `src` of partial elements itself).
+    let elements = (src.len() as u64)
+        .saturating_mul(8)
+        .checked_div(u64::from(from.bits()))
+        .unwrap_or(0);
+    let len = elements.saturating_mul(u64::from(to.bits())) / 8;
+    out.clear();
+    out.resize(usize::try_from(len).unwrap_or(0), 0);
+    match convert_into(from, src, to, out.as_mut_slice()) {
+        Ok(()) => Vec::new(),
+        Err(e) => Failure::from(e).encode(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn converts_through_the_core_and_reports_its_errors() {
+        let index = |d: Dtype| Dtype::ALL.iter().position(|&x| x == d).unwrap() as u8;
+        let src: Vec<u8> = [1.0f32, 1.0 + 1.0 / 256.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let mut out = Vec::new();
+        assert!(convert(index(Dtype::F32), &src, index(Dtype::BF16), &mut out).is_empty());
+        assert_eq!(out, [0x80, 0x3f, 0x80, 0x3f]);
+        let bad = convert(index(Dtype::I32), &src, index(Dtype::F16), &mut out);
+        assert_eq!(crate::error::tests::kind_name(&bad), "DtypeMismatch");
+        let bad = convert(index(Dtype::F32), &src[..5], index(Dtype::F16), &mut out);
+        assert_eq!(crate::error::tests::kind_name(&bad), "DataLengthMismatch");
+        let bad = convert(250, &src, index(Dtype::F16), &mut out);
+        assert_eq!(crate::error::tests::kind_name(&bad), "InvalidArgument");
+    }
 
     #[test]
     fn plans_utf8_names_in_the_writers_order() {

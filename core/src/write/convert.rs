@@ -116,11 +116,39 @@ pub fn convert_into(from: Dtype, src: &[u8], to: Dtype, out: &mut [u8]) -> Resul
         let n = out.len().checked_div(width).unwrap_or(0);
         let values = values.get_mut(..n).ok_or(Error::new(ErrorKind::Sink))?;
         decode_f32_into(from, src, values)?;
-        for (&value, dst) in values.iter().zip(out.chunks_exact_mut(width)) {
-            encode(f64::from(value), to, dst);
-        }
+        encode_exact_f32(values, to, out);
     }
     Ok(())
+}
+
+/// Writes exact `f32` values (decoded from a dtype narrower than `F64`) as
+/// `to` into `out` (exactly their width each). An exact `f32` needs no
+/// round-to-odd step ([`encode`]'s), so each target is one loop of the
+/// correctly rounded conversion: the loop a streaming conversion spends its
+/// time in.
+fn encode_exact_f32(values: &[f32], to: Dtype, out: &mut [u8]) {
+    match to {
+        Dtype::F64 => {
+            for (&v, dst) in values.iter().zip(out.chunks_exact_mut(8)) {
+                dst.copy_from_slice(&f64::from(v).to_le_bytes());
+            }
+        }
+        Dtype::F32 => {
+            for (&v, dst) in values.iter().zip(out.chunks_exact_mut(4)) {
+                dst.copy_from_slice(&v.to_le_bytes());
+            }
+        }
+        Dtype::F16 => {
+            for (&v, dst) in values.iter().zip(out.chunks_exact_mut(2)) {
+                dst.copy_from_slice(&f16::from_f32(v).to_le_bytes());
+            }
+        }
+        _ => {
+            for (&v, dst) in values.iter().zip(out.chunks_exact_mut(2)) {
+                dst.copy_from_slice(&bf16::from_f32(v).to_le_bytes());
+            }
+        }
+    }
 }
 
 /// Writes `value` as one `to` element into `dst` (exactly its width).

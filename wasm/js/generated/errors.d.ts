@@ -23,7 +23,7 @@ export type JsErrorKind =
   | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'SourceChanged' | 'Http' | 'Timeout'
   | 'Network' | 'TooManyRedirects' | 'ShortBody' | 'RangeMismatch' | 'ContentEncoded'
   | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable' | 'GpuLimitExceeded'
-  | 'GpuFeatureMissing' | 'ReaderUnavailable';
+  | 'GpuFeatureMissing' | 'WriteFailed' | 'ReaderUnavailable';
 
 /** Every kind of `SafeTensorsError`. */
 export type ErrorKind = WasmErrorKind | JsErrorKind;

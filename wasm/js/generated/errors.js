@@ -27,7 +27,7 @@ export const JS_KINDS = Object.freeze([
   'NotInMemory', 'NoSource', 'HeaderIncomplete', 'SourceChanged', 'Http', 'Timeout', 'Network',
   'TooManyRedirects', 'ShortBody', 'RangeMismatch', 'ContentEncoded', 'IndexInvalid',
   'IndexMismatch', 'ShardMissing', 'WriterUnavailable', 'GpuLimitExceeded', 'GpuFeatureMissing',
-  'ReaderUnavailable',
+  'WriteFailed', 'ReaderUnavailable',
 ]);
 
 /**
