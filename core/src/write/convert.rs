@@ -99,6 +99,17 @@ pub fn convert_into(from: Dtype, src: &[u8], to: Dtype, out: &mut [u8]) -> Resul
         }
         .into());
     }
+    match (from, to) {
+        (Dtype::F32, Dtype::BF16) => {
+            narrow_f32(src, out, bf16_bits);
+            return Ok(());
+        }
+        (Dtype::F32, Dtype::F16) => {
+            narrow_f32(src, out, f16_bits);
+            return Ok(());
+        }
+        _ => {}
+    }
     if from == Dtype::F64 {
         for (value, dst) in src.chunks_exact(8).zip(out.chunks_exact_mut(width)) {
             let mut bytes = [0u8; 8];
@@ -116,11 +127,116 @@ pub fn convert_into(from: Dtype, src: &[u8], to: Dtype, out: &mut [u8]) -> Resul
         let n = out.len().checked_div(width).unwrap_or(0);
         let values = values.get_mut(..n).ok_or(Error::new(ErrorKind::Sink))?;
         decode_f32_into(from, src, values)?;
+        if to == Dtype::F32 {
+            store_f32(values, out);
+            continue;
+        }
         for (&value, dst) in values.iter().zip(out.chunks_exact_mut(width)) {
             encode(f64::from(value), to, dst);
         }
     }
     Ok(())
+}
+
+/// Elements per block of the direct `F32` → `F16`/`BF16` paths: each block
+/// is read into a fixed array, converted, and written out in three simple
+/// loops the compiler can vectorise.
+const NARROW_BLOCK: usize = 64;
+
+/// `F32` bytes to 16-bit elements with `narrow`, block by block. The general
+/// path widens every element to `f64` and rounds twice (to odd, then to
+/// nearest even) so that `F64` sources round once; an `f32` needs neither,
+/// and this path is what keeps `edit --convert F32:BF16` near disk speed.
+/// `src` holds `out.len() / 2` elements (checked by the caller).
+fn narrow_f32(src: &[u8], out: &mut [u8], narrow: fn(u32) -> u16) {
+    let src_blocks = src.chunks_exact(NARROW_BLOCK * 4);
+    let src_rest = src_blocks.remainder();
+    let mut out_blocks = out.chunks_exact_mut(NARROW_BLOCK * 2);
+    for (src, out) in src_blocks.zip(&mut out_blocks) {
+        let mut words = [0u32; NARROW_BLOCK];
+        for (word, bytes) in words.iter_mut().zip(src.chunks_exact(4)) {
+            *word = u32::from_le_bytes(le_word(bytes));
+        }
+        for (word, dst) in words.iter().zip(out.chunks_exact_mut(2)) {
+            dst.copy_from_slice(&narrow(*word).to_le_bytes());
+        }
+    }
+    let out_rest = out_blocks.into_remainder();
+    for (bytes, dst) in src_rest.chunks_exact(4).zip(out_rest.chunks_exact_mut(2)) {
+        dst.copy_from_slice(&narrow(u32::from_le_bytes(le_word(bytes))).to_le_bytes());
+    }
+}
+
+/// The four bytes of a `chunks_exact(4)` chunk as an array.
+#[inline(always)]
+fn le_word(bytes: &[u8]) -> [u8; 4] {
+    let mut word = [0u8; 4];
+    word.copy_from_slice(bytes);
+    word
+}
+
+/// The `BF16` nearest (ties to even) to the `f32` with bits `x`; overflow
+/// rounds to ±∞, and a NaN keeps its sign and top payload bits with the
+/// quiet bit set — exactly what the general path gives.
+#[inline(always)]
+fn bf16_bits(x: u32) -> u16 {
+    // Adding just under half an ulp, plus the kept part's last bit, carries
+    // into the kept part exactly when rounding to nearest even goes up.
+    let rounded = x.wrapping_add(0x7fff).wrapping_add((x >> 16) & 1) >> 16;
+    let quiet_nan = (x >> 16) | 0x0040;
+    let is_nan = x & 0x7fff_ffff > 0x7f80_0000;
+    // Both results are 16-bit values: the shifts leave no high bits.
+    #[allow(clippy::cast_possible_truncation)]
+    let bits = if is_nan { quiet_nan } else { rounded } as u16;
+    bits
+}
+
+/// The `F16` nearest (ties to even) to the `f32` with bits `x`: ±∞ from
+/// 65520 up (the tie between `F16::MAX` and 2^16 rounds to even, the
+/// infinity), subnormals below 2^-14, and a NaN keeps its sign and top
+/// payload bits with the quiet bit set — exactly what the general path gives.
+/// Every case is computed and one is selected, so the loop has no branches.
+#[inline(always)]
+fn f16_bits(x: u32) -> u16 {
+    let sign = (x >> 16) & 0x8000;
+    let abs = x & 0x7fff_ffff;
+    // Normal range: rebias the exponent (127 → 15), then round as for bf16
+    // at bit 13. Wrapping: below the range this result is not selected.
+    let normal = abs
+        .wrapping_sub((127 - 15) << 23)
+        .wrapping_add(0xfff)
+        .wrapping_add((abs >> 13) & 1)
+        >> 13;
+    // Below 2^-14: adding 0.5 makes the float unit round `abs` to a multiple
+    // of 2^-24 (the F16 subnormal step), ties to even; the low bits of the
+    // sum then count those steps (0x400 when it rounds up to 2^-14).
+    let subnormal = (f32::from_bits(abs) + 0.5)
+        .to_bits()
+        .wrapping_sub(0x3f00_0000);
+    let quiet_nan = 0x7e00 | ((abs >> 13) & 0x03ff);
+    let magnitude = if abs > 0x7f80_0000 {
+        quiet_nan
+    } else if abs >= 0x477f_f000 {
+        0x7c00
+    } else if abs < 0x3880_0000 {
+        subnormal
+    } else {
+        normal
+    };
+    // At most 0x7e00 | 0x8000: the value fits 16 bits.
+    #[allow(clippy::cast_possible_truncation)]
+    let bits = (sign | magnitude) as u16;
+    bits
+}
+
+/// Writes decoded `f32` values as `F32` bytes. The general path's round trip
+/// through `f64` is exact for numbers and sets a NaN's quiet bit; this does
+/// the same without it.
+fn store_f32(values: &[f32], out: &mut [u8]) {
+    for (value, dst) in values.iter().zip(out.chunks_exact_mut(4)) {
+        let quiet = if value.is_nan() { 0x0040_0000 } else { 0 };
+        dst.copy_from_slice(&(value.to_bits() | quiet).to_le_bytes());
+    }
 }
 
 /// Writes `value` as one `to` element into `dst` (exactly its width).
@@ -261,6 +377,140 @@ mod tests {
                 |b| bf16::from_bits(b).to_f64(),
                 0x7f7f,
             );
+        }
+    }
+
+    /// The general path's result for one `f32` (bits `x`) as `to`: the
+    /// specification the direct paths must match bit for bit.
+    fn via_f64(x: u32, to: Dtype) -> u16 {
+        let mut dst = [0u8; 2];
+        encode(f64::from(f32::from_bits(x)), to, &mut dst);
+        u16::from_le_bytes(dst)
+    }
+
+    fn assert_direct_matches_f64_path(x: u32) {
+        assert_eq!(bf16_bits(x), via_f64(x, Dtype::BF16), "bf16 of {x:#010x}");
+        assert_eq!(f16_bits(x), via_f64(x, Dtype::F16), "f16 of {x:#010x}");
+    }
+
+    /// `x`, its f32 neighbours, and the same with the sign set.
+    fn around(x: u32) -> impl Iterator<Item = u32> {
+        [x.wrapping_sub(1), x, x.wrapping_add(1)]
+            .into_iter()
+            .flat_map(|b| [b, b ^ 0x8000_0000])
+    }
+
+    #[test]
+    fn direct_f32_paths_match_the_f64_path_on_special_values() {
+        let special = [
+            0u32,        // zero
+            1,           // smallest subnormal
+            0x007f_ffff, // largest subnormal
+            0x0080_0000, // smallest normal
+            0x3380_0000, // 2^-24, the smallest F16 subnormal
+            0x3300_0000, // 2^-25, half of it: a tie that rounds to 0
+            0x3340_0000, // 1.5 · 2^-25
+            0x3880_0000, // 2^-14, the smallest F16 normal
+            0x387f_e000, // the largest F16 subnormal
+            0x3f80_0000, // 1
+            0x477f_e000, // 65504, F16::MAX
+            0x477f_f000, // 65520: the tie between F16::MAX and 2^16
+            0x4780_0000, // 65536
+            0x7f7f_0000, // BF16::MAX
+            0x7f7f_8000, // the tie between BF16::MAX and 2^128
+            0x7f7f_ffff, // f32::MAX
+            0x7f80_0000, // infinity
+            0x7f80_0001, // signalling NaNs with low and high payloads
+            0x7f80_2000,
+            0x7fa0_0000,
+            0x7fbf_ffff,
+            0x7fc0_0000, // quiet NaNs
+            0x7fc0_0001,
+            0x7fff_ffff,
+        ];
+        for x in special.into_iter().flat_map(around) {
+            assert_direct_matches_f64_path(x);
+        }
+    }
+
+    #[test]
+    fn direct_f32_paths_match_the_f64_path_at_every_boundary_and_tie() {
+        // Every finite BF16 value, the ties above it and both neighbours of each.
+        for b in 0..=0x7f7fu32 {
+            for x in around(b << 16).chain(around((b << 16) | 0x8000)) {
+                assert_direct_matches_f64_path(x);
+            }
+        }
+        // Every finite F16 value (as an f32), the tie above it and the
+        // neighbours of each; this includes the subnormal steps and the
+        // normal/subnormal and overflow edges.
+        let step = |h: u16| f16::from_bits(h).to_f32();
+        for h in 0..=0x7bffu16 {
+            let low = step(h);
+            let high = if h == 0x7bff { 65536.0 } else { step(h + 1) };
+            let tie = (f64::from(low) + f64::from(high)) / 2.0;
+            let tie = tie as f32;
+            for x in around(low.to_bits()).chain(around(tie.to_bits())) {
+                assert_direct_matches_f64_path(x);
+            }
+        }
+    }
+
+    #[test]
+    fn direct_f32_paths_match_the_f64_path_on_random_bits() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        // Under Miri's interpreter a sample keeps the run short.
+        let count = if cfg!(miri) { 2_000u32 } else { 1_500_000 };
+        for _ in 0..count {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            assert_direct_matches_f64_path((state >> 32) as u32);
+            // Exponents near the F16 range, where its cases are.
+            let near_f16 =
+                ((state as u32) & 0x80ff_ffff) | ((100 + (state as u32 >> 24) % 48) << 23);
+            assert_direct_matches_f64_path(near_f16);
+        }
+    }
+
+    #[test]
+    fn convert_into_f32_to_16_bits_over_blocks_and_remainders() {
+        let mut state = 0x0123_4567_89ab_cdefu64;
+        for n in [0, 1, 63, 64, 65, 300, CONVERT_CHUNK * 3 + 5] {
+            let words: std::vec::Vec<u32> = (0..n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 32) as u32
+                })
+                .collect();
+            let src: std::vec::Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            for to in [Dtype::BF16, Dtype::F16] {
+                let mut out = std::vec![0u8; n * 2];
+                convert_into(Dtype::F32, &src, to, &mut out).unwrap();
+                let expected: std::vec::Vec<u8> = words
+                    .iter()
+                    .flat_map(|&w| via_f64(w, to).to_le_bytes())
+                    .collect();
+                assert_eq!(out, expected, "{n} elements to {to}");
+            }
+        }
+    }
+
+    #[test]
+    fn f16_and_bf16_to_f32_match_the_f64_path_for_every_value() {
+        for from in [Dtype::F16, Dtype::BF16] {
+            let src: std::vec::Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
+            let mut out = std::vec![0u8; src.len() * 2];
+            convert_into(from, &src, Dtype::F32, &mut out).unwrap();
+            let mut decoded = std::vec![0f32; 1 << 16];
+            decode_f32_into(from, &src, &mut decoded).unwrap();
+            for (value, got) in decoded.iter().zip(out.chunks_exact(4)) {
+                let mut expected = [0u8; 4];
+                encode(f64::from(*value), Dtype::F32, &mut expected);
+                assert_eq!(got, expected, "{from}: {:#010x}", value.to_bits());
+            }
         }
     }
 
