@@ -75,7 +75,8 @@ enum Command {
     ///
     /// Lists tensors added, removed, changed in dtype or shape; with --values,
     /// per tensor the max abs difference, relative L2 change and
-    /// changed-element count, streamed. Exit 0 whether or not they differ.
+    /// changed-element count, streamed. Exit 0 whether or not they differ,
+    /// unless --exit-code is given (then 1 when they differ, 2 on a problem).
     Diff(diff::Diff),
     /// Copy a file keeping, dropping, renaming or converting tensors
     ///
@@ -107,7 +108,7 @@ fn main() -> ExitCode {
             no_hash,
         } => inspect::run(&file, json, !no_hash, cli.quiet),
         Command::Verify { files, hash, json } => verify::run(&files, hash, json, cli.quiet),
-        Command::Diff(diff) => diff::run(&diff, cli.quiet),
+        Command::Diff(diff) => return ExitCode::from(diff::run(&diff, cli.quiet)),
         Command::Edit(edit) => writing(|| edit::run(&edit, cli.quiet)),
         Command::Merge(merge) => writing(|| merge::run(&merge, cli.quiet)),
         Command::Split(split) => writing(|| split::run(&split, cli.quiet)),
