@@ -1,7 +1,7 @@
 //! `edit IN OUT`: keep, drop, rename and convert tensors (with no options,
-//! the canonical layout the reference writer gives), streamed from IN into OUT through the core's `Plan` and
-//! `FileWriter` (a temporary file renamed into place, docs/format.md W12).
-//! Only the header is held in memory.
+//! the canonical layout the reference writer gives), streamed from IN into
+//! OUT through the core's `Plan` and `FileWriter` (a temporary file renamed
+//! into place, docs/format.md W12). Only the header is held in memory.
 
 use std::path::{Path, PathBuf};
 
