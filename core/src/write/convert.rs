@@ -435,8 +435,10 @@ mod tests {
 
     #[test]
     fn direct_f32_paths_match_the_f64_path_at_every_boundary_and_tie() {
+        // Under Miri's interpreter a sample keeps the run short.
+        let stride = if cfg!(miri) { 97 } else { 1 };
         // Every finite BF16 value, the ties above it and both neighbours of each.
-        for b in 0..=0x7f7fu32 {
+        for b in (0..=0x7f7fu32).step_by(stride) {
             for x in around(b << 16).chain(around((b << 16) | 0x8000)) {
                 assert_direct_matches_f64_path(x);
             }
@@ -445,7 +447,7 @@ mod tests {
         // neighbours of each; this includes the subnormal steps and the
         // normal/subnormal and overflow edges.
         let step = |h: u16| f16::from_bits(h).to_f32();
-        for h in 0..=0x7bffu16 {
+        for h in (0..=0x7bffu16).step_by(stride) {
             let low = step(h);
             let high = if h == 0x7bff { 65536.0 } else { step(h + 1) };
             let tie = (f64::from(low) + f64::from(high)) / 2.0;
@@ -501,10 +503,15 @@ mod tests {
     #[test]
     fn f16_and_bf16_to_f32_match_the_f64_path_for_every_value() {
         for from in [Dtype::F16, Dtype::BF16] {
-            let src: std::vec::Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
+            // Under Miri's interpreter a sample keeps the run short.
+            let stride = if cfg!(miri) { 97 } else { 1 };
+            let src: std::vec::Vec<u8> = (0..=u16::MAX)
+                .step_by(stride)
+                .flat_map(u16::to_le_bytes)
+                .collect();
             let mut out = std::vec![0u8; src.len() * 2];
             convert_into(from, &src, Dtype::F32, &mut out).unwrap();
-            let mut decoded = std::vec![0f32; 1 << 16];
+            let mut decoded = std::vec![0f32; src.len() / 2];
             decode_f32_into(from, &src, &mut decoded).unwrap();
             for (value, got) in decoded.iter().zip(out.chunks_exact(4)) {
                 let mut expected = [0u8; 4];
