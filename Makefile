@@ -5,14 +5,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 PY := tests/.venv/bin/python
-INSPECT := target/release/examples/inspect
-# The inspect command the JS boundary fuzzing compares fromBytes with (its words; it is
-# run as `$(INSPECT_JSON) FILE --json --no-hash`), and its many-files-per-process twin.
-INSPECT_JSON ?= $(CURDIR)/$(INSPECT)
-INSPECT_MANY := target/release/examples/inspect_many
-BOUNDARY_ENV = INSPECT_JSON="$(INSPECT_JSON)" INSPECT_MANY="$(CURDIR)/$(INSPECT_MANY)"
-
 CLI := target/release/safetensors-nano
+# The inspect command the JS boundary fuzzing compares fromBytes with (its words; it is
+# run as `$(INSPECT_JSON) --json --no-hash FILE...`, one JSON line per file).
+INSPECT_JSON ?= $(CURDIR)/$(CLI) inspect
+BOUNDARY_ENV = INSPECT_JSON="$(INSPECT_JSON)"
 
 .PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js test-bundlers test-snippets publish-dry-run bench bench-wasm bench-cli fuzz fuzz-js fuzz-smoke miri bounds verdicts-wasm hardening doc clean
 
@@ -56,12 +53,6 @@ nostd:
 interop: $(CLI)
 	$(PY) tests/python/check_inspect_interop.py $(CLI) inspect
 
-$(INSPECT): FORCE
-	$(CARGO) build --release -p safetensors-nano --example inspect
-
-$(INSPECT_MANY): FORCE
-	$(CARGO) build --release -p safetensors-nano-test-support --features reference --example inspect_many
-
 $(CLI): FORCE
 	$(CARGO) build --release -p safetensors-nano-cli
 
@@ -77,7 +68,7 @@ package:
 	bash scripts/build-package.sh
 
 ## Node and headless-Chromium tests against the packed tarball, installed as a user would.
-test-js: package $(INSPECT) $(INSPECT_MANY)
+test-js: package $(CLI)
 	bash scripts/setup.sh python
 	$(BOUNDARY_ENV) node tests/js/run.mjs test
 
@@ -151,7 +142,7 @@ fuzz: fuzz-js
 
 ## The packed package's fromBytes against the native inspect --json: the fuzz seeds, the
 ## adversarial suite and 1,000,000 generated files (tests/js/lib/boundary.js; a few minutes).
-fuzz-js: package $(INSPECT) $(INSPECT_MANY)
+fuzz-js: package $(CLI)
 	$(BOUNDARY_ENV) node tests/js/run.mjs fuzz 1000000
 
 ## Every fuzz target for 15 s (about a minute in all, after the first build).

@@ -11,13 +11,14 @@
 #   (goal ≥ 0.5× cp).
 #
 # SIZE (default 20G: bytes of F32 data; K/M/G suffixes), ROUNDS (default 3),
-# DIR (default target/bench-cli; needs about SIZE free while cp runs).
+# DIR (default target/bench-cli; needs about SIZE free while cp runs), BIN
+# (default the release build; another binary to compare, e.g. an older one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE=${SIZE:-20G}
 ROUNDS=${ROUNDS:-3}
 DIR=${DIR:-target/bench-cli}
-BIN=target/release/safetensors-nano
+BIN=${BIN:-target/release/safetensors-nano}
 
 cargo build --release -q -p safetensors-nano-cli
 mkdir -p "$DIR"
@@ -38,6 +39,10 @@ with open(path, "wb") as f:
 PY
 file_len=$(stat -c %s "$IN")
 echo "input: $IN, $(numfmt --to=iec "$file_len") sparse F32 ($elements elements); $ROUNDS rounds"
+
+# The first read of the file's holes fills the page cache, which would then
+# serve whichever command runs second: read it once first, so both start alike.
+cat "$IN" > /dev/null
 
 now() { date +%s.%N; }
 calc() { awk "BEGIN { print $1 }"; }

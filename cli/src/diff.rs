@@ -32,6 +32,12 @@ pub struct Diff {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Exit 1 when the files differ and 0 when they do not, as `git diff
+    /// --exit-code` and diff(1); a problem with a file then exits 2. Without
+    /// --values only names, dtypes and shapes are compared; with it, also
+    /// the values (tensors whose values cannot be compared, C64, do not count).
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 /// The elements compared per step.
@@ -162,12 +168,14 @@ fn shape_text(t: &TensorInfo<'_>) -> String {
     format!("{:?}", t.shape().iter().collect::<Vec<_>>())
 }
 
-/// Runs `diff`; `false` on an error (exit 1). Differences are not errors.
-pub fn run(diff: &Diff, quiet: bool) -> bool {
+/// Runs `diff` and gives its exit status: 1 on an error, and with
+/// `--exit-code` 1 when the files differ and 2 on an error. Without
+/// `--exit-code` differences are not errors.
+pub fn run(diff: &Diff, quiet: bool) -> u8 {
     match diff_files(diff, quiet) {
-        Ok(text) => {
+        Ok((text, differ)) => {
             crate::emit(&text);
-            true
+            u8::from(diff.exit_code && differ)
         }
         Err(f) => {
             if diff.json {
@@ -178,12 +186,17 @@ pub fn run(diff: &Diff, quiet: bool) -> bool {
             } else {
                 eprintln!("safetensors-nano: {}", f.message);
             }
-            false
+            if diff.exit_code {
+                2
+            } else {
+                1
+            }
         }
     }
 }
 
-fn diff_files(diff: &Diff, quiet: bool) -> Result<String, Failure> {
+/// The report, and whether the files differ (see [`Diff::exit_code`]).
+fn diff_files(diff: &Diff, quiet: bool) -> Result<(String, bool), Failure> {
     fn named(path: &std::path::Path) -> impl Fn(Failure) -> Failure + '_ {
         move |mut f| {
             f.message = format!("{}: {}", path.display(), f.message);
@@ -237,6 +250,10 @@ fn diff_files(diff: &Diff, quiet: bool) -> Result<String, Failure> {
         bar.finish_and_clear();
     }
     let same = both.len() - changed.len();
+    let differ = !(added.is_empty() && removed.is_empty() && changed.is_empty())
+        || values
+            .iter()
+            .any(|(_, r)| r.as_ref().is_ok_and(|s| s.changed > 0));
     if diff.json {
         let values: Vec<Value> = values
             .iter()
@@ -253,7 +270,7 @@ fn diff_files(diff: &Diff, quiet: bool) -> Result<String, Failure> {
             "same": same,
             "values": if diff.values { Value::Array(values) } else { Value::Null },
         });
-        return Ok(format!("{doc}\n"));
+        return Ok((format!("{doc}\n"), differ));
     }
     let mut out = String::new();
     let _ = writeln!(
@@ -312,5 +329,5 @@ fn diff_files(diff: &Diff, quiet: bool) -> Result<String, Failure> {
             }
         }
     }
-    Ok(out)
+    Ok((out, differ))
 }

@@ -1,7 +1,7 @@
-//! `edit IN OUT`: keep, drop, rename and convert tensors (the `rewrite`
-//! contract), streamed from IN into OUT through the core's `Plan` and
-//! `FileWriter` (a temporary file renamed into place, docs/format.md W12).
-//! Only the header is held in memory.
+//! `edit IN OUT`: keep, drop, rename and convert tensors (with no options,
+//! the canonical layout the reference writer gives), streamed from IN into
+//! OUT through the core's `Plan` and `FileWriter` (a temporary file renamed
+//! into place, docs/format.md W12). Only the header is held in memory.
 
 use std::path::{Path, PathBuf};
 
@@ -74,17 +74,18 @@ struct Summary {
     file_len: u64,
 }
 
-/// Runs `edit`; the message of what went wrong otherwise (nothing written).
-pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
-    if let Some(from) = edit
-        .convert
+/// The usage error in `edit`'s arguments that clap cannot see: one source
+/// dtype given two targets.
+pub fn usage_error(edit: &Edit) -> Option<String> {
+    edit.convert
         .iter()
         .enumerate()
         .find(|(i, (f, _))| edit.convert[..*i].iter().any(|(g, _)| g == f))
-        .map(|(_, (f, _))| f)
-    {
-        return Err(format!("--convert: {from} given twice"));
-    }
+        .map(|(_, (from, _))| format!("--convert: {from} given twice"))
+}
+
+/// Runs `edit`; the message of what went wrong otherwise (nothing written).
+pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
     let shown = edit.input.display();
     let summary = with_header(&edit.input, &mut Buffers::default(), |file, header| {
         // Which tensors, under which names, as which dtype.

@@ -1,6 +1,7 @@
-//! `inspect`: the `inspect` example's table and `--json` contract
-//! (core/examples/inspect.rs), reading the header with `read_header` and
-//! streaming the data for the hashes.
+//! `inspect`: a file's header as a table or one line of JSON
+//! (`{"ok":true,"header_size","metadata","tensors":[…]}`, or
+//! `{"ok":false,"error":{kind,message,offset,tensor}}`), reading the header
+//! with `read_header` and streaming the data for the hashes.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -86,7 +87,7 @@ fn ok_json(header: &Header<'_, &mut [Slot]>, digests: Option<&[String]>) -> Valu
     })
 }
 
-/// The example's table, as one string (written at once: see [`emit`]).
+/// The table, as one string (written at once: see [`emit`]).
 fn table(header: &Header<'_, &mut [Slot]>, path: &str, digests: Option<&[String]>) -> String {
     let mut out = String::new();
     // Writing into a String cannot fail.

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod copy;
 mod diff;
@@ -44,10 +44,13 @@ enum Command {
     /// Prints the header, metadata and tensors (in data-offset order), with the
     /// SHA-256 of each tensor's bytes. Given a sharded checkpoint's
     /// `*.index.json`, its shards' tensors as one (checked against the index).
+    /// Several files are listed one after another (exit 1 if any is rejected).
     Inspect {
-        /// The safetensors file, or a sharded checkpoint's `*.index.json`.
-        file: std::path::PathBuf,
-        /// Print one JSON document: {"ok":true,...}, or {"ok":false,"error":{...}} (exit 1).
+        /// Safetensors files, or sharded checkpoints' `*.index.json`.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// Print one JSON document per file, one per line (JSON Lines):
+        /// {"ok":true,...}, or {"ok":false,"error":{...}} (then exit 1).
         #[arg(long)]
         json: bool,
         /// Do not read the tensor data (no sha256).
@@ -75,7 +78,8 @@ enum Command {
     ///
     /// Lists tensors added, removed, changed in dtype or shape; with --values,
     /// per tensor the max abs difference, relative L2 change and
-    /// changed-element count, streamed. Exit 0 whether or not they differ.
+    /// changed-element count, streamed. Exit 0 whether or not they differ,
+    /// unless --exit-code is given (then 1 when they differ, 2 on a problem).
     Diff(diff::Diff),
     /// Copy a file keeping, dropping, renaming or converting tensors
     ///
@@ -100,14 +104,28 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Edit(edit) = &cli.command {
+        if let Some(message) = edit::usage_error(edit) {
+            Cli::command()
+                .error(clap::error::ErrorKind::ArgumentConflict, message)
+                .exit();
+        }
+    }
     let ok = match cli.command {
         Command::Inspect {
-            file,
+            files,
             json,
             no_hash,
-        } => inspect::run(&file, json, !no_hash, cli.quiet),
+        } => {
+            // Every file is inspected, even after one is rejected.
+            let rejected = files
+                .iter()
+                .filter(|file| !inspect::run(file, json, !no_hash, cli.quiet))
+                .count();
+            rejected == 0
+        }
         Command::Verify { files, hash, json } => verify::run(&files, hash, json, cli.quiet),
-        Command::Diff(diff) => diff::run(&diff, cli.quiet),
+        Command::Diff(diff) => return ExitCode::from(diff::run(&diff, cli.quiet)),
         Command::Edit(edit) => writing(|| edit::run(&edit, cli.quiet)),
         Command::Merge(merge) => writing(|| merge::run(&merge, cli.quiet)),
         Command::Split(split) => writing(|| split::run(&split, cli.quiet)),

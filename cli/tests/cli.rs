@@ -1,16 +1,17 @@
-//! The `safetensors-nano` binary run as a user would: `inspect` against the
-//! core's `inspect` example (byte for byte, on files from our writer, the
-//! reference crate and the adversarial suite), `verify`, exit codes, `--help`.
+//! The `safetensors-nano` binary run as a user would: `inspect` against
+//! independent facts (the reference crate's reading of files from our writer
+//! and from the reference, SHA-256 digests, the adversarial suite's recorded
+//! verdicts), `verify`, exit codes, `--help`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use safetensors_nano::Dtype;
-use safetensors_nano_test_support::examples::example;
 use safetensors_nano_test_support::reference;
 use safetensors_nano_test_support::tensors::{header, write, Owned};
 use safetensors_nano_test_support::verdicts;
-use serde_json::Value;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 
 const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
 
@@ -53,60 +54,118 @@ fn put(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
-/// `inspect ARGS FILE` through the CLI and through the core's example agree:
-/// stdout, stderr and exit status. Returns the CLI's output.
-fn same_as_example(path: &Path, args: &[&str]) -> Output {
-    let cli = Command::new(BIN)
+/// `inspect ARGS FILE`.
+fn inspect(path: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
         .arg("inspect")
         .args(args)
         .arg(path)
         .output()
-        .expect("run the CLI");
-    let ex = Command::new(example("inspect"))
-        .arg(path)
-        .args(args)
-        .output()
-        .expect("run the example");
-    assert_eq!(
-        text(&cli.stdout),
-        text(&ex.stdout),
-        "stdout of {args:?} {}",
-        path.display()
-    );
-    assert_eq!(
-        text(&cli.stderr),
-        text(&ex.stderr),
-        "stderr of {args:?} {}",
-        path.display()
-    );
-    assert_eq!(
-        cli.status.code(),
-        ex.status.code(),
-        "{args:?} {}",
-        path.display()
-    );
-    cli
+        .expect("run the CLI")
 }
 
-const MODES: [&[&str]; 4] = [&[], &["--no-hash"], &["--json"], &["--json", "--no-hash"]];
+fn json_of(out: &Output) -> Value {
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "one JSON line: {stdout}");
+    serde_json::from_str(&stdout).expect("a JSON document")
+}
+
+/// `inspect` of a valid file, checked against facts found without our
+/// parser: the reference crate's reading of the same bytes (names, dtypes,
+/// shapes, offsets, metadata), the length prefix, and SHA-256 digests of
+/// each tensor's bytes. `--no-hash` and the table say the same.
+fn check_inspect(path: &Path, bytes: &[u8]) {
+    let header_size = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+    let data = &bytes[8 + header_size as usize..];
+    let (_, facts) = safetensors::SafeTensors::read_metadata(bytes).expect("a valid file");
+    let mut names = facts.offset_keys();
+    names.sort_by_key(|n| facts.info(n).unwrap().data_offsets);
+    let expected: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            let info = facts.info(name).unwrap();
+            let (b, e) = info.data_offsets;
+            let digest: String = Sha256::digest(&data[b..e])
+                .iter()
+                .map(|x| format!("{x:02x}"))
+                .collect();
+            json!({
+                "name": name,
+                "dtype": format!("{:?}", info.dtype),
+                "shape": info.shape,
+                "data_offsets": [b, e],
+                "sha256": digest,
+            })
+        })
+        .collect();
+    let metadata = facts.metadata().as_ref().map(|m| {
+        m.iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect::<serde_json::Map<_, _>>()
+    });
+
+    let out = inspect(path, &["--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty());
+    let doc = json_of(&out);
+    let keys: Vec<&str> = doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["ok", "header_size", "metadata", "tensors"]);
+    assert_eq!(doc["ok"], true);
+    assert_eq!(doc["header_size"], header_size);
+    assert_eq!(doc["metadata"], json!(metadata));
+    assert_eq!(doc["tensors"], Value::Array(expected.clone()));
+
+    let out = inspect(path, &["--json", "--no-hash"]);
+    assert_eq!(out.status.code(), Some(0));
+    let mut unhashed = expected.clone();
+    for t in &mut unhashed {
+        t.as_object_mut().unwrap().remove("sha256");
+    }
+    assert_eq!(json_of(&out)["tensors"], Value::Array(unhashed));
+
+    // The table: a summary line, the metadata, a row per tensor (offsets, then
+    // the digest's first 16 digits; no digest with --no-hash).
+    for (args, hashed) in [(&[][..], true), (&["--no-hash"], false)] {
+        let out = inspect(path, args);
+        assert_eq!(out.status.code(), Some(0));
+        let table = text(&out.stdout);
+        assert!(
+            table.starts_with(&format!(
+                "{}: {} tensors, header {header_size} bytes, data {} bytes\n",
+                path.display(),
+                names.len(),
+                data.len()
+            )),
+            "{table}"
+        );
+        for (k, v) in metadata.iter().flatten() {
+            assert!(table.contains(&format!("  metadata {k} = {}\n", v.as_str().unwrap())));
+        }
+        assert_eq!(table.contains("  sha256\n"), hashed, "{table}");
+        for t in &expected {
+            let offsets = format!("[{}, {}]", t["data_offsets"][0], t["data_offsets"][1]);
+            let row_end = if hashed {
+                format!("{offsets}  {}\n", &t["sha256"].as_str().unwrap()[..16])
+            } else {
+                format!("{offsets}\n")
+            };
+            assert!(table.contains(&row_end), "{row_end:?} in {table}");
+        }
+    }
+}
 
 #[test]
-fn inspect_matches_the_example_on_our_files() {
+fn inspect_our_files() {
     let dir = tempfile::tempdir().unwrap();
-    let path = put(dir.path(), "ours.safetensors", &ours());
-    for args in MODES {
-        let out = same_as_example(&path, args);
-        assert_eq!(out.status.code(), Some(0));
-    }
-    let doc: Value = serde_json::from_slice(
-        &run(["inspect", "--json"]
-            .iter()
-            .map(Path::new)
-            .chain([path.as_path()]))
-        .stdout,
-    )
-    .unwrap();
-    assert_eq!(doc["ok"], true);
+    let bytes = ours();
+    let path = put(dir.path(), "ours.safetensors", &bytes);
+    check_inspect(&path, &bytes);
+    let doc = json_of(&inspect(&path, &["--json"]));
     assert_eq!(doc["metadata"]["note"], "é \"q\"");
     assert_eq!(doc["tensors"].as_array().unwrap().len(), tensors().len());
     let table = text(&run([Path::new("inspect"), &path]).stdout);
@@ -118,48 +177,90 @@ fn inspect_matches_the_example_on_our_files() {
 }
 
 #[test]
-fn inspect_matches_the_example_on_reference_files() {
+fn inspect_reference_files() {
     let dir = tempfile::tempdir().unwrap();
     let bytes = reference::serialize(&tensors(), Some(&metadata()));
     let path = put(dir.path(), "reference.safetensors", &bytes);
-    for args in MODES {
-        assert_eq!(same_as_example(&path, args).status.code(), Some(0));
-    }
-    let none = put(
-        dir.path(),
-        "no-metadata.safetensors",
-        &reference::serialize(&tensors()[..3], None),
+    check_inspect(&path, &bytes);
+    let bytes = reference::serialize(&tensors()[..3], None);
+    let none = put(dir.path(), "no-metadata.safetensors", &bytes);
+    check_inspect(&none, &bytes);
+    assert_eq!(
+        json_of(&inspect(&none, &["--json"]))["metadata"],
+        Value::Null
     );
-    for args in MODES {
-        same_as_example(&none, args);
-    }
 }
 
-/// Every input of the adversarial suite, as a whole file: the same output as
-/// the example, exit 0 or 1, never a panic.
+/// Every whole-file input of the adversarial suite: the verdict
+/// `tests/adversarial/verdicts.txt` records (accepted with its tensor and
+/// metadata counts, or the error kind at its offset), exit 0 or 1, never a
+/// panic; the table's exit status and message agree.
 #[test]
-fn inspect_matches_the_example_on_adversarial_files() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/adversarial/cases.bin");
-    let bin = std::fs::read(root).expect("cases.bin");
+fn inspect_adversarial_files_as_the_verdicts_say() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/adversarial");
+    let bin = std::fs::read(root.join("cases.bin")).expect("cases.bin");
+    let verdicts = std::fs::read_to_string(root.join("verdicts.txt")).expect("verdicts.txt");
     let cases = verdicts::cases(&bin).expect("a cases.bin");
     let dir = tempfile::tempdir().unwrap();
-    let mut n = 0;
-    for (i, case) in cases.enumerate() {
+    let mut checked = 0;
+    for (i, (case, line)) in cases.zip(verdicts.lines()).enumerate() {
         let path = put(dir.path(), &format!("case{i}.safetensors"), case.input);
-        for args in [&["--json"][..], &[]] {
-            let out = same_as_example(&path, args);
-            assert!(
-                matches!(out.status.code(), Some(0 | 1)),
-                "{}: {:?} {}",
-                case.name,
-                out.status,
-                text(&out.stderr)
+        let out = inspect(&path, &["--json", "--no-hash"]);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{}: {:?} {}",
+            case.name,
+            out.status,
+            text(&out.stderr)
+        );
+        assert!(out.stderr.is_empty(), "{}", case.name);
+        let doc = json_of(&out);
+        let table = inspect(&path, &[]);
+        assert_eq!(table.status.code(), out.status.code(), "{}", case.name);
+        assert!(!text(&table.stderr).contains("panicked"), "{}", case.name);
+        if doc["ok"] == false {
+            let message = doc["error"]["message"].as_str().unwrap();
+            assert_eq!(
+                text(&table.stderr),
+                format!("{}: {message}\n", path.display()),
+                "{}",
+                case.name
             );
-            assert!(!text(&out.stderr).contains("panicked"), "{}", case.name);
         }
-        n += 1;
+        // The verdicts of whole files parsed with the default header limit
+        // and a table large enough (the CLI sizes its table to the header).
+        let (name, verdict) = line.split_once(' ').unwrap();
+        assert_eq!(name, case.name);
+        if case.mode != verdicts::Mode::File
+            || case.limit != 0
+            || verdict.starts_with("err CapacityExceeded")
+        {
+            continue;
+        }
+        let words: Vec<&str> = verdict.split(' ').collect();
+        match words[..] {
+            ["ok", tensors, meta, _] => {
+                assert_eq!(doc["ok"], true, "{}: {doc}", case.name);
+                let n = doc["tensors"].as_array().unwrap().len();
+                assert_eq!(tensors, format!("tensors={n}"), "{}", case.name);
+                let pairs = doc["metadata"]
+                    .as_object()
+                    .map_or("-".to_owned(), |m| m.len().to_string());
+                assert_eq!(meta, format!("meta={pairs}"), "{}", case.name);
+            }
+            ["err", kind, at] => {
+                assert_eq!(doc["ok"], false, "{}: {doc}", case.name);
+                assert_eq!(doc["error"]["kind"], kind, "{}: {doc}", case.name);
+                let offset = doc["error"]["offset"]
+                    .as_u64()
+                    .map_or("-".to_owned(), |o| o.to_string());
+                assert_eq!(at, format!("at={offset}"), "{}: {doc}", case.name);
+            }
+            _ => panic!("{line}"),
+        }
+        checked += 1;
     }
-    assert!(n > 100, "only {n} cases");
+    assert!(checked > 100, "only {checked} verdicts checked");
 }
 
 #[test]
@@ -174,9 +275,9 @@ fn inspect_json_error_shape_on_a_hostile_file() {
         + 8;
     bytes[8 + at..8 + at + 5].copy_from_slice(b"\"3,4\"");
     let path = put(dir.path(), "hostile.safetensors", &bytes);
-    let out = same_as_example(&path, &["--json"]);
+    let out = inspect(&path, &["--json"]);
     assert_eq!(out.status.code(), Some(1));
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let doc = json_of(&out);
     assert_eq!(doc["ok"], false);
     let err = doc["error"].as_object().expect("an error object");
     let keys: Vec<&str> = err.keys().map(String::as_str).collect();
@@ -188,11 +289,52 @@ fn inspect_json_error_shape_on_a_hostile_file() {
 
     // A header length far past the limit, and a file of 3 bytes.
     let huge = put(dir.path(), "huge.safetensors", &u64::MAX.to_le_bytes());
-    let doc: Value = serde_json::from_slice(&same_as_example(&huge, &["--json"]).stdout).unwrap();
-    assert_eq!(doc["error"]["kind"], "HeaderTooLarge");
+    assert_eq!(
+        json_of(&inspect(&huge, &["--json"]))["error"]["kind"],
+        "HeaderTooLarge"
+    );
     let tiny = put(dir.path(), "tiny.safetensors", b"abc");
-    let doc: Value = serde_json::from_slice(&same_as_example(&tiny, &["--json"]).stdout).unwrap();
-    assert_eq!(doc["error"]["kind"], "HeaderTooSmall");
+    assert_eq!(
+        json_of(&inspect(&tiny, &["--json"]))["error"]["kind"],
+        "HeaderTooSmall"
+    );
+}
+
+/// Several files: one JSON line each, in order (JSON Lines), exit 1 when
+/// any is rejected; tables one after another.
+#[test]
+fn inspect_several_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = put(dir.path(), "good.safetensors", &ours());
+    let bad = put(dir.path(), "bad.safetensors", b"abc");
+    let out = run([
+        Path::new("inspect"),
+        Path::new("--json"),
+        Path::new("--no-hash"),
+        &good,
+        &bad,
+        &good,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let alone = json_of(&inspect(&good, &["--json", "--no-hash"]));
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0], alone);
+    assert_eq!(lines[1]["error"]["kind"], "HeaderTooSmall");
+    assert_eq!(lines[2], alone);
+    let out = run([Path::new("inspect"), &good, &good]);
+    assert_eq!(out.status.code(), Some(0));
+    let table = text(&out.stdout);
+    assert_eq!(
+        table
+            .matches(&format!("{}: 7 tensors", good.display()))
+            .count(),
+        2
+    );
+    assert!(text(&run(["inspect", "--help"]).stdout).contains("JSON Lines"));
 }
 
 #[test]
@@ -368,9 +510,18 @@ fn help_everywhere_and_usage_errors_exit_2() {
         &["inspect"],
         &["verify"],
         &["inspect", "--bogus", "x"],
-        &["inspect", "a", "b"],
         &["diff", "a"],
+        &["diff", "a", "b", "c"],
         &["edit", "a"],
+        &[
+            "edit",
+            "a",
+            "b",
+            "--convert",
+            "F32:F16",
+            "--convert",
+            "F32:BF16",
+        ],
         &["merge", "a"],
         &["split", "a", "-o", "d"],
         &["split", "a", "-o", "d", "--max-shard-size", "5XB"],

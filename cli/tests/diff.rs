@@ -171,3 +171,61 @@ fn diff_table_and_errors() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], false);
 }
+
+/// A file with one F32 tensor `w` holding `values`.
+fn one_tensor(path: &Path, values: &[f32]) {
+    let header = format!(
+        r#"{{"w":{{"dtype":"F32","shape":[{}],"data_offsets":[0,{}]}}}}"#,
+        values.len(),
+        values.len() * 4
+    );
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend(header.as_bytes());
+    bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn diff_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (
+        dir.path().join("a.safetensors"),
+        dir.path().join("b.safetensors"),
+        dir.path().join("c.safetensors"),
+    );
+    one_tensor(&a, &[1.0, 2.0, 3.0]);
+    one_tensor(&b, &[1.0, 2.5, 3.0]); // same layout, one value changed
+    one_tensor(&c, &[1.0, 2.0]); // another shape
+    let bad = dir.path().join("bad.safetensors");
+    std::fs::write(&bad, b"\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":").unwrap();
+    let status = |args: &[&str], x: &Path, y: &Path| {
+        Command::new(BIN)
+            .arg("diff")
+            .args(args)
+            .args([x, y])
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    // Without --exit-code a difference is no error.
+    assert_eq!(status(&[], &a, &c), Some(0));
+    assert_eq!(status(&["--exit-code"], &a, &a), Some(0));
+    assert_eq!(status(&["--exit-code", "--values"], &a, &a), Some(0));
+    assert_eq!(status(&["--exit-code"], &a, &c), Some(1));
+    assert_eq!(status(&["--exit-code", "--json"], &a, &c), Some(1));
+    // Values are compared only with --values.
+    assert_eq!(status(&["--exit-code"], &a, &b), Some(0));
+    assert_eq!(status(&["--exit-code", "--values"], &a, &b), Some(1));
+    assert_eq!(
+        status(&["--exit-code", "--values", "--json"], &a, &b),
+        Some(1)
+    );
+    // A problem with a file: 2 with --exit-code (1 means "differ"), else 1.
+    assert_eq!(status(&["--exit-code"], &a, &bad), Some(2));
+    assert_eq!(status(&[], &a, &bad), Some(1));
+    let help = Command::new(BIN).args(["diff", "--help"]).output().unwrap();
+    assert!(String::from_utf8(help.stdout)
+        .unwrap()
+        .contains("--exit-code"));
+}

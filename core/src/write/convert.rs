@@ -292,6 +292,185 @@ mod tests {
         }
     }
 
+    /// The general path's result for one `f32` (bits `x`) as `to`: the
+    /// specification the direct paths must match bit for bit.
+    fn via_f64(x: u32, to: Dtype) -> u16 {
+        let mut dst = [0u8; 2];
+        encode(f64::from(f32::from_bits(x)), to, &mut dst);
+        u16::from_le_bytes(dst)
+    }
+
+    /// Whether a direct result `got` is the general path's `expected`, bit
+    /// for bit. Rust leaves the NaN a float conversion gives unspecified:
+    /// hardware keeps the payload and sets the quiet bit (what the direct
+    /// paths do), Miri picks any NaN; under Miri any NaN `got` for a NaN
+    /// `expected` is right.
+    fn same(got: u16, expected: u16, nan_above: u16) -> bool {
+        let nan = |b: u16| b & 0x7fff > nan_above;
+        got == expected || (cfg!(miri) && nan(got) && nan(expected))
+    }
+
+    /// What `convert_into` gives for one `F32` element (bits `x`) as `to`.
+    fn direct(x: u32, to: Dtype) -> u16 {
+        let mut dst = [0u8; 2];
+        convert_into(Dtype::F32, &x.to_le_bytes(), to, &mut dst).unwrap();
+        u16::from_le_bytes(dst)
+    }
+
+    fn assert_direct_matches_f64_path(x: u32) {
+        let (got, expected) = (direct(x, Dtype::BF16), via_f64(x, Dtype::BF16));
+        assert!(
+            same(got, expected, 0x7f80),
+            "bf16 of {x:#010x}: {got:#06x}, {expected:#06x}"
+        );
+        let (got, expected) = (direct(x, Dtype::F16), via_f64(x, Dtype::F16));
+        assert!(
+            same(got, expected, 0x7c00),
+            "f16 of {x:#010x}: {got:#06x}, {expected:#06x}"
+        );
+    }
+
+    /// `x`, its f32 neighbours, and the same with the sign set.
+    fn around(x: u32) -> impl Iterator<Item = u32> {
+        [x.wrapping_sub(1), x, x.wrapping_add(1)]
+            .into_iter()
+            .flat_map(|b| [b, b ^ 0x8000_0000])
+    }
+
+    #[test]
+    fn direct_f32_paths_match_the_f64_path_on_special_values() {
+        let special = [
+            0u32,        // zero
+            1,           // smallest subnormal
+            0x007f_ffff, // largest subnormal
+            0x0080_0000, // smallest normal
+            0x3380_0000, // 2^-24, the smallest F16 subnormal
+            0x3300_0000, // 2^-25, half of it: a tie that rounds to 0
+            0x3340_0000, // 1.5 · 2^-25
+            0x3880_0000, // 2^-14, the smallest F16 normal
+            0x387f_e000, // the largest F16 subnormal
+            0x3f80_0000, // 1
+            0x477f_e000, // 65504, F16::MAX
+            0x477f_f000, // 65520: the tie between F16::MAX and 2^16
+            0x4780_0000, // 65536
+            0x7f7f_0000, // BF16::MAX
+            0x7f7f_8000, // the tie between BF16::MAX and 2^128
+            0x7f7f_ffff, // f32::MAX
+            0x7f80_0000, // infinity
+            0x7f80_0001, // signalling NaNs with low and high payloads
+            0x7f80_2000,
+            0x7fa0_0000,
+            0x7fbf_ffff,
+            0x7fc0_0000, // quiet NaNs
+            0x7fc0_0001,
+            0x7fff_ffff,
+        ];
+        for x in special.into_iter().flat_map(around) {
+            assert_direct_matches_f64_path(x);
+        }
+    }
+
+    #[test]
+    fn direct_f32_paths_match_the_f64_path_at_every_boundary_and_tie() {
+        // Under Miri's interpreter a sample keeps the run short.
+        let stride = if cfg!(miri) { 97 } else { 1 };
+        // Every finite BF16 value, the ties above it and both neighbours of each.
+        for b in (0..=0x7f7fu32).step_by(stride) {
+            for x in around(b << 16).chain(around((b << 16) | 0x8000)) {
+                assert_direct_matches_f64_path(x);
+            }
+        }
+        // Every finite F16 value (as an f32), the tie above it and the
+        // neighbours of each; this includes the subnormal steps and the
+        // normal/subnormal and overflow edges.
+        let step = |h: u16| f16::from_bits(h).to_f32();
+        for h in (0..=0x7bffu16).step_by(stride) {
+            let low = step(h);
+            let high = if h == 0x7bff { 65536.0 } else { step(h + 1) };
+            let tie = (f64::from(low) + f64::from(high)) / 2.0;
+            let tie = tie as f32;
+            for x in around(low.to_bits()).chain(around(tie.to_bits())) {
+                assert_direct_matches_f64_path(x);
+            }
+        }
+    }
+
+    #[test]
+    fn direct_f32_paths_match_the_f64_path_on_random_bits() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        // Under Miri's interpreter a sample keeps the run short.
+        let count = if cfg!(miri) { 2_000u32 } else { 1_500_000 };
+        for _ in 0..count {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            assert_direct_matches_f64_path((state >> 32) as u32);
+            // Exponents near the F16 range, where its cases are.
+            let near_f16 =
+                ((state as u32) & 0x80ff_ffff) | ((100 + (state as u32 >> 24) % 48) << 23);
+            assert_direct_matches_f64_path(near_f16);
+        }
+    }
+
+    #[test]
+    fn convert_into_f32_to_16_bits_over_blocks_and_remainders() {
+        let mut state = 0x0123_4567_89ab_cdefu64;
+        for n in [0, 1, 63, 64, 65, 300, CONVERT_CHUNK * 3 + 5] {
+            let words: std::vec::Vec<u32> = (0..n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 32) as u32
+                })
+                .collect();
+            let src: std::vec::Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            for to in [Dtype::BF16, Dtype::F16] {
+                let mut out = std::vec![0u8; n * 2];
+                convert_into(Dtype::F32, &src, to, &mut out).unwrap();
+                let nan_above = if to == Dtype::F16 { 0x7c00 } else { 0x7f80 };
+                for (&w, got) in words.iter().zip(out.chunks_exact(2)) {
+                    let got = u16::from_le_bytes([got[0], got[1]]);
+                    let expected = via_f64(w, to);
+                    assert!(
+                        same(got, expected, nan_above),
+                        "{n} elements to {to}: {w:#010x} → {got:#06x}, {expected:#06x}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f16_and_bf16_to_f32_match_the_f64_path_for_every_value() {
+        for from in [Dtype::F16, Dtype::BF16] {
+            // Under Miri's interpreter a sample keeps the run short.
+            let stride = if cfg!(miri) { 97 } else { 1 };
+            let src: std::vec::Vec<u8> = (0..=u16::MAX)
+                .step_by(stride)
+                .flat_map(u16::to_le_bytes)
+                .collect();
+            let mut out = std::vec![0u8; src.len() * 2];
+            convert_into(from, &src, Dtype::F32, &mut out).unwrap();
+            let mut decoded = std::vec![0f32; src.len() / 2];
+            decode_f32_into(from, &src, &mut decoded).unwrap();
+            for (value, got) in decoded.iter().zip(out.chunks_exact(4)) {
+                let mut expected = [0u8; 4];
+                encode(f64::from(*value), Dtype::F32, &mut expected);
+                // As in `same`: under Miri the general path's NaN is any NaN.
+                let nan_under_miri = cfg!(miri)
+                    && value.is_nan()
+                    && f32::from_le_bytes(expected).is_nan()
+                    && f32::from_le_bytes([got[0], got[1], got[2], got[3]]).is_nan();
+                assert!(
+                    got == expected || nan_under_miri,
+                    "{from}: {:#010x}",
+                    value.to_bits()
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_source_float_dtype_and_chunking() {
         for from in Dtype::ALL.into_iter().filter(|d| d.is_float()) {

@@ -53,11 +53,10 @@
 //! # Converting dtypes while streaming
 //! [`convert_into`] turns chunks of any float dtype into `F64`, `F32`, `F16`
 //! or `BF16`, correctly rounded (nearest, ties to even, one rounding even
-//! from `F64`). The `rewrite` example puts the reader, the writer and the
-//! conversion together: keep a subset of a file's tensors, rename them,
-//! convert dtypes, never holding more than the header and a 64 KiB buffer:
-//! `cargo run --release -p safetensors-nano --example rewrite -- IN OUT
-//! [--keep REGEX] [--drop REGEX] [--rename OLD=NEW] [--convert F32:BF16]`.
+//! from `F64`). The command-line tool (`cli/`, `safetensors-nano edit IN OUT
+//! [--keep RE] [--drop RE] [--rename OLD=NEW] [--convert F32:BF16]`) puts the
+//! reader, the writer and the conversion together, holding no more than the
+//! header and fixed buffers.
 //!
 //! # Errors, with nothing written
 //! [`Plan::new`] refuses a repeated name, a tensor named `__metadata__`, a

@@ -8,9 +8,9 @@
 // the JS layer's refusal of a value above 2^53 (OffsetTooLarge,
 // DimensionTooLarge) where a JS number would stop being exact.
 //
-// The native side is `inspect_many` (tests/support/examples/inspect_many.rs),
-// many files per process; every run also compares it with the inspect
-// command itself (`inspectCmd`, one variable) on a sample of the cases.
+// The native side is the CLI's `inspect --json --no-hash` (`inspectCmd`),
+// given a batch of files per process; every run also compares a batch's
+// answer with the command on the file alone for a sample of the cases.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,6 @@ import { join } from 'node:path';
 import { rng } from './rng.mjs';
 
 const MAX_SAFE = 2n ** 53n;
-const FLUSH = 0xffffffff;
 
 /** The seed files: every file under fuzz/seeds/, and the adversarial suite's inputs. */
 export function seedFiles(repo) {
@@ -209,54 +208,40 @@ function parseInspect(line) {
   return JSON.parse(exact);
 }
 
-/** The native side: inspect_many, many files per process. */
+/**
+ * The native side: the inspect command (`inspectCmd`: its words) on a batch
+ * of files at once. Each batch is written to files in `dir` and inspected in
+ * one process (`inspect --json --no-hash FILE...` prints one JSON line per
+ * file): one process per case would spend its time starting processes.
+ */
 export class Native {
-  constructor(exe) {
-    this.child = spawn(exe, [], { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.lines = [];
-    this.waiting = null;
-    let rest = '';
-    this.child.stdout.setEncoding('utf8');
-    this.child.stdout.on('data', (chunk) => {
-      const parts = (rest + chunk).split('\n');
-      rest = parts.pop();
-      this.lines.push(...parts);
-      this.#wake();
-    });
-    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
-    this.child.on('exit', () => this.#wake());
-  }
-  #wake() {
-    if (this.waiting !== null && (this.lines.length >= this.waiting.n || this.child.exitCode !== null)) {
-      const w = this.waiting;
-      this.waiting = null;
-      w.resolve();
-    }
+  constructor(inspectCmd, dir) {
+    this.inspectCmd = inspectCmd;
+    this.dir = dir;
+    mkdirSync(dir, { recursive: true });
   }
   /** inspect's JSON documents (parsed) for these files, in order. */
   async describe(files) {
-    const frames = [];
-    for (const f of files) {
-      const len = new Uint8Array(4);
-      new DataView(len.buffer).setUint32(0, f.length, true);
-      frames.push(len, f);
-    }
-    const flush = new Uint8Array(4);
-    new DataView(flush.buffer).setUint32(0, FLUSH, true);
-    frames.push(flush);
-    const done = new Promise((resolve) => {
-      this.waiting = { n: files.length, resolve };
+    const paths = files.map((bytes, i) => {
+      const path = join(this.dir, `${i}.safetensors`);
+      writeFileSync(path, bytes);
+      return path;
     });
-    this.child.stdin.write(Buffer.concat(frames));
-    this.#wake();
-    await done;
-    if (this.lines.length < files.length) throw new Error(`inspect_many exited (${this.child.exitCode}) after ${this.lines.length} of ${files.length} lines`);
-    return this.lines.splice(0, files.length).map(parseInspect);
-  }
-  async close() {
-    this.child.stdin.end();
-    const code = await this.exited;
-    if (code !== 0) throw new Error(`inspect_many exited with ${code}`);
+    const [exe, ...args] = this.inspectCmd;
+    const { code, stdout, stderr } = await new Promise((resolve, reject) => {
+      const child = spawn(exe, [...args, '--json', '--no-hash', ...paths], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const out = [];
+      const err = [];
+      child.stdout.on('data', (c) => out.push(c));
+      child.stderr.on('data', (c) => err.push(c));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    });
+    const lines = stdout.split('\n');
+    if (lines.pop() !== '' || lines.length !== files.length || (code !== 0 && code !== 1)) {
+      throw new Error(`${this.inspectCmd.join(' ')} on ${files.length} files: exit ${code}, ${lines.length} lines: ${stderr}`);
+    }
+    return lines.map(parseInspect);
   }
 }
 
@@ -333,18 +318,17 @@ function allowedRefusal(kind, native) {
 }
 
 /**
- * Runs the seeds and `count` generated cases through fromBytes and
- * inspect_many, `batch` at a time; checks inspect_many against the inspect
- * command on the seeds and every `crossEvery`-th generated case. Resolves
+ * Runs the seeds and `count` generated cases through fromBytes and the
+ * inspect command, `batch` files per run; checks a batch's answer against
+ * the command on that file alone for the seeds and every `crossEvery`-th
+ * generated case. Resolves
  * to the counts and the first disagreements (also written, with their
  * bytes, under `outDir`).
  */
-export async function runBoundary({ stn, repo, count, seed = 1, inspectMany, inspectCmd, batch = 2000, crossEvery = 500, outDir, log = () => {} }) {
-  for (const exe of [inspectMany, inspectCmd[0]]) {
-    if (!existsSync(exe)) throw new Error(`${exe} is missing: build it (make test-js builds both: see the Makefile's INSPECT_MANY)`);
-  }
+export async function runBoundary({ stn, repo, count, seed = 1, inspectCmd, batch = 2000, crossEvery = 500, outDir, log = () => {} }) {
+  if (!existsSync(inspectCmd[0])) throw new Error(`${inspectCmd[0]} is missing: build it (make test-js does: see the Makefile's INSPECT_JSON)`);
   const seeds = seedFiles(repo);
-  const native = new Native(inspectMany);
+  const native = new Native(inspectCmd, join(outDir, 'batch'));
   const stats = { cases: 0, seeds: seeds.length, agreed: 0, allowed: 0, crossChecked: 0, disagreements: [] };
   mkdirSync(outDir, { recursive: true });
   const record = (c, what) => {
@@ -371,7 +355,7 @@ export async function runBoundary({ stn, repo, count, seed = 1, inspectMany, ins
         const once = inspectOnce(inspectCmd, crossFile);
         stats.crossChecked++;
         if (canonical(once) !== canonical(answers[i])) {
-          record(c, `inspect_many and ${inspectCmd.join(' ')} differ: ${JSON.stringify(answers[i])} vs ${JSON.stringify(once)}`);
+          record(c, `${inspectCmd.join(' ')} on a batch and on the file alone differ: ${JSON.stringify(answers[i])} vs ${JSON.stringify(once)}`);
         }
       }
     }
@@ -385,6 +369,5 @@ export async function runBoundary({ stn, repo, count, seed = 1, inspectMany, ins
     if (pending.length >= batch) await flush();
   }
   if (pending.length > 0) await flush();
-  await native.close();
   return stats;
 }

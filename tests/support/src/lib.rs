@@ -4,7 +4,6 @@
 //!
 //! - [`verdicts`]: the adversarial suite's runner (`tests/adversarial/`).
 //!   `no_std` and allocation-free, so the firmware runs it too.
-//! - `examples` (feature `std`): the core's examples, built, to run as programs.
 //! - `files` (feature `std`): files built from header text, and our parser
 //!   with a table big enough for anything.
 //! - `tensors` (feature `std`): owned tensors, our writer into a buffer,
@@ -20,8 +19,6 @@
 #[cfg(feature = "std")]
 extern crate std;
 
-#[cfg(feature = "std")]
-pub mod examples;
 #[cfg(feature = "std")]
 pub mod files;
 #[cfg(feature = "reference")]
