@@ -2,9 +2,10 @@
 // temporary file beside the target, synced and renamed over it only when
 // complete. A failure or an abort removes the temporary file; a process
 // killed mid-write leaves one named so that the next write to the same
-// target recognises it (its process is gone) and removes it.
+// target recognises it (its process is gone) and removes it: rule W12
+// replace-atomically of docs/format.md, which the Rust writer follows too.
 //
-// The temporary name (the Rust writer names its temporary files the same way):
+// The temporary name (W12's pattern, shared with the Rust writer):
 //   .<target file name>.<pid>.<16 lowercase hex>.safetensors-nano-tmp
 // in the target's directory.
 

@@ -6,16 +6,15 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { rawFile, tensorFile } from '../lib/format.js';
 import { makeSparseFile, SPARSE } from '../lib/sparse.js';
 import { startServer } from '../lib/server.js';
+import { openPage } from '../lib/chromium.js';
 import { scratch } from '../lib/env.js';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fixtures = join(project, 'tmp', 'fixtures');
 mkdirSync(fixtures, { recursive: true });
@@ -52,19 +51,10 @@ const requested = [];
 const writerWasm = () => requested.filter((u) => u.endsWith('/safetensors_nano_writer_bg.wasm')).length;
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/setup.sh web`);
   ranged = await startServer({ root: project, range: true });
   plain = await startServer({ root: project, range: false });
   sparseServer = await startServer({ root: sparseDir, range: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = await browser.newPage();
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('request', (r) => requested.push(r.url()));
-  await page.goto(`${ranged.url}/browser/page.html`);
-  await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
+  ({ browser, page } = await openPage(`${ranged.url}/browser/page.html`, { errors, onRequest: (u) => requested.push(u) }));
 });
 
 after(async () => {

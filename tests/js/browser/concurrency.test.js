@@ -9,12 +9,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import * as stn from 'safetensors-nano';
 import { mixedFiles, summarize } from '../lib/mixed-files.js';
 import { startServer } from '../lib/server.js';
+import { openPage } from '../lib/chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
 const COUNT = 50;
 const FILES = mixedFiles(COUNT);
@@ -29,14 +28,7 @@ const errors = [];
 
 before(async () => {
   server = await startServer({ root: project, range: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = await browser.newPage();
-  page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(`${server.url}/browser/page.html`);
-  await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
+  ({ browser, page } = await openPage(`${server.url}/browser/page.html`, { errors }));
 });
 
 after(async () => {

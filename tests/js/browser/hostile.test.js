@@ -8,13 +8,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { SafeTensors } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
 import { startServer } from '../lib/server.js';
+import { openPage } from '../lib/chromium.js';
 import { startHostileServer } from '../lib/hostile-server.js';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
 const f32 = (n, k) => new Float32Array(n).map((_, i) => Math.sin(i + k) * 10);
 const v1 = tensorFile([['a', 'F32', [64], f32(64, 0)], ['b', 'F32', [40], f32(40, 1)]], { metadata: { v: '1' } });
@@ -56,14 +55,7 @@ before(async () => {
   other = await startHostileServer({ files });
   hostile = await startHostileServer({ files, changed: new Map([['model.safetensors', v2]]), redirectTo: other.url });
   site = await startServer({ root: project, range: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = await browser.newPage();
-  page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(`${site.url}/browser/page.html`);
-  await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
+  ({ browser, page } = await openPage(`${site.url}/browser/page.html`, { errors }));
 });
 
 after(async () => {

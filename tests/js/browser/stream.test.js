@@ -5,16 +5,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { SafeTensors, editTensors, serializeStream, shardTensors } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
 import { startServer } from '../lib/server.js';
+import { openPage } from '../lib/chromium.js';
 import { collect } from '../lib/streams.js';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fixtures = join(project, 'tmp', 'stream-fixtures');
 mkdirSync(fixtures, { recursive: true });
@@ -38,13 +37,8 @@ let server;
 const errors = [];
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/setup.sh web`);
   server = await startServer({ root: project, range: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
-  page = await browser.newPage();
-  page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(`${server.url}/browser/page.html`);
-  await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
+  ({ browser, page } = await openPage(`${server.url}/browser/page.html`, { errors }));
 });
 
 after(async () => {

@@ -7,16 +7,15 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync, openSync, writeSync, ftruncateSync, closeSync } from 'node:fs';
+import { mkdirSync, writeFileSync, openSync, writeSync, ftruncateSync, closeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { rawFile, tensorFile } from '../lib/format.js';
 import { startServer } from '../lib/server.js';
+import { openPage } from '../lib/chromium.js';
 import { scratch } from '../lib/env.js';
 import { rng } from '../lib/rng.mjs';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fixtures = join(project, 'tmp', 'fixtures-webgpu');
 mkdirSync(fixtures, { recursive: true });
@@ -134,16 +133,8 @@ let server;
 const errors = [];
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/setup.sh web`);
   server = await startServer({ root: project, range: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--enable-unsafe-webgpu', '--js-flags=--expose-gc', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = await browser.newPage();
-  page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(`${server.url}/browser/webgpu.html`);
-  await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
+  ({ browser, page } = await openPage(`${server.url}/browser/webgpu.html`, { errors, webgpu: true, args: ['--js-flags=--expose-gc'] }));
   const info = await page.evaluate(() => window.adapterInfo);
   console.log(`# WebGPU adapter: ${info.architecture} (features: ${info.features.length}, shader-f16: ${info.features.includes('shader-f16')})`);
 });
