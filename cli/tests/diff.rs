@@ -5,30 +5,13 @@
 //! Needs `$REPO/tests/.venv` (scripts/setup.sh python). Without it the tests
 //! are skipped with a message, unless `CI` is set: then they fail.
 
+use safetensors_nano_test_support::python::venv;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
-
-fn python() -> Option<PathBuf> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let python = repo.join("tests/.venv/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} is missing (run scripts/setup.sh python); required under CI",
-        python.display()
-    );
-    eprintln!(
-        "SKIPPED: {} is missing (run scripts/setup.sh python)",
-        python.display()
-    );
-    None
-}
 
 /// Writes A and B with the reference; numpy's expected `values`.
 fn files(python: &Path, dir: &Path) -> (PathBuf, PathBuf, Value) {
@@ -55,7 +38,7 @@ fn close(x: f64, y: f64) -> bool {
 
 #[test]
 fn diff_values_match_numpy() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (a, b, expected) = files(&python, dir.path());
     let out = Command::new(BIN)
@@ -116,7 +99,7 @@ fn diff_values_match_numpy() {
 
 #[test]
 fn diff_table_and_errors() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (a, b, _) = files(&python, dir.path());
     let out = Command::new(BIN)

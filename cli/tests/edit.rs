@@ -6,40 +6,13 @@
 //! Needs `$REPO/tests/.venv` (scripts/setup.sh python). Without it the tests
 //! are skipped with a message, unless `CI` is set: then they fail.
 
-use std::path::{Path, PathBuf};
+use safetensors_nano_test_support::python::{run as run_python, venv};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::json;
 
 const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
-
-fn python() -> Option<PathBuf> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let python = repo.join("tests/.venv/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} is missing (run scripts/setup.sh python); required under CI",
-        python.display()
-    );
-    eprintln!(
-        "SKIPPED: {} is missing (run scripts/setup.sh python)",
-        python.display()
-    );
-    None
-}
-
-fn py(python: &Path, args: &[&str]) -> String {
-    let out = Command::new(python).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "python {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// A checkpoint written by the reference: several dtypes, a scalar, an
 /// empty tensor, one larger than the copy buffer, and `format` metadata.
@@ -61,7 +34,7 @@ save_file({
     "mask": np.array([1, 0, 1], dtype=np.uint8),
 }, sys.argv[1], metadata={"format": "pt"})
 "#;
-    py(python, &["-c", script, path.to_str().unwrap()]);
+    run_python(python, &["-c", script, path.to_str().unwrap()]);
 }
 
 fn edit(args: &[&str]) -> Output {
@@ -70,7 +43,7 @@ fn edit(args: &[&str]) -> Output {
 
 #[test]
 fn edit_output_is_what_the_reference_writes_for_the_same_tensors() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.safetensors");
     reference_file(&python, &input);
@@ -151,13 +124,13 @@ fn edit_output_is_what_the_reference_writes_for_the_same_tensors() {
     )
     .unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/edit_expected.py");
-    let said = py(&python, &[script, manifest_path.to_str().unwrap()]);
+    let said = run_python(&python, &[script, manifest_path.to_str().unwrap()]);
     assert_eq!(said.trim(), format!("ok {}", cases.len()));
 }
 
 #[test]
 fn edit_reports_what_it_did() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.safetensors");
     reference_file(&python, &input);
@@ -194,7 +167,7 @@ fn no_output(dir: &Path, input: &Path) {
 
 #[test]
 fn duplicate_names_after_rename_are_refused_before_writing() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.safetensors");
     reference_file(&python, &input);

@@ -7,6 +7,7 @@
 //! files. Without it the tests are skipped with a message, unless `CI` is
 //! set: then they fail.
 
+use safetensors_nano_test_support::python::{run as run_python, venv};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -14,34 +15,6 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
 const INDEX: &str = "model.safetensors.index.json";
-
-fn python() -> Option<PathBuf> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let python = repo.join("tests/.venv/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} is missing (run scripts/setup.sh python); required under CI",
-        python.display()
-    );
-    eprintln!(
-        "SKIPPED: {} is missing (run scripts/setup.sh python)",
-        python.display()
-    );
-    None
-}
-
-fn py(python: &Path, args: &[&str]) -> String {
-    let out = Command::new(python).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "python {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// A checkpoint from the reference: 12 tensors of 4 KiB to 64 KiB.
 fn reference_file(python: &Path, path: &Path) {
@@ -54,7 +27,7 @@ t["embed"] = rng.standard_normal((128, 128)).astype(np.float16)
 t["step"] = np.array([5], dtype=np.int64)
 save_file(t, sys.argv[1], metadata={"format": "pt"})
 "#;
-    py(python, &["-c", script, path.to_str().unwrap()]);
+    run_python(python, &["-c", script, path.to_str().unwrap()]);
 }
 
 fn run(args: &[&str]) -> Output {
@@ -67,7 +40,7 @@ fn s(p: &Path) -> &str {
 
 #[test]
 fn split_writes_hub_shards_and_merge_gives_back_the_original_bytes() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("model.safetensors");
     reference_file(&python, &original);
@@ -86,7 +59,7 @@ fn split_writes_hub_shards_and_merge_gives_back_the_original_bytes() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let said = py(
+        let said = run_python(
             &python,
             &[
                 concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/check_split.py"),
@@ -170,7 +143,7 @@ fn split_writes_hub_shards_and_merge_gives_back_the_original_bytes() {
 
 #[test]
 fn inspect_of_an_index_shows_the_same_tensors_as_the_file() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("model.safetensors");
     reference_file(&python, &original);
@@ -220,7 +193,7 @@ fn edit_index(path: &Path, f: impl FnOnce(&mut Value)) {
 
 #[test]
 fn verify_reports_every_disagreement_between_index_and_shards() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("model.safetensors");
     reference_file(&python, &original);
@@ -341,7 +314,7 @@ fn verify_reports_every_disagreement_between_index_and_shards() {
 
 #[test]
 fn merge_refuses_a_tensor_in_two_inputs_and_writes_nothing() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("model.safetensors");
     reference_file(&python, &original);
@@ -361,7 +334,7 @@ fn merge_refuses_a_tensor_in_two_inputs_and_writes_nothing() {
 
 #[test]
 fn split_on_a_full_disk_leaves_no_shard_no_index_and_no_temporary_file() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("model.safetensors");
     reference_file(&python, &original);

@@ -6,6 +6,7 @@
 //! Needs `$REPO/tests/.venv` (scripts/setup.sh python). Without it the test
 //! is skipped with a message, unless `CI` is set: then it fails.
 
+use safetensors_nano_test_support::python::venv;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -14,24 +15,6 @@ use safetensors_nano::write::convert_into;
 use safetensors_nano::{Dtype, SafeTensors, Slot};
 use safetensors_nano_test_support::tensors::{byte_len, bytes_from_seed, write, Owned};
 use serde_json::{json, Value};
-
-fn python() -> Option<PathBuf> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let python = repo.join("tests/.venv/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} is missing (run scripts/setup.sh python); required under CI",
-        python.display()
-    );
-    eprintln!(
-        "SKIPPED: {} is missing (run scripts/setup.sh python)",
-        python.display()
-    );
-    None
-}
 
 const CHECK: &str = r#"
 import json, sys
@@ -270,7 +253,7 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn python_reads_what_we_write() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     let mut manifest = Vec::new();
     for case in cases() {
@@ -431,7 +414,7 @@ fn unhex(s: &str) -> Vec<u8> {
 
 #[test]
 fn we_read_what_python_writes_and_rewrite_it_identically() {
-    let Some(python) = python() else { return };
+    let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
     run_python(&python, dir.path(), WRITE, &[dir.path()]);
     let manifest: Value =

@@ -10,6 +10,8 @@
 //!   deterministic data.
 //! - `reference` (feature `reference`): the `safetensors` crate as the oracle,
 //!   its verdict classified against ours, and its writer.
+//! - `python` (feature `std`): the reference's Python venv (`tests/.venv`)
+//!   and running scripts in it.
 //!
 //! Only the core's *integration* tests may use this crate: it depends on
 //! `safetensors-nano`, so inside the core's unit tests its types would be a
@@ -21,6 +23,8 @@ extern crate std;
 
 #[cfg(feature = "std")]
 pub mod files;
+#[cfg(feature = "std")]
+pub mod python;
 #[cfg(feature = "reference")]
 pub mod reference;
 #[cfg(feature = "std")]
