@@ -144,7 +144,9 @@ pub fn decode_room(input_bytes: u32, floats: u32) -> u32 {
     let words = input_bytes as usize / 8;
     let mut state = STATE.lock();
     state.input_words = words;
-    state.room = alloc::vec![0.0; words.saturating_add(floats as usize / 2)];
+    state
+        .room
+        .resize(words.saturating_add(floats as usize / 2), 0.0);
     address(state.room.as_ptr())
 }
 
