@@ -6,10 +6,9 @@
 //! loop per decoder, its body straight-line.
 
 use core::arch::wasm32::{
-    f32x4_convert_i32x4, f32x4_gt, f32x4_mul, f32x4_splat, i16x8_add, i16x8_eq, i16x8_gt,
-    i16x8_mul, i16x8_shuffle, i32x4_add, i32x4_eq, i32x4_gt, i32x4_shl, i8x16_shuffle,
-    i8x16_swizzle, u16x8_shr, u16x8_splat, u32x4_extend_high_u16x8, u32x4_extend_low_u16x8,
-    u32x4_shr, u32x4_splat, v128, v128_and, v128_bitselect, v128_or,
+    f32x4_convert_i32x4, f32x4_gt, f32x4_mul, f32x4_ne, f32x4_splat, i16x8_add, i16x8_eq, i16x8_gt,
+    i16x8_mul, i16x8_shuffle, i32x4_add, i32x4_eq, i8x16_shuffle, i8x16_swizzle, u16x8_shr,
+    u16x8_splat, u32x4_shr, u32x4_splat, v128, v128_and, v128_bitselect, v128_or,
 };
 
 use super::bf16::bf16;
@@ -36,8 +35,8 @@ impl Lane for v128 {
         u32x4_shr(self, n)
     }
     #[inline(always)]
-    fn gt(self, other: Self) -> Self {
-        i32x4_gt(self, other)
+    fn nan(self) -> Self {
+        f32x4_ne(self, self)
     }
     #[inline(always)]
     fn above(self, other: Self) -> Self {
@@ -61,13 +60,15 @@ impl Lane for v128 {
     }
 }
 
-/// Each little-endian `u16` of `block` at the top of a lane (`h << 16`).
+/// Each little-endian `u16` of `block` at the top of a lane (`h << 16`):
+/// interleaved with zeros (one instruction each on x86 and Arm).
 #[inline(always)]
 fn spread_halves(block: [u8; 16]) -> [v128; 2] {
     let v: v128 = bytemuck::cast(block);
+    let zero = u32x4_splat(0);
     [
-        i32x4_shl(u32x4_extend_low_u16x8(v), 16),
-        i32x4_shl(u32x4_extend_high_u16x8(v), 16),
+        i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(zero, v),
+        i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(zero, v),
     ]
 }
 
