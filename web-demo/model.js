@@ -4,7 +4,7 @@
 
 import { DTYPES, naturalCompare, viewAlignment } from './format.js';
 import { Jobs } from './jobs.js';
-import { checkShards } from './vendor/safetensors-nano/facts.js';
+import { checkShards, shardHeaderBytes } from './vendor/safetensors-nano/facts.js';
 
 // Headers are parsed by the package in a worker of their own (started with the page, so its wasm
 // is ready before the first drop): a 100 MB header never freezes the page, and opening does not
@@ -35,8 +35,8 @@ const isTensorName = (n) => /\.safetensors$/i.test(n);
 export function blobSource(file, name = file.name, path = name) {
   return { kind: 'blob', blob: file, name, path, size: file.size };
 }
-export function urlSource(url, name = basename(new URL(url).pathname) || url) {
-  return { kind: 'url', url, name, path: url, size: null };
+export function urlSource(url, name = basename(new URL(url).pathname) || url, prefetch = undefined) {
+  return { kind: 'url', url, name, path: url, size: null, prefetch };
 }
 
 /** A parsed header as the worker sends it (columns), with the accessors the model uses. */
@@ -50,8 +50,8 @@ export class Header {
 }
 
 async function openSource(src) {
-  const { kind, blob, url } = src;
-  const h = await startOpener().run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url } }).promise;
+  const { kind, blob, url, prefetch } = src;
+  const h = await startOpener().run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise;
   const { metadata, names: joined, nameLengths, ...rest } = h;
   const names = new Array(nameLengths.length);
   let at = 0;
@@ -353,7 +353,16 @@ export async function openUrl(url) {
     const name = basename(new URL(abs).pathname);
     const index = parseIndex(text, name, new TextEncoder().encode(text).length);
     const files = [...new Set(Object.values(index.weightMap))];
-    const shards = await openShards(files.map((f) => urlSource(new URL(f, abs).href, f)));
+    // Each shard's first request sized from the index (the package's estimate, as openSharded
+    // sizes its own), so that a shard of a large model takes one request, not two.
+    let firstBytes = new Map();
+    try {
+      firstBytes = shardHeaderBytes(index.json);
+    } catch {
+      // A weight_map value that is not a file name: the shards open with the default first range
+      // and the integrity report says what is wrong.
+    }
+    const shards = await openShards(files.map((f) => urlSource(new URL(f, abs).href, f, firstBytes.get(f))));
     const dir = new URL(abs).pathname.split('/').slice(-2, -1)[0];
     return new Model({ name: dir ? decodeURIComponent(dir) : name.replace(/\.index\.json$/i, ''), shards, index });
   }

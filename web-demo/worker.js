@@ -177,7 +177,7 @@ async function npy(m, ctx) {
 async function open(m, ctx) {
   const { SafeTensors } = await pkg;
   ctx.check();
-  const st = m.src.kind === 'blob' ? await SafeTensors.fromBlob(m.src.blob) : await SafeTensors.fromUrl(m.src.url, { fetch: (input, init) => fetch(input, init) });
+  const st = m.src.kind === 'blob' ? await SafeTensors.fromBlob(m.src.blob) : await SafeTensors.fromUrl(m.src.url, { prefetch: m.src.prefetch, fetch: (input, init) => fetch(input, init) });
   const tensors = st.tensors();
   const n = tensors.length;
   const nameLengths = new Uint32Array(n);

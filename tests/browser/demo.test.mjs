@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 import { startServer } from '../../scripts/serve.mjs';
 import { BITS, assemble, bf16, bf16ToFloat, count, f16, moeEntries, rng, safetensors, stats, writeFile, writeSparse } from './fixtures.mjs';
@@ -423,6 +424,37 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     const s = await readStats(page2);
     assert.equal(Number(s.NaN), 0);
     assert.deepEqual([...page.errors, ...page2.errors], []);
+  });
+
+  test('?url= of a DeepSeek-like index (163 shards, 91,990 tensors) reads each shard with one request', async () => {
+    // The model is served from a worker thread (tests/js/lib/hub-server.js) that waits 30 ms
+    // before every response, as a distant server would; the time is reported, not asserted.
+    const hub = new Worker(new URL('../js/lib/hub-server.js', import.meta.url), { workerData: { deepSeek: true, delay: 30 } });
+    try {
+      const info = await new Promise((resolve, reject) => {
+        hub.once('message', resolve);
+        hub.once('error', reject);
+      });
+      const ask = (m) =>
+        new Promise((resolve) => {
+          hub.once('message', resolve);
+          hub.postMessage(m);
+        });
+      await ask('reset');
+      const page = await newPage({ path: `?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}` });
+      const { openMs } = await ready(page);
+      assert.equal(await cardValue(page, 'tensor-count'), info.tensors);
+      assert.equal(await cardValue(page, 'integrity'), 0);
+      const { requests, bytes } = await ask('stats');
+      // The index, then one request per shard, its first range sized from the index.
+      assert.ok(requests <= info.shards + 1, `${requests} requests for ${info.shards} shards and the index`);
+      assert.ok(bytes <= 1.1 * info.least, `${bytes} bytes fetched; the index and the headers are ${info.least}`);
+      numbers.deepSeekOverHttp = { shards: info.shards, tensors: info.tensors, requests, bytes, leastBytes: info.least, openMs, delayMs: 30 };
+      console.log(`# viewer: DeepSeek-like model (${info.shards} shards, ${info.tensors} tensors, 30 ms per response) listed in ${openMs.toFixed(0)} ms, ${requests} requests (goal 1.5 s)`);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await hub.terminate();
+    }
   });
 
   test('malformed and truncated files say what is wrong and where; the page stays usable', async () => {

@@ -13,7 +13,8 @@
 //    (normal(0, 0.02) rounded to the dtype, 16 Mi elements): decodeFloat32
 //    into a reused output (the wasm SIMD decoders) and toFloat32's way
 //    (decodeFloat32 allocating its output) against a plain per-element JS
-//    loop of bit operations into a reused output.
+//    loop of bit operations into a reused output (for F8_E4M3 also a
+//    256-entry table lookup, the faster JS way, in its own column).
 // 3. The two .wasm modules' sizes (reader and writer), raw and gzipped.
 //
 // Timing: process CPU time (user + system, so a shared machine's waiting
@@ -118,6 +119,25 @@ function jsF16(u16, out) {
   }
 }
 
+// F8_E4M3 the way the two functions above are written: bit operations on
+// the code's fields, the subnormals through a multiplication. (No
+// infinities; exponent and mantissa all ones is NaN.)
+function jsE4m3(u8, out) {
+  const o = new Uint32Array(out.buffer, out.byteOffset, out.length);
+  for (let i = 0; i < u8.length; i++) {
+    const c = u8[i];
+    const sign = (c & 0x80) << 24;
+    const exp = (c >> 3) & 0xf;
+    const man = c & 7;
+    if (exp === 15 && man === 7) o[i] = sign | 0x7fc00000;
+    else if (exp !== 0) o[i] = sign | ((exp + 120) << 23) | (man << 20);
+    else if (man === 0) o[i] = sign;
+    else out[i] = (sign ? -man : man) * 2 ** -9;
+  }
+}
+
+// The other way users decode 8-bit floats: a 256-entry table (reported
+// beside the bit operations: it is the faster of the two JS loops).
 const E4M3 = new Float32Array(256).map((_, c) => {
   const s = c & 0x80 ? -1 : 1;
   const e = (c >> 3) & 0xf;
@@ -125,7 +145,7 @@ const E4M3 = new Float32Array(256).map((_, c) => {
   if (e === 15 && m === 7) return NaN;
   return s * (e === 0 ? m * 2 ** -9 : (1 + m / 8) * 2 ** (e - 7));
 });
-function jsE4m3(u8, out) {
+function jsE4m3Table(u8, out) {
   for (let i = 0; i < u8.length; i++) out[i] = E4M3[u8[i]];
 }
 
@@ -192,26 +212,32 @@ const outA = new Float32Array(N);
 const outB = new Float32Array(N);
 console.log(`\n## Decoding to Float32 (${N / 2 ** 20} Mi weight-like elements: normal(0, 0.02) in the dtype)\n`);
 console.log(`Fastest of ${ROUNDS} interleaved batches; the last column, the medians' ratio.\n`);
-console.log('| dtype | ours: decodeFloat32 into a reused output | ours: toFloat32 (allocates) | plain JS loop | JS ÷ ours | JS ÷ toFloat32 | JS ÷ ours (medians) |');
-console.log('|---|---:|---:|---:|---:|---:|---:|');
+console.log('| dtype | ours: decodeFloat32 into a reused output | ours: toFloat32 (allocates) | plain JS loop (bit operations) | JS ÷ ours | JS ÷ toFloat32 | JS ÷ ours (medians) | JS table lookup | table ÷ ours |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 const decode = [];
-for (const [dtype, bytes, js] of [
+for (const [dtype, bytes, js, table] of [
   ['BF16', bf16, jsBf16],
   ['F16', f16, jsF16],
-  ['F8_E4M3', e4m3, jsE4m3],
+  ['F8_E4M3', e4m3, jsE4m3, jsE4m3Table],
 ]) {
   decodeFloat32(dtype, bytes, outA);
-  js(bytes, outB);
-  const a = new Uint32Array(outA.buffer);
-  const b = new Uint32Array(outB.buffer);
-  for (let i = 0; i < N; i++) {
-    if (a[i] !== b[i] && !(Number.isNaN(outA[i]) && Number.isNaN(outB[i]))) throw new Error(`${dtype}: JS loop and ours differ at ${i}: ${outA[i]} vs ${outB[i]}`);
+  // Both sides (and the table) must agree before they are timed.
+  for (const other of table === undefined ? [js] : [js, table]) {
+    other(bytes, outB);
+    const a = new Uint32Array(outA.buffer);
+    const b = new Uint32Array(outB.buffer);
+    for (let i = 0; i < N; i++) {
+      if (a[i] !== b[i] && !(Number.isNaN(outA[i]) && Number.isNaN(outB[i]))) throw new Error(`${dtype}: ${other.name} and ours differ at ${i}: ${outA[i]} vs ${outB[i]}`);
+    }
   }
-  const [oursT, allocT, baseT] = race([() => decodeFloat32(dtype, bytes, outA), () => decodeFloat32(dtype, bytes), () => js(bytes, outB)]);
+  const fns = [() => decodeFloat32(dtype, bytes, outA), () => decodeFloat32(dtype, bytes), () => js(bytes, outB)];
+  if (table !== undefined) fns.push(() => table(bytes, outB));
+  const [oursT, allocT, baseT, tableT] = race(fns);
   const [ours, alloc, base] = [oursT.best, allocT.best, baseT.best];
   const rate = (us) => `${(N / us).toFixed(0)} M/s`;
   decode.push({ dtype, ours, base, medianRatio: baseT.median / oursT.median });
-  console.log(`| ${dtype} | ${rate(ours)} (${fmt(ours)}) | ${rate(alloc)} (${fmt(alloc)}) | ${rate(base)} (${fmt(base)}) | ${(base / ours).toFixed(2)}× | ${(base / alloc).toFixed(2)}× | ${(baseT.median / oursT.median).toFixed(2)}× |`);
+  const tableCells = tableT === undefined ? '— | —' : `${rate(tableT.best)} (${fmt(tableT.best)}) | ${(tableT.best / ours).toFixed(2)}×`;
+  console.log(`| ${dtype} | ${rate(ours)} (${fmt(ours)}) | ${rate(alloc)} (${fmt(alloc)}) | ${rate(base)} (${fmt(base)}) | ${(base / ours).toFixed(2)}× | ${(base / alloc).toFixed(2)}× | ${(baseT.median / oursT.median).toFixed(2)}× | ${tableCells} |`);
 }
 
 const pkgDir = dirname(createRequire(import.meta.url).resolve('safetensors-nano/package.json'));

@@ -283,6 +283,19 @@ export function checkShards(
   opts?: { fileKey?: (name: string) => string },
 ): ShardFinding[];
 
+/**
+ * Each shard file the index's weight_map names, with the estimated bytes of
+ * its header (8 + N) from the tensors the index lists in it: pass it as
+ * fromUrl's `prefetch` and a shard opens with one request (openSharded
+ * does). Errs long; throws IndexInvalid when a weight_map value is not a
+ * string.
+ *
+ * @example
+ * const sizes = shardHeaderBytes(index);
+ * const shard = await SafeTensors.fromUrl(url, { prefetch: sizes.get('model-00001-of-00002.safetensors') });
+ */
+export function shardHeaderBytes(index: { weight_map: Record<string, string>; metadata?: Record<string, unknown> | null }): Map<string, number>;
+
 /** Bytes of the reader module's wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever enter it). */
 export function wasmMemoryBytes(): number;
 

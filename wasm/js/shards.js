@@ -6,6 +6,7 @@ import { SafeTensors, addCount, emptyCount } from './file.js';
 import { checkShards } from './shardcheck.js';
 import { headerLimitOption } from './description.js';
 import { fetchText, httpOptions } from './http.js';
+import { shardHeaderBytes } from './shardsize.js';
 
 async function readIndex(index, signal, fetchFn, headers, http) {
   if (typeof Blob !== 'undefined' && index instanceof Blob) {
@@ -77,50 +78,6 @@ export class ShardedModel {
   }
 }
 
-// A shard's first request, sized from the index so that a shard takes one
-// request (a model of many shards has headers of hundreds of KiB, far past
-// fromUrl's default first range). The index lists each shard's tensors; a
-// header entry is its name as JSON, then
-// `:{"dtype":"…","shape":[…],"data_offsets":[…,…]},` — 46 bytes of syntax,
-// a dtype of at most 7 letters, a shape of rank 2 with dimensions up to 6
-// digits, two offsets as long as a shard's size. Each part errs long, and
-// a margin covers the metadata, so that an estimate falls short (costing a
-// second request for the rest) only for unusual headers; the bytes it
-// overshoots by are a few per tensor.
-const ENTRY_SYNTAX = 46 + 7 + 13;
-const HEADER_MARGIN = 256;
-const encoder = new TextEncoder();
-const ESCAPED_OR_WIDE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
-
-/**
- * The shard file names of an index's weight_map, each with the estimated
- * 8 + N bytes of its header.
- */
-function shardFiles(json) {
-  const map = json.weight_map;
-  const files = new Map(); // file → [bytes of its tensors' names as JSON, tensors]
-  for (const name of Object.keys(map)) {
-    const file = map[name];
-    if (typeof file !== 'string') fail(KIND.IndexInvalid, 'weight_map value is not a string', { tensor: name });
-    // Bytes of the name as a JSON string: for printable ASCII without `"`
-    // or `\` (almost every name) its length and the quotes.
-    const bytes = ESCAPED_OR_WIDE.test(name) ? encoder.encode(JSON.stringify(name)).length : name.length + 2;
-    const sum = files.get(file);
-    if (sum === undefined) files.set(file, [bytes, 1]);
-    else {
-      sum[0] += bytes;
-      sum[1] += 1;
-    }
-  }
-  const total = Number(json.metadata?.total_size);
-  // Offsets of a shard twice the mean size; 12 digits (a TB) without total_size.
-  const offsetDigits = Number.isSafeInteger(total) && total > 0 ? String(Math.ceil((2 * total) / files.size)).length : 12;
-  const perEntry = ENTRY_SYNTAX + 2 * offsetDigits;
-  const first = new Map();
-  for (const [file, [nameBytes, tensors]] of files) first.set(file, 8 + HEADER_MARGIN + nameBytes + tensors * perEntry);
-  return first;
-}
-
 // How many shards openSharded opens at once by default: a few requests in
 // flight hide the latency of each, without a model of hundreds of shards
 // opening hundreds of connections (browsers queue beyond 6 a host anyway).
@@ -158,7 +115,7 @@ async function mapLimited(items, limit, open) {
  * the shard headers exactly. At most `concurrency` shards are opened at
  * once; `headerLimit` is passed to each shard's opener (fromUrl or
  * fromBlob, with their defaults), and `prefetch` to fromUrl (by default
- * each shard's first request is sized from the index, see shardFiles).
+ * each shard's first request is sized from the index, see shardHeaderBytes).
  */
 export async function openSharded(
   index,
@@ -175,7 +132,7 @@ export async function openSharded(
   if (map === null || typeof map !== 'object' || Array.isArray(map)) {
     fail(KIND.IndexInvalid, 'index has no "weight_map" object');
   }
-  const wanted = shardFiles(json); // the shard file names the index uses → first ranges
+  const wanted = shardHeaderBytes(json); // the shard file names the index uses → first ranges
   const given = new Map();
   for (const s of shards) {
     const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;

@@ -24,9 +24,8 @@ export function wasmNumbers() {
   return memoryNumbers;
 }
 
-// The reader module's memory. (Once the entry has instantiated the module,
-// initSync only returns its exports.)
-function wasmMemory() {
+/** The reader module's memory. (Once the entry has instantiated the module, initSync only returns its exports.) */
+export function wasmMemory() {
   requireReader();
   return wasm.initSync().memory;
 }

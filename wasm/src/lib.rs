@@ -54,10 +54,12 @@ use alloc::vec::Vec;
 
 #[cfg(feature = "reader")]
 use safetensors_nano::Slot;
+#[cfg(feature = "writer")]
 use safetensors_nano::{Error, ErrorKind};
 use spin::Mutex;
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "writer")]
 use error::Failure;
 
 #[cfg(target_arch = "wasm32")]
@@ -72,23 +74,6 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     core::arch::wasm32::unreachable()
 }
 
-#[cfg(feature = "reader")]
-#[wasm_bindgen]
-extern "C" {
-    /// The caller's output of [`decode`](fn@decode).
-    pub type Float32Array;
-
-    /// Its length.
-    #[wasm_bindgen(method, getter)]
-    fn length(this: &Float32Array) -> u32;
-
-    /// Copies `values` to `at..` (wasm-bindgen passes a view of wasm
-    /// memory: one copy).
-    #[wasm_bindgen(method)]
-    fn set(this: &Float32Array, values: &[f32], at: u32);
-
-}
-
 /// Buffers reused from call to call.
 struct State {
     /// The slot table of the last header.
@@ -97,9 +82,15 @@ struct State {
     /// The numbers of the last [`open`], or of the last [`decode`](fn@decode) error.
     #[cfg(feature = "reader")]
     numbers: Vec<f64>,
-    /// Decoded values of the last chunk.
+    /// The room [`decode`](fn@decode) works in: its input (the first
+    /// `input_words`, as bytes), where JS writes each chunk in place, then
+    /// its output (as `f32`s), where JS reads the decoded values. (Words of
+    /// `f64`, as `numbers`: one `Vec` type's code serves both.)
     #[cfg(feature = "reader")]
-    floats: Vec<f32>,
+    room: Vec<f64>,
+    /// The words of `room` that are input.
+    #[cfg(feature = "reader")]
+    input_words: usize,
     /// Header bytes of the last write plan.
     #[cfg(feature = "writer")]
     bytes: Vec<u8>,
@@ -115,7 +106,9 @@ static STATE: Mutex<State> = Mutex::new(State {
     #[cfg(feature = "reader")]
     numbers: Vec::new(),
     #[cfg(feature = "reader")]
-    floats: Vec::new(),
+    room: Vec::new(),
+    #[cfg(feature = "reader")]
+    input_words: 0,
     #[cfg(feature = "writer")]
     bytes: Vec::new(),
     #[cfg(feature = "writer")]
@@ -137,44 +130,50 @@ pub fn open(prefix: &[u8], file_len_hi: u32, file_len_lo: u32) -> u32 {
     let mut guard = STATE.lock();
     let state = &mut *guard;
     state.numbers = describe::open_prefix(prefix, file_len, &mut state.slots);
-    u32::try_from(state.numbers.as_ptr() as usize).unwrap_or(u32::MAX)
+    address(state.numbers.as_ptr())
 }
 
-/// Decodes `input` (whole elements of the dtype with this index, at most a
-/// bounded chunk) into `out[at..]` through the core's
-/// `decode::decode_f32_into`. Returns the element count, or after an error
-/// minus the address of its numbers (`error.rs`), which JS reads in place
-/// as [`open`]'s.
+/// Makes the room [`decode`](fn@decode) works in: `input_bytes` (a
+/// multiple of 8) where JS writes each chunk's bytes, then room for
+/// `floats` decoded values, where JS reads them. Returns its address in the
+/// module's memory (JS writes and reads through views of it: no allocation
+/// and no copy beyond those two per chunk).
 #[cfg(feature = "reader")]
 #[wasm_bindgen]
-pub fn decode(dtype: u8, input: &[u8], out: &Float32Array, at: u32) -> f64 {
-    // JS is called with no lock held: a call that throws (a detached
-    // `out`) unwinds past this frame, and a lock it held would stay taken.
-    let room = out.length();
-    let mut floats = core::mem::take(&mut STATE.lock().floats);
-    let failure = match decode::decode(dtype, input, &mut floats) {
-        Ok(values) => {
-            let n = values.len();
-            let end = u32::try_from(n).ok().and_then(|n| at.checked_add(n));
-            match end {
-                Some(end) if end <= room => {
-                    out.set(values, at);
-                    STATE.lock().floats = floats;
-                    return n as f64;
-                }
-                _ => Failure::from(Error::new(ErrorKind::LengthMismatch {
-                    expected: u64::from(at).saturating_add(n as u64),
-                    found: u64::from(room),
-                })),
-            }
-        }
+pub fn decode_room(input_bytes: u32, floats: u32) -> u32 {
+    let words = input_bytes as usize / 8;
+    let mut state = STATE.lock();
+    state.input_words = words;
+    state
+        .room
+        .resize(words.saturating_add(floats as usize / 2), 0.0);
+    address(state.room.as_ptr())
+}
+
+/// Decodes the first `len` bytes of [`decode_room`]'s input (whole
+/// elements of the dtype with this index) into its output, through
+/// the core's `decode::decode_f32_into`. Returns the element count, or
+/// after an error minus the address of its numbers (`error.rs`), which JS
+/// reads in place as [`open`]'s.
+#[cfg(feature = "reader")]
+#[wasm_bindgen]
+pub fn decode(dtype: u8, len: u32) -> f64 {
+    let mut guard = STATE.lock();
+    let state = &mut *guard;
+    let words = state.input_words;
+    let failure = match decode::decode(dtype, &mut state.room, words, len) {
+        Ok(n) => return n as f64,
         Err(f) => f,
     };
-    let mut state = STATE.lock();
-    state.floats = floats;
     state.numbers = failure.encode();
     // (Never 0: a Vec of twelve numbers is allocated.)
     -(state.numbers.as_ptr() as usize as f64)
+}
+
+/// An address in the module's memory as JS indexes it.
+#[cfg(feature = "reader")]
+fn address<T>(at: *const T) -> u32 {
+    u32::try_from(at as usize).unwrap_or(u32::MAX)
 }
 
 /// Plans a file to write through the core writer (see `write.rs`; `text`

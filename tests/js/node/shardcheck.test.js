@@ -110,6 +110,7 @@ test('the entry safetensors-nano/facts: the same table and check, with no wasm i
   assert.equal(facts.DTYPE_INFO, main.DTYPE_INFO);
   assert.equal(facts.DTYPES, main.DTYPES);
   assert.equal(facts.checkShards, main.checkShards);
+  assert.equal(facts.shardHeaderBytes, main.shardHeaderBytes);
   // Walk facts.js's static imports in the installed package: none reaches the wasm glue.
   const { readFileSync } = await import('node:fs');
   const { fileURLToPath } = await import('node:url');
@@ -125,4 +126,22 @@ test('the entry safetensors-nano/facts: the same table and check, with no wasm i
   const files = [...seen].map((u) => u.slice(u.lastIndexOf('/') + 1));
   assert.ok(files.includes('dtypes.js') && files.includes('shardcheck.js'), files.join());
   assert.ok(!files.some((f) => f.startsWith('safetensors_nano_')), files.join());
+});
+
+test('shardHeaderBytes: each shard of a DeepSeek-like index, its header covered from the index alone, all within 10%', async () => {
+  const { shardHeaderBytes, SafeTensorsError } = await import('safetensors-nano');
+  const { deepSeekLike } = await import('../lib/hub.js');
+  const model = deepSeekLike();
+  const sizes = shardHeaderBytes(model.index);
+  assert.deepEqual([...sizes.keys()].sort(), model.shards.map((s) => s.name).sort());
+  let guessed = 0;
+  let headers = 0;
+  for (const s of model.shards) {
+    const guess = sizes.get(s.name);
+    assert.ok(guess >= s.header.length, `${s.name}: ${guess} for a header of ${s.header.length} bytes`);
+    guessed += guess;
+    headers += s.header.length;
+  }
+  assert.ok(guessed <= 1.1 * headers, `${guessed} bytes guessed for ${headers} bytes of headers`);
+  assert.throws(() => shardHeaderBytes({ weight_map: { a: 7 } }), (e) => e instanceof SafeTensorsError && e.kind === 'IndexInvalid');
 });

@@ -2,11 +2,10 @@
 //! already is the value; only a NaN gets the quiet bit, as `half` (the
 //! scalar spec) decodes it (docs/format.md, "Decoding to f32").
 
-use super::lanes::{Lane, INFINITY, QUIET};
+use super::lanes::{Lane, QUIET};
 
 /// The `f32` bits of the `BF16` at the top of each lane (`h << 16`).
 #[inline(always)]
 pub(super) fn bf16<L: Lane>(x: L) -> L {
-    let nan = x.and(L::splat(0x7FFF_FFFF)).gt(L::splat(INFINITY));
-    x.or(nan.and(L::splat(QUIET)))
+    x.or(x.nan().and(L::splat(QUIET)))
 }

@@ -7,6 +7,9 @@
 use super::bf16::bf16;
 use super::rebias::{Rebias, F16};
 
+/// A format of up to 8 bits, as [`decode_bytes`] takes it.
+pub(crate) type ByteFormat = Rebias;
+
 /// `BF16`: two bytes per element.
 #[inline(never)]
 pub(crate) fn decode_bf16(bytes: &[u8], out: &mut [f32]) {

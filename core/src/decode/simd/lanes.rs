@@ -21,8 +21,8 @@ pub(crate) trait Lane: Copy {
     fn or(self, other: Self) -> Self;
     /// Logical shift right by `n` (< 32).
     fn shr(self, n: u32) -> Self;
-    /// All ones where `self > other` (as `i32`).
-    fn gt(self, other: Self) -> Self;
+    /// All ones where the lane, as an `f32`, is a NaN.
+    fn nan(self) -> Self;
     /// All ones where `self > other`, both read as `f32`s. For the bit
     /// patterns the tricks compare (sign bit clear) that is the integers'
     /// order, and a NaN pattern on either side is never above: one
@@ -60,9 +60,8 @@ impl Lane for u32 {
         self.wrapping_shr(n)
     }
     #[inline(always)]
-    #[allow(clippy::cast_possible_wrap)] // compared as i32 on purpose
-    fn gt(self, other: Self) -> Self {
-        mask((self as i32) > (other as i32))
+    fn nan(self) -> Self {
+        mask(f32::from_bits(self).is_nan())
     }
     #[inline(always)]
     fn above(self, other: Self) -> Self {

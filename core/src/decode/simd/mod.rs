@@ -24,13 +24,25 @@ mod rebias;
 mod each;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm;
+// (`ByteFormat`: the constants `decode_bytes` takes for a format of up to
+// 8 bits.)
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-pub(super) use each::{decode_bf16, decode_bytes, decode_f16};
+pub(super) use each::{decode_bf16, decode_bytes, decode_f16, ByteFormat};
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub(super) use wasm::{decode_bf16, decode_bytes, decode_f16};
+pub(super) use wasm::{decode_bf16, decode_bytes, decode_f16, ByteFormat};
 
-use rebias::{Rebias, F4};
-pub(super) use rebias::{F6_E2M3, F6_E3M2, F8_E4M3, F8_E4M3FNUZ, F8_E5M2, F8_E5M2FNUZ, F8_E8M0};
+use crate::decode::layout::format_of;
+use crate::dtype::Dtype;
+
+// The formats of up to 8 bits.
+pub(crate) static F8_E5M2: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E5M2));
+pub(crate) static F8_E4M3: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E4M3));
+pub(crate) static F8_E8M0: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E8M0));
+pub(crate) static F8_E4M3FNUZ: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E4M3FNUZ));
+pub(crate) static F8_E5M2FNUZ: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E5M2FNUZ));
+pub(crate) static F6_E2M3: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F6_E2M3));
+pub(crate) static F6_E3M2: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F6_E3M2));
+pub(crate) static F4: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F4));
 
 /// `F4`: two codes per byte, the first in the low nibble.
 pub(super) fn decode_f4(bytes: &[u8], out: &mut [f32]) {
@@ -38,7 +50,7 @@ pub(super) fn decode_f4(bytes: &[u8], out: &mut [f32]) {
 }
 
 /// An `F6`: four codes per three bytes.
-pub(super) fn decode_f6(format: &Rebias, bytes: &[u8], out: &mut [f32]) {
+pub(super) fn decode_f6(format: &ByteFormat, bytes: &[u8], out: &mut [f32]) {
     decode_packed(format, STRETCH / 4 * 3, sixes, bytes, out);
 }
 
@@ -47,7 +59,7 @@ pub(super) fn decode_f6(format: &Rebias, bytes: &[u8], out: &mut [f32]) {
 /// 8-bit codes.
 #[inline(never)]
 fn decode_packed(
-    format: &Rebias,
+    format: &ByteFormat,
     stretch_bytes: usize,
     unpack: fn(&[u8], &mut [u8]),
     bytes: &[u8],

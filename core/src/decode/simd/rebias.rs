@@ -19,42 +19,36 @@ use super::lanes::{Lane, INFINITY, QUIET_NAN};
 use crate::decode::layout::{f32_bits, format_of};
 use crate::dtype::{Dtype, FloatFormat, FloatSpecials};
 
-// The formats decoded this way (the 16-bit ones keep NaN payloads).
+// `F16`, decoded this way (keeping NaN payloads); the formats of up to 8
+// bits are `ByteFormat`s (`super`), built from `Rebias::for_bytes` where
+// they are `Rebias`es.
 pub(crate) static F16: Rebias = Rebias::new(format_of(Dtype::F16), true);
-pub(crate) static F8_E5M2: Rebias = Rebias::new(format_of(Dtype::F8_E5M2), false);
-pub(crate) static F8_E4M3: Rebias = Rebias::new(format_of(Dtype::F8_E4M3), false);
-pub(crate) static F8_E8M0: Rebias = Rebias::new(format_of(Dtype::F8_E8M0), false);
-pub(crate) static F8_E4M3FNUZ: Rebias = Rebias::new(format_of(Dtype::F8_E4M3FNUZ), false);
-pub(crate) static F8_E5M2FNUZ: Rebias = Rebias::new(format_of(Dtype::F8_E5M2FNUZ), false);
-pub(crate) static F6_E2M3: Rebias = Rebias::new(format_of(Dtype::F6_E2M3), false);
-pub(crate) static F6_E3M2: Rebias = Rebias::new(format_of(Dtype::F6_E3M2), false);
-pub(crate) static F4: Rebias = Rebias::new(format_of(Dtype::F4), false);
 
 /// A format's constants for [`Rebias::apply`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rebias {
     /// The sign bit at the top of a lane (0 for unsigned formats).
-    sign: u32,
+    pub(super) sign: u32,
     /// How far the magnitude moves right from the top of the lane to the
     /// places of an `f32`'s exponent and mantissa.
-    shift: u32,
+    pub(super) shift: u32,
     /// (127 − bias) in an `f32`'s exponent field.
-    rebias: u32,
+    pub(super) rebias: u32,
     /// The value of a moved subnormal's unit: 2^(−149) × 2^(127 − bias).
     subnormal_unit: f32,
     /// A moved magnitude above this is NaN (compared as `f32`s: see
     /// [`Lane::above`]; `NEVER` is a NaN pattern, above nothing).
-    nan_above: u32,
+    pub(super) nan_above: u32,
     /// A moved magnitude equal to this is ±infinity.
-    infinity: u32,
+    pub(super) infinity: u32,
     /// The bits of a NaN's moved magnitude it keeps (`F16` keeps its
     /// payload, as `half` does; the small formats decode to the one quiet
     /// NaN, as `ml_dtypes` does).
     payload: u32,
     /// A lane (code at the top) whose bits are `odd_bits` instead.
-    odd_lane: u32,
+    pub(super) odd_lane: u32,
     /// The `f32` bits of `odd_lane`.
-    odd_bits: u32,
+    pub(super) odd_bits: u32,
 }
 
 /// An `f32`'s exponent field.
@@ -115,6 +109,15 @@ impl Rebias {
         }
     }
 
+    /// The constants of a format of up to 8 bits (NaNs without payload).
+    #[cfg_attr(
+        all(target_arch = "wasm32", target_feature = "simd128"),
+        allow(dead_code)
+    )]
+    pub(crate) const fn for_bytes(format: FloatFormat) -> Self {
+        Self::new(format, false)
+    }
+
     /// The `f32` bits of the codes at the top of each lane of `x`.
     #[inline(always)]
     pub(crate) fn apply<L: Lane>(&self, x: L) -> L {
@@ -129,6 +132,10 @@ impl Rebias {
         let quiet = moved.and(L::splat(self.payload)).or(L::splat(QUIET_NAN));
         let special = L::select(nan, quiet, L::splat(INFINITY));
         let value = L::select(nan.or(infinite), special, finite).or(sign);
+        // (A constant for a known format, as `F16`'s: the step compiles away.)
+        if self.odd_lane == NO_LANE {
+            return value;
+        }
         L::select(
             x.eq(L::splat(self.odd_lane)),
             L::splat(self.odd_bits),

@@ -1,0 +1,51 @@
+// How long each shard's header is, estimated from the index alone (no
+// wasm: the viewer's page sizes its requests with it too, through the
+// entry safetensors-nano/facts).
+
+import { KIND, fail } from './errors.js';
+
+// A shard's first request, sized from the index so that a shard takes one
+// request (a model of many shards has headers of hundreds of KiB, far past
+// fromUrl's default first range). The index lists each shard's tensors; a
+// header entry is its name as JSON, then
+// `:{"dtype":"…","shape":[…],"data_offsets":[…,…]},` — 46 bytes of syntax,
+// a dtype of at most 7 letters, a shape of rank 2 with dimensions up to 6
+// digits, two offsets as long as a shard's size. Each part errs long, and
+// a margin covers the metadata, so that an estimate falls short (costing a
+// second request for the rest) only for unusual headers; the bytes it
+// overshoots by are a few per tensor.
+const ENTRY_SYNTAX = 46 + 7 + 13;
+const HEADER_MARGIN = 256;
+const encoder = new TextEncoder();
+const ESCAPED_OR_WIDE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
+
+/**
+ * The shard file names of an index's weight_map, each with the estimated
+ * 8 + N bytes of its header: the first range to fetch (fromUrl's
+ * `prefetch`) for a shard to open with one request. IndexInvalid when a
+ * weight_map value is not a string.
+ */
+export function shardHeaderBytes(json) {
+  const map = json.weight_map;
+  const files = new Map(); // file → [bytes of its tensors' names as JSON, tensors]
+  for (const name of Object.keys(map)) {
+    const file = map[name];
+    if (typeof file !== 'string') fail(KIND.IndexInvalid, 'weight_map value is not a string', { tensor: name });
+    // Bytes of the name as a JSON string: for printable ASCII without `"`
+    // or `\` (almost every name) its length and the quotes.
+    const bytes = ESCAPED_OR_WIDE.test(name) ? encoder.encode(JSON.stringify(name)).length : name.length + 2;
+    const sum = files.get(file);
+    if (sum === undefined) files.set(file, [bytes, 1]);
+    else {
+      sum[0] += bytes;
+      sum[1] += 1;
+    }
+  }
+  const total = Number(json.metadata?.total_size);
+  // Offsets of a shard twice the mean size; 12 digits (a TB) without total_size.
+  const offsetDigits = Number.isSafeInteger(total) && total > 0 ? String(Math.ceil((2 * total) / files.size)).length : 12;
+  const perEntry = ENTRY_SYNTAX + 2 * offsetDigits;
+  const first = new Map();
+  for (const [file, [nameBytes, tensors]] of files) first.set(file, 8 + HEADER_MARGIN + nameBytes + tensors * perEntry);
+  return first;
+}
