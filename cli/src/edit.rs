@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
-use safetensors_nano::write::{Existing, Plan};
+use safetensors_nano::write::{AsSpec, Existing, FileWriter, Plan};
 use safetensors_nano::{Dtype, ErrorKind, TensorRef};
 
 use crate::copy::{self, CopyError};
-use crate::file::{with_header, Buffers};
+use crate::file::{with_header, Buffers, Failure};
 use crate::hash::progress;
 
 /// The most dimensions a tensor may have here (the writer's entries hold
@@ -201,18 +201,49 @@ pub fn write_from<'c, 'a: 'c>(
     duplicate_hint: &str,
     quiet: bool,
     shared_bar: Option<&indicatif::ProgressBar>,
-) -> Result<u64, crate::file::Failure> {
-    use crate::file::Failure;
-    let out_shown = output.display();
-    let fail = |message: String| Failure {
+) -> Result<u64, Failure> {
+    let chosen: Vec<_> = chosen.collect();
+    let mut entries = entries_of(&chosen)?;
+    let mut pairs = metadata_pairs(metadata.as_deref());
+    let plan = plan_of(
+        &mut entries,
+        pairs.as_deref_mut(),
+        &chosen,
+        output,
+        duplicate_hint,
+    )?;
+    let bar = progress(
+        plan.iter().map(|p| p.tensor().source().byte_len()).sum(),
+        quiet,
+        "writing",
+    );
+    let out = fill(&plan, sources, &chosen, output, &bar)?;
+    commit(out, output)?;
+    if shared_bar.is_none() {
+        bar.finish_and_clear();
+    }
+    Ok(plan.file_len())
+}
+
+/// One output file's tensors, each with the index of its source file.
+pub type Sourced<'c, 'a> = (usize, &'c Chosen<'a>);
+
+/// A failure that is only a message.
+fn fail(message: String) -> Failure {
+    Failure {
         kind: None,
         message,
         offset: None,
         tensor: None,
-    };
-    let chosen: Vec<_> = chosen.collect();
+    }
+}
+
+/// The writer's entries for `chosen`: their output names and dtypes.
+pub fn entries_of<'c, 'a: 'c>(
+    chosen: &[Sourced<'c, 'a>],
+) -> Result<Vec<Existing<'c, MAX_RANK>>, Failure> {
     let mut entries = Vec::with_capacity(chosen.len());
-    for (_, (info, name, dtype)) in &chosen {
+    for (_, (info, name, dtype)) in chosen {
         let entry = Existing::<MAX_RANK>::with_name(info, name).ok_or_else(|| {
             fail(format!(
                 "tensor {name:?} has more than {MAX_RANK} dimensions"
@@ -227,19 +258,29 @@ pub fn write_from<'c, 'a: 'c>(
         };
         entries.push(entry);
     }
-    let mut pairs: Option<Vec<(&str, &str)>> = metadata
-        .as_ref()
-        .map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect());
-    let planned = match pairs.as_mut() {
-        Some(pairs) => Plan::with_metadata(&mut entries, pairs),
-        None => Plan::new(&mut entries),
+    Ok(entries)
+}
+
+/// Metadata pairs borrowed from owned ones, for [`plan_of`].
+pub fn metadata_pairs(metadata: Option<&[(String, String)]>) -> Option<Vec<(&str, &str)>> {
+    metadata.map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
+}
+
+/// Plans `output` from `entries` (made from `chosen` by [`entries_of`]);
+/// `duplicate_hint` follows the message for a name given twice.
+pub fn plan_of<'p, 'c>(
+    entries: &'p mut [Existing<'c, MAX_RANK>],
+    pairs: Option<&'p mut [(&'p str, &'p str)]>,
+    chosen: &[Sourced<'_, '_>],
+    output: &Path,
+    duplicate_hint: &str,
+) -> Result<Plan<'p, Existing<'c, MAX_RANK>>, Failure> {
+    let out_shown = output.display();
+    let planned = match pairs {
+        Some(pairs) => Plan::with_metadata(entries, pairs),
+        None => Plan::new(entries),
     };
-    // The source file of each tensor, by output name (unique once planned).
-    let origin: std::collections::HashMap<&str, usize> = chosen
-        .iter()
-        .map(|(i, (_, name, _))| (name.as_str(), *i))
-        .collect();
-    let plan = planned.map_err(|e| {
+    planned.map_err(|e| {
         let name = match e.tensor() {
             Some(TensorRef::Index(i)) => chosen.get(i as usize).map(|(_, c)| c.1.clone()),
             _ => None,
@@ -251,12 +292,25 @@ pub fn write_from<'c, 'a: 'c>(
             (_, Some(name)) => fail(format!("cannot write {out_shown}: tensor {name:?}: {e}")),
             (_, None) => fail(format!("cannot write {out_shown}: {e}")),
         }
-    })?;
-    let bar = progress(
-        plan.iter().map(|p| p.tensor().source().byte_len()).sum(),
-        quiet,
-        "writing",
-    );
+    })
+}
+
+/// Streams every tensor of `plan` from `sources` into a temporary file for
+/// `output`, advancing `bar`; the writer comes back uncommitted, so the
+/// caller decides when `output` is replaced ([`commit`]).
+pub fn fill<'p, 'c>(
+    plan: &'p Plan<'p, Existing<'c, MAX_RANK>>,
+    sources: &mut [(&mut std::fs::File, u64)],
+    chosen: &[Sourced<'_, '_>],
+    output: &Path,
+    bar: &indicatif::ProgressBar,
+) -> Result<FileWriter<'p, Existing<'c, MAX_RANK>>, Failure> {
+    let out_shown = output.display();
+    // The source file of each tensor, by output name (unique once planned).
+    let origin: std::collections::HashMap<&str, usize> = chosen
+        .iter()
+        .map(|(i, (_, name, _))| (name.as_str(), *i))
+        .collect();
     let mut out = plan
         .create_file(output)
         .map_err(|e| fail(format!("cannot write {out_shown}: {e}")))?;
@@ -278,7 +332,7 @@ pub fn write_from<'c, 'a: 'c>(
             spec.dtype(),
             &mut out,
             &mut bufs,
-            &bar,
+            bar,
         )
         .map_err(|e| match e {
             CopyError::Read(e) => {
@@ -293,10 +347,11 @@ pub fn write_from<'c, 'a: 'c>(
             CopyError::Write(e) => fail(format!("cannot write {out_shown}: {e}")),
         })?;
     }
+    Ok(out)
+}
+
+/// Makes `out`, filled by [`fill`], the file `output` (W12's rename).
+pub fn commit<T: AsSpec>(out: FileWriter<'_, T>, output: &Path) -> Result<(), Failure> {
     out.commit()
-        .map_err(|e| fail(format!("cannot write {out_shown}: {e}")))?;
-    if shared_bar.is_none() {
-        bar.finish_and_clear();
-    }
-    Ok(plan.file_len())
+        .map_err(|e| fail(format!("cannot write {}: {e}", output.display())))
 }

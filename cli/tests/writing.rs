@@ -1,7 +1,7 @@
 //! Writing commands under faults, through the built binary
 //! (docs/format.md W12 replace-atomically): Ctrl-C mid-write, SIGKILL at
 //! random points over an existing target, a full disk (a file size limit,
-//! RLIMIT_FSIZE), and the progress bar on a terminal but not in a pipe.
+//! RLIMIT_FSIZE; a re-split over an earlier one), and the progress bar on a terminal but not in a pipe.
 #![cfg(target_os = "linux")]
 
 use std::io::Write;
@@ -234,4 +234,112 @@ fn the_progress_bar_shows_on_a_terminal_only_and_clears() {
         .unwrap();
     assert!(quiet.status.success());
     assert_eq!(String::from_utf8_lossy(&quiet.stdout), "");
+}
+
+/// A file of U8 tensors `t0`, `t1`, … of the given sizes, each filled with
+/// the byte `fill`.
+fn u8_tensors(path: &Path, sizes: &[u64], fill: u8) {
+    let mut entries = Vec::new();
+    let mut offset = 0;
+    for (i, size) in sizes.iter().enumerate() {
+        entries.push(format!(
+            r#""t{i}":{{"dtype":"U8","shape":[{size}],"data_offsets":[{offset},{}]}}"#,
+            offset + size
+        ));
+        offset += size;
+    }
+    let header = format!("{{{}}}", entries.join(","));
+    let padded = header.len().div_ceil(8) * 8;
+    let mut bytes = (padded as u64).to_le_bytes().to_vec();
+    bytes.extend(header.as_bytes());
+    bytes.resize(8 + padded, b' ');
+    bytes.resize(8 + padded + offset as usize, fill);
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    names(dir)
+        .into_iter()
+        .map(|n| {
+            let bytes = std::fs::read(dir.join(&n)).unwrap();
+            (n, bytes)
+        })
+        .collect()
+}
+
+fn split(input: &Path, dir: &Path, size: &str) -> std::process::Output {
+    Command::new(BIN)
+        .arg("split")
+        .arg(input)
+        .arg("-o")
+        .arg(dir)
+        .args(["--max-shard-size", size])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_split_that_fails_part_way_leaves_an_earlier_split_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    u8_tensors(&old, &[1000, 1000, 1000], 1);
+    let shards = dir.path().join("shards");
+    let first = split(&old, &shards, "1500");
+    assert!(first.status.success(), "{first:?}");
+    let before = contents(&shards);
+    assert_eq!(before.len(), 4, "{before:?}");
+    // The same three names; the second shard (the 100 KB tensor alone)
+    // is over the 50 KB file size limit.
+    u8_tensors(&new, &[1000, 1000, 100_000], 2);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; exec prlimit --fsize=50000 -- \"$@\"")
+        .arg("sh")
+        .arg(BIN)
+        .arg("split")
+        .arg(&new)
+        .arg("-o")
+        .arg(&shards)
+        .args(["--max-shard-size", "1500"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    let after = contents(&shards);
+    let listed = |c: &[(String, Vec<u8>)]| c.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(listed(&after), listed(&before));
+    assert!(after == before, "the earlier split's files changed");
+}
+
+#[test]
+fn a_new_split_removes_the_shards_of_an_earlier_one_it_does_not_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    u8_tensors(&input, &[1000, 1000, 1000], 1);
+    let shards = dir.path().join("shards");
+    assert!(split(&input, &shards, "1500").status.success());
+    std::fs::write(shards.join("config.json"), "{}").unwrap();
+    std::fs::write(shards.join("model-1-of-3.safetensors"), "not ours").unwrap();
+    assert_eq!(names(&shards).len(), 6);
+    assert!(split(&input, &shards, "2500").status.success());
+    assert_eq!(
+        names(&shards),
+        [
+            "config.json",
+            "model-00001-of-00002.safetensors",
+            "model-00002-of-00002.safetensors",
+            "model-1-of-3.safetensors",
+            "model.safetensors.index.json"
+        ]
+    );
+    assert!(split(&input, &shards, "1GB").status.success());
+    assert_eq!(
+        names(&shards),
+        [
+            "config.json",
+            "model-1-of-3.safetensors",
+            "model.safetensors"
+        ]
+    );
 }
