@@ -218,6 +218,7 @@ pub fn write_from<'c, 'a: 'c>(
         "writing",
     );
     let out = fill(&plan, sources, &chosen, output, &bar)?;
+    check_interrupt(output)?;
     commit(out, output)?;
     if shared_bar.is_none() {
         bar.finish_and_clear();
@@ -350,8 +351,52 @@ pub fn fill<'p, 'c>(
     Ok(out)
 }
 
+/// A failure when Ctrl-C or SIGTERM came, checked just before an output
+/// replaces its target: a signal during the last chunk then still means
+/// nothing written.
+pub fn check_interrupt(output: &Path) -> Result<(), Failure> {
+    if copy::interrupted() {
+        Err(fail(format!(
+            "interrupted; {} not written",
+            output.display()
+        )))
+    } else {
+        Ok(())
+    }
+}
+
 /// Makes `out`, filled by [`fill`], the file `output` (W12's rename).
 pub fn commit<T: AsSpec>(out: FileWriter<'_, T>, output: &Path) -> Result<(), Failure> {
     out.commit()
         .map_err(|e| fail(format!("cannot write {}: {e}", output.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_after_the_last_chunk_still_means_nothing_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.safetensors");
+        // One empty tensor: no chunk is copied, so only the check before the
+        // rename can see the signal.
+        let header = br#"{"e":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}  "#;
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend(header);
+        std::fs::write(&input, bytes).unwrap();
+        let output = dir.path().join("out.safetensors");
+        copy::pretend_interrupted();
+        let result = with_header(&input, &mut Buffers::default(), |file, header| {
+            let chosen: Vec<Chosen<'_>> = header
+                .iter()
+                .map(|t| (t, t.name().to_string(), t.dtype()))
+                .collect();
+            write(file, header.data_start(), &chosen, None, &output, true)
+        });
+        let message = result.err().map(|f| f.message).unwrap_or_default();
+        assert!(message.starts_with("interrupted;"), "{message}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+    }
 }

@@ -10,7 +10,8 @@ use safetensors_nano::write::replace_file;
 use serde_json::{json, Map, Value};
 
 use crate::edit::{
-    commit, entries_of, fill, metadata_of, metadata_pairs, plan_of, Chosen, Sourced,
+    check_interrupt, commit, entries_of, fill, metadata_of, metadata_pairs, plan_of, Chosen,
+    Sourced,
 };
 use crate::file::{open, Buffers, Failure};
 use crate::hash::progress;
@@ -165,6 +166,8 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
         .collect();
     bar.finish_and_clear();
     let writers = filled.map_err(fail)?;
+    // Once the first shard replaces a file, the rest follow.
+    check_interrupt(dir).map_err(fail)?;
     for (writer, path) in writers.into_iter().zip(&paths) {
         commit(writer, path).map_err(fail)?;
     }

@@ -1,5 +1,5 @@
 //! Writing commands under faults, through the built binary
-//! (docs/format.md W12 replace-atomically): Ctrl-C mid-write, SIGKILL at
+//! (docs/format.md W12 replace-atomically): Ctrl-C and SIGTERM mid-write, SIGKILL at
 //! random points over an existing target, a full disk (a file size limit,
 //! RLIMIT_FSIZE; a re-split over an earlier one), and the progress bar on a terminal but not in a pipe.
 #![cfg(target_os = "linux")]
@@ -89,6 +89,89 @@ fn ctrl_c_mid_write_leaves_no_output_and_no_temporary_file() {
     assert_eq!(done.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert_eq!(names(dir.path()), ["big.safetensors"]);
+}
+
+#[test]
+fn sigterm_mid_write_leaves_no_output_and_exits_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.safetensors");
+    sparse_f32(&input, 1 << 30); // 4 GiB
+    let out = dir.path().join("out.safetensors");
+    let mut child = Command::new(BIN)
+        .args(["edit", "--convert", "F32:BF16"])
+        .args([&input, &out])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_temp(dir.path(), &mut child);
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(names(dir.path()), ["big.safetensors"]);
+    let help = Command::new(BIN).arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("143 SIGTERM"));
+}
+
+#[test]
+fn a_second_ctrl_c_ends_a_stuck_command_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // Opening a FIFO nobody writes to blocks: the command cannot reach a
+    // point where it checks for Ctrl-C.
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let mut child = Command::new(BIN)
+        .arg("edit")
+        .arg(&fifo)
+        .arg(dir.path().join("out.safetensors"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    // Its signal handling is set up once it has a second thread.
+    let start = Instant::now();
+    while std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |t| t.count()) < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no signal thread"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let int = || {
+        assert!(Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success())
+    };
+    int();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "it was stuck");
+    int();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("a second Ctrl-C did not end the command");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(130));
 }
 
 /// A few random bits per call (no dependency needed for test timing).
