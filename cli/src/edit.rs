@@ -212,12 +212,19 @@ pub fn write_from<'c, 'a: 'c>(
         output,
         duplicate_hint,
     )?;
-    let bar = progress(
-        plan.iter().map(|p| p.tensor().source().byte_len()).sum(),
-        quiet,
-        "writing",
-    );
-    let out = fill(&plan, sources, &chosen, output, &bar)?;
+    let own_bar;
+    let bar = match shared_bar {
+        Some(bar) => bar,
+        None => {
+            own_bar = progress(
+                plan.iter().map(|p| p.tensor().source().byte_len()).sum(),
+                quiet,
+                "writing",
+            );
+            &own_bar
+        }
+    };
+    let out = fill(&plan, sources, &chosen, output, bar)?;
     check_interrupt(output)?;
     commit(out, output)?;
     if shared_bar.is_none() {

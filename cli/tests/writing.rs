@@ -14,8 +14,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
 /// A file with one F32 tensor of `elements` zeros, written sparse: the
 /// header, then the length set (no data blocks on disk).
 fn sparse_f32(path: &Path, elements: u64) {
+    sparse_named(path, "w", elements);
+}
+
+/// As [`sparse_f32`], the tensor named `name`.
+fn sparse_named(path: &Path, name: &str, elements: u64) {
     let header = format!(
-        r#"{{"w":{{"dtype":"F32","shape":[{elements}],"data_offsets":[0,{}]}}}}"#,
+        r#"{{"{name}":{{"dtype":"F32","shape":[{elements}],"data_offsets":[0,{}]}}}}"#,
         elements * 4
     );
     let padded = header.len().div_ceil(8) * 8;
@@ -317,6 +322,43 @@ fn the_progress_bar_shows_on_a_terminal_only_and_clears() {
         .unwrap();
     assert!(quiet.status.success());
     assert_eq!(String::from_utf8_lossy(&quiet.stdout), "");
+}
+
+#[test]
+fn merge_and_split_show_one_bar_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    sparse_named(&a, "x", 32 << 20); // 128 MiB
+    sparse_named(&b, "y", 32 << 20);
+    let on_tty = |command: String| {
+        let tty = Command::new("script")
+            .args(["-qfec", &command, "/dev/null"])
+            .env("TERM", "xterm")
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&tty.stdout).into_owned();
+        assert!(tty.status.success(), "{shown}");
+        shown
+    };
+    let merged = dir.path().join("merged");
+    let command = format!(
+        "{BIN} merge {} {} -o {}",
+        a.display(),
+        b.display(),
+        merged.display()
+    );
+    let shown = on_tty(command);
+    assert!(shown.contains("merging ["), "{shown:?}");
+    assert!(!shown.contains("writing ["), "a second bar: {shown:?}");
+    let shards = dir.path().join("shards");
+    let command = format!(
+        "{BIN} split {} -o {} --max-shard-size 200MB",
+        merged.display(),
+        shards.display()
+    );
+    let shown = on_tty(command);
+    assert!(shown.contains("splitting ["), "{shown:?}");
+    assert!(!shown.contains("writing ["), "a second bar: {shown:?}");
 }
 
 /// A file of U8 tensors `t0`, `t1`, … of the given sizes, each filled with
