@@ -188,7 +188,7 @@ pub fn write(
     )
 }
 
-/// As [`write`], from several input files: each tensor comes with the index
+/// As [`write()`], from several input files: each tensor comes with the index
 /// of its file in `sources` (the open file and its data start).
 /// `duplicate_hint` follows the message for a name given twice. The
 /// progress goes to `shared_bar` when given (several files, one bar), else
