@@ -26,7 +26,9 @@ pub struct Diff {
     pub b: PathBuf,
     /// Also compare the values of the tensors both files hold with the same
     /// shape: max |b - a|, ||b - a|| / ||a|| (relative L2 change) and the
-    /// count of changed elements.
+    /// count of changed elements. Integers are compared exactly. A change
+    /// to or from inf or NaN makes both differences infinite (inf in the
+    /// table, null in --json); two NaNs are equal.
     #[arg(long)]
     pub values: bool,
     /// Print one JSON document instead of the table.
@@ -53,46 +55,87 @@ struct Stats {
     base_sq: f64,
 }
 
+/// One element as compared: integers (and BOOL) exactly, floats as f64.
+#[derive(Debug, Clone, Copy)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    fn to_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+}
+
 impl Stats {
-    fn add(&mut self, a: &[f64], b: &[f64]) {
+    fn add(&mut self, a: &[Num], b: &[Num]) {
         for (&x, &y) in a.iter().zip(b) {
             self.elements += 1;
-            // Equal values are unchanged (0 and -0 included), and so are two NaNs.
-            if x == y || (x.is_nan() && y.is_nan()) {
-                if x.is_finite() {
-                    self.base_sq += x * x;
+            let d = match (x, y) {
+                // Integers of 64 bits are not all exact in f64: compared and
+                // subtracted as they are.
+                (Num::Int(i), Num::Int(j)) => {
+                    if i != j {
+                        self.changed += 1;
+                    }
+                    (j - i).unsigned_abs() as f64
                 }
-                continue;
-            }
-            self.changed += 1;
-            if x.is_finite() && y.is_finite() {
-                let d = (y - x).abs();
-                self.max_abs = self.max_abs.max(d);
-                self.diff_sq += d * d;
+                _ => {
+                    let (x, y) = (x.to_f64(), y.to_f64());
+                    // Equal values are unchanged (0 and -0 included), and so
+                    // are two NaNs.
+                    if x == y || (x.is_nan() && y.is_nan()) {
+                        0.0
+                    } else {
+                        self.changed += 1;
+                        // A change to or from inf or NaN is an infinite
+                        // difference (see --values).
+                        if x.is_finite() && y.is_finite() {
+                            (y - x).abs()
+                        } else {
+                            f64::INFINITY
+                        }
+                    }
+                }
+            };
+            self.max_abs = self.max_abs.max(d);
+            self.diff_sq += d * d;
+            let x = x.to_f64();
+            if x.is_finite() {
                 self.base_sq += x * x;
             }
         }
     }
 
-    /// ||b - a|| / ||a||; `None` when `a` is all zeros and `b` is not.
+    /// ||b - a|| / ||a||; `None` (infinite) when a change involves inf or
+    /// NaN, or when `a` is all zeros and `b` is not.
     fn rel_l2(&self) -> Option<f64> {
         if self.diff_sq == 0.0 {
             Some(0.0)
-        } else if self.base_sq == 0.0 {
+        } else if self.base_sq == 0.0 || self.diff_sq.is_infinite() {
             None
         } else {
             Some((self.diff_sq / self.base_sq).sqrt())
         }
     }
+
+    /// The largest |b - a|; `None` when infinite (JSON has no infinity).
+    fn max_abs(&self) -> Option<f64> {
+        Some(self.max_abs).filter(|m| m.is_finite())
+    }
 }
 
-/// Decodes `bytes` of `dtype` to f64: floats through the core's decoder
-/// (exact in f32; F64 as it is), integers and BOOL by value.
+/// Decodes `bytes` of `dtype`: floats through the core's decoder (exact in
+/// f32; F64 as it is), integers and BOOL exactly.
 fn decode(
     dtype: Dtype,
     bytes: &[u8],
     f32s: &mut Vec<f32>,
-    out: &mut Vec<f64>,
+    out: &mut Vec<Num>,
 ) -> Result<(), String> {
     out.clear();
     macro_rules! ints {
@@ -101,14 +144,19 @@ fn decode(
                 bytes
                     .chunks_exact(size_of::<$t>())
                     .filter_map(|c| c.try_into().ok())
-                    .map(|c| <$t>::from_le_bytes(c) as f64),
+                    .map(|c| Num::Int(<$t>::from_le_bytes(c).into())),
             )
         };
     }
     match dtype {
-        Dtype::F64 => ints!(f64),
-        Dtype::BOOL | Dtype::U8 => out.extend(bytes.iter().map(|&b| f64::from(b))),
-        Dtype::I8 => out.extend(bytes.iter().map(|&b| f64::from(b as i8))),
+        Dtype::F64 => out.extend(
+            bytes
+                .chunks_exact(8)
+                .filter_map(|c| c.try_into().ok())
+                .map(|c| Num::Float(f64::from_le_bytes(c))),
+        ),
+        Dtype::BOOL | Dtype::U8 => out.extend(bytes.iter().map(|&b| Num::Int(b.into()))),
+        Dtype::I8 => out.extend(bytes.iter().map(|&b| Num::Int((b as i8).into()))),
         Dtype::I16 => ints!(i16),
         Dtype::U16 => ints!(u16),
         Dtype::I32 => ints!(i32),
@@ -120,7 +168,7 @@ fn decode(
             let n = (bytes.len() as u64 * 8 / u64::from(dtype.bits())) as usize;
             f32s.resize(n, 0.0);
             decode_f32_into(dtype, bytes, f32s).map_err(|e| e.to_string())?;
-            out.extend(f32s.iter().map(|&v| f64::from(v)));
+            out.extend(f32s.iter().map(|&v| Num::Float(v.into())));
         }
     }
     Ok(())
@@ -258,7 +306,7 @@ fn diff_files(diff: &Diff, quiet: bool) -> Result<(String, bool), Failure> {
         let values: Vec<Value> = values
             .iter()
             .map(|(name, r)| match r {
-                Ok(s) => json!({"name": name, "elements": s.elements, "changed": s.changed, "max_abs_diff": s.max_abs, "rel_l2": s.rel_l2()}),
+                Ok(s) => json!({"name": name, "elements": s.elements, "changed": s.changed, "max_abs_diff": s.max_abs(), "rel_l2": s.rel_l2()}),
                 Err(e) => json!({"name": name, "error": e}),
             })
             .collect();

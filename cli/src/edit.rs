@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
-use safetensors_nano::write::{Existing, Plan};
+use safetensors_nano::write::{AsSpec, Existing, FileWriter, Plan};
 use safetensors_nano::{Dtype, ErrorKind, TensorRef};
 
 use crate::copy::{self, CopyError};
-use crate::file::{with_header, Buffers};
+use crate::file::{with_header, Buffers, Failure};
 use crate::hash::progress;
 
 /// The most dimensions a tensor may have here (the writer's entries hold
@@ -188,7 +188,7 @@ pub fn write(
     )
 }
 
-/// As [`write`], from several input files: each tensor comes with the index
+/// As [`write()`], from several input files: each tensor comes with the index
 /// of its file in `sources` (the open file and its data start).
 /// `duplicate_hint` follows the message for a name given twice. The
 /// progress goes to `shared_bar` when given (several files, one bar), else
@@ -201,18 +201,57 @@ pub fn write_from<'c, 'a: 'c>(
     duplicate_hint: &str,
     quiet: bool,
     shared_bar: Option<&indicatif::ProgressBar>,
-) -> Result<u64, crate::file::Failure> {
-    use crate::file::Failure;
-    let out_shown = output.display();
-    let fail = |message: String| Failure {
+) -> Result<u64, Failure> {
+    let chosen: Vec<_> = chosen.collect();
+    let mut entries = entries_of(&chosen)?;
+    let mut pairs = metadata_pairs(metadata.as_deref());
+    let plan = plan_of(
+        &mut entries,
+        pairs.as_deref_mut(),
+        &chosen,
+        output,
+        duplicate_hint,
+    )?;
+    let own_bar;
+    let bar = match shared_bar {
+        Some(bar) => bar,
+        None => {
+            own_bar = progress(
+                plan.iter().map(|p| p.tensor().source().byte_len()).sum(),
+                quiet,
+                "writing",
+            );
+            &own_bar
+        }
+    };
+    let out = fill(&plan, sources, &chosen, output, bar)?;
+    check_interrupt(output)?;
+    commit(out, output)?;
+    if shared_bar.is_none() {
+        bar.finish_and_clear();
+    }
+    Ok(plan.file_len())
+}
+
+/// One output file's tensors, each with the index of its source file.
+pub type Sourced<'c, 'a> = (usize, &'c Chosen<'a>);
+
+/// A failure that is only a message.
+fn fail(message: String) -> Failure {
+    Failure {
         kind: None,
         message,
         offset: None,
         tensor: None,
-    };
-    let chosen: Vec<_> = chosen.collect();
+    }
+}
+
+/// The writer's entries for `chosen`: their output names and dtypes.
+pub fn entries_of<'c, 'a: 'c>(
+    chosen: &[Sourced<'c, 'a>],
+) -> Result<Vec<Existing<'c, MAX_RANK>>, Failure> {
     let mut entries = Vec::with_capacity(chosen.len());
-    for (_, (info, name, dtype)) in &chosen {
+    for (_, (info, name, dtype)) in chosen {
         let entry = Existing::<MAX_RANK>::with_name(info, name).ok_or_else(|| {
             fail(format!(
                 "tensor {name:?} has more than {MAX_RANK} dimensions"
@@ -227,19 +266,29 @@ pub fn write_from<'c, 'a: 'c>(
         };
         entries.push(entry);
     }
-    let mut pairs: Option<Vec<(&str, &str)>> = metadata
-        .as_ref()
-        .map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect());
-    let planned = match pairs.as_mut() {
-        Some(pairs) => Plan::with_metadata(&mut entries, pairs),
-        None => Plan::new(&mut entries),
+    Ok(entries)
+}
+
+/// Metadata pairs borrowed from owned ones, for [`plan_of`].
+pub fn metadata_pairs(metadata: Option<&[(String, String)]>) -> Option<Vec<(&str, &str)>> {
+    metadata.map(|m| m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
+}
+
+/// Plans `output` from `entries` (made from `chosen` by [`entries_of`]);
+/// `duplicate_hint` follows the message for a name given twice.
+pub fn plan_of<'p, 'c>(
+    entries: &'p mut [Existing<'c, MAX_RANK>],
+    pairs: Option<&'p mut [(&'p str, &'p str)]>,
+    chosen: &[Sourced<'_, '_>],
+    output: &Path,
+    duplicate_hint: &str,
+) -> Result<Plan<'p, Existing<'c, MAX_RANK>>, Failure> {
+    let out_shown = output.display();
+    let planned = match pairs {
+        Some(pairs) => Plan::with_metadata(entries, pairs),
+        None => Plan::new(entries),
     };
-    // The source file of each tensor, by output name (unique once planned).
-    let origin: std::collections::HashMap<&str, usize> = chosen
-        .iter()
-        .map(|(i, (_, name, _))| (name.as_str(), *i))
-        .collect();
-    let plan = planned.map_err(|e| {
+    planned.map_err(|e| {
         let name = match e.tensor() {
             Some(TensorRef::Index(i)) => chosen.get(i as usize).map(|(_, c)| c.1.clone()),
             _ => None,
@@ -251,12 +300,25 @@ pub fn write_from<'c, 'a: 'c>(
             (_, Some(name)) => fail(format!("cannot write {out_shown}: tensor {name:?}: {e}")),
             (_, None) => fail(format!("cannot write {out_shown}: {e}")),
         }
-    })?;
-    let bar = progress(
-        plan.iter().map(|p| p.tensor().source().byte_len()).sum(),
-        quiet,
-        "writing",
-    );
+    })
+}
+
+/// Streams every tensor of `plan` from `sources` into a temporary file for
+/// `output`, advancing `bar`; the writer comes back uncommitted, so the
+/// caller decides when `output` is replaced ([`commit`]).
+pub fn fill<'p, 'c>(
+    plan: &'p Plan<'p, Existing<'c, MAX_RANK>>,
+    sources: &mut [(&mut std::fs::File, u64)],
+    chosen: &[Sourced<'_, '_>],
+    output: &Path,
+    bar: &indicatif::ProgressBar,
+) -> Result<FileWriter<'p, Existing<'c, MAX_RANK>>, Failure> {
+    let out_shown = output.display();
+    // The source file of each tensor, by output name (unique once planned).
+    let origin: std::collections::HashMap<&str, usize> = chosen
+        .iter()
+        .map(|(i, (_, name, _))| (name.as_str(), *i))
+        .collect();
     let mut out = plan
         .create_file(output)
         .map_err(|e| fail(format!("cannot write {out_shown}: {e}")))?;
@@ -278,7 +340,7 @@ pub fn write_from<'c, 'a: 'c>(
             spec.dtype(),
             &mut out,
             &mut bufs,
-            &bar,
+            bar,
         )
         .map_err(|e| match e {
             CopyError::Read(e) => {
@@ -293,10 +355,55 @@ pub fn write_from<'c, 'a: 'c>(
             CopyError::Write(e) => fail(format!("cannot write {out_shown}: {e}")),
         })?;
     }
-    out.commit()
-        .map_err(|e| fail(format!("cannot write {out_shown}: {e}")))?;
-    if shared_bar.is_none() {
-        bar.finish_and_clear();
+    Ok(out)
+}
+
+/// A failure when Ctrl-C or SIGTERM came, checked just before an output
+/// replaces its target: a signal during the last chunk then still means
+/// nothing written.
+pub fn check_interrupt(output: &Path) -> Result<(), Failure> {
+    if copy::interrupted() {
+        Err(fail(format!(
+            "interrupted; {} not written",
+            output.display()
+        )))
+    } else {
+        Ok(())
     }
-    Ok(plan.file_len())
+}
+
+/// Makes `out`, filled by [`fill`], the file `output` (W12's rename).
+pub fn commit<T: AsSpec>(out: FileWriter<'_, T>, output: &Path) -> Result<(), Failure> {
+    out.commit()
+        .map_err(|e| fail(format!("cannot write {}: {e}", output.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_after_the_last_chunk_still_means_nothing_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.safetensors");
+        // One empty tensor: no chunk is copied, so only the check before the
+        // rename can see the signal.
+        let header = br#"{"e":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}  "#;
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend(header);
+        std::fs::write(&input, bytes).unwrap();
+        let output = dir.path().join("out.safetensors");
+        copy::pretend_interrupted();
+        let result = with_header(&input, &mut Buffers::default(), |file, header| {
+            let chosen: Vec<Chosen<'_>> = header
+                .iter()
+                .map(|t| (t, t.name().to_string(), t.dtype()))
+                .collect();
+            write(file, header.data_start(), &chosen, None, &output, true)
+        });
+        let message = result.err().map(|f| f.message).unwrap_or_default();
+        assert!(message.starts_with("interrupted;"), "{message}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+    }
 }

@@ -1,7 +1,7 @@
 //! `safetensors-nano`: inspect, verify, diff, edit, merge and split safetensors files from the command line.
 //!
 //! Exit codes: 0 success, 1 a problem with a file (invalid, truncated,
-//! unreadable, not writable), 2 a usage error, 130 Ctrl-C during a write.
+//! unreadable, not writable), 2 a usage error, 130 Ctrl-C (143 SIGTERM) during a write.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -26,7 +26,7 @@ mod verify;
 #[command(
     name = "safetensors-nano",
     version,
-    after_help = "Exit status: 0 success, 1 a problem with a file, 2 a usage error, 130 Ctrl-C."
+    after_help = "Exit status: 0 success, 1 a problem with a file, 2 a usage error, 130 Ctrl-C, 143 SIGTERM (while writing; nothing written)."
 )]
 struct Cli {
     /// No progress bar, and no status lines on success (errors still go to stderr).
@@ -137,8 +137,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs a command that writes files: Ctrl-C stops it cleanly (no temporary
-/// file left, exit 130); an error is printed on stderr (exit 1).
+/// Runs a command that writes files: Ctrl-C or SIGTERM stops it cleanly (no
+/// temporary file left, exit 130 or 143); an error is printed on stderr
+/// (exit 1).
 fn writing(command: impl FnOnce() -> Result<(), String>) -> bool {
     copy::stop_on_ctrl_c();
     match command() {
@@ -146,7 +147,7 @@ fn writing(command: impl FnOnce() -> Result<(), String>) -> bool {
         Err(message) => {
             eprintln!("safetensors-nano: {message}");
             if copy::interrupted() {
-                std::process::exit(130);
+                std::process::exit(copy::stopped_status());
             }
             false
         }

@@ -79,9 +79,9 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
         " (the same tensor is in two inputs)",
         quiet,
         Some(&bar),
-    )
-    .map_err(|f| f.message)?;
+    );
     bar.finish_and_clear();
+    let file_len = file_len.map_err(|f| f.message)?;
     if !quiet {
         crate::emit(&format!(
             "{}: {} from {}, {file_len} bytes\n",

@@ -89,6 +89,8 @@ pub fn load(path: &Path, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
     let mut check = index.check();
     let (mut rows, mut problems, mut metadata, mut data_len) = (Vec::new(), Vec::new(), None, 0);
     let mut shard_paths = Vec::new();
+    // The shards that could not be read, by their names in the index.
+    let mut unreadable: Vec<String> = Vec::new();
     for shard in index.shards() {
         let shard_path = dir.join(shard);
         let result = with_header(&shard_path, &mut bufs, |file, header| {
@@ -116,17 +118,17 @@ pub fn load(path: &Path, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
         });
         if let Err(f) = result {
             problems.push(format!("{}: {}", shard_path.display(), f.message));
+            unreadable.push(shard.to_owned());
         }
         shard_paths.push(shard_path);
     }
     // A shard that could not be read is reported as such, not as all its
     // tensors missing.
-    let unreadable = problems.len();
     for p in check.finish() {
         let missing_from_bad = matches!(&p, safetensors_nano::IndexProblem::Missing { shard, .. }
-            if problems[..unreadable].iter().any(|m| m.starts_with(&dir.join(shard).display().to_string())));
+            if unreadable.iter().any(|u| u == shard));
         let size_after_bad =
-            unreadable > 0 && matches!(p, safetensors_nano::IndexProblem::TotalSize { .. });
+            !unreadable.is_empty() && matches!(p, safetensors_nano::IndexProblem::TotalSize { .. });
         if !missing_from_bad && !size_after_bad {
             problems.push(p.to_string());
         }

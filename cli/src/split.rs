@@ -1,14 +1,18 @@
 //! `split IN -o DIR --max-shard-size SIZE`: Hub-style shards
 //! (`model-00001-of-0000N.safetensors`, each at most SIZE of tensor data
 //! unless one tensor alone is larger) and `model.safetensors.index.json`;
-//! every file written atomically by the core (docs/format.md W12).
+//! every file written atomically by the core (docs/format.md W12), none
+//! replaced until all are written.
 
 use std::path::{Path, PathBuf};
 
 use safetensors_nano::write::replace_file;
 use serde_json::{json, Map, Value};
 
-use crate::edit::{metadata_of, write_from, Chosen};
+use crate::edit::{
+    check_interrupt, commit, entries_of, fill, metadata_of, metadata_pairs, plan_of, Chosen,
+    Sourced,
+};
 use crate::file::{open, Buffers, Failure};
 use crate::hash::progress;
 
@@ -115,45 +119,62 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
         (0..n).map(|i| shard_name(i, n)).collect()
     };
     let mut weight_map = Vec::with_capacity(tensors.len());
-    // A split that fails part way removes the shards it wrote: a set of
-    // shards without its index is not a checkpoint.
-    let mut written = Vec::with_capacity(n);
-    let mut result = Ok(());
     for (group, name) in groups.iter().zip(&names) {
-        let mut sources = [(&mut file, data_start)];
-        let chosen = group.iter().filter_map(|&i| tensors.get(i)).map(|c| (0, c));
-        let path = dir.join(name);
-        result = write_from(
-            &mut sources,
-            chosen,
-            metadata.clone(),
-            &path,
-            "",
-            true,
-            Some(&bar),
-        )
-        .map(|_| ())
-        .map_err(|f: Failure| format!("{shown}: {}", f.message));
-        if result.is_err() {
-            break;
-        }
-        written.push(path);
         for &i in group {
             if let Some(t) = tensors.get(i) {
                 weight_map.push((t.1.clone(), name.clone()));
             }
         }
     }
+    let fail = |f: Failure| format!("{shown}: {}", f.message);
+    // Every shard is written into its temporary file first and none replaces
+    // a file until all are complete: a split that fails part way leaves DIR
+    // as it was (an earlier split there intact), its temporary files removed
+    // as the writers drop.
+    let chosen: Vec<Vec<Sourced<'_, '_>>> = groups
+        .iter()
+        .map(|g| {
+            g.iter()
+                .filter_map(|&i| tensors.get(i))
+                .map(|c| (0, c))
+                .collect()
+        })
+        .collect();
+    let mut entries = Vec::with_capacity(n);
+    for c in &chosen {
+        entries.push(entries_of(c).map_err(fail)?);
+    }
+    let mut pairs: Vec<_> = (0..n)
+        .map(|_| metadata_pairs(metadata.as_deref()))
+        .collect();
+    let paths: Vec<PathBuf> = names.iter().map(|name| dir.join(name)).collect();
+    let mut plans = Vec::with_capacity(n);
+    for (((entries, pairs), chosen), path) in entries
+        .iter_mut()
+        .zip(pairs.iter_mut())
+        .zip(&chosen)
+        .zip(&paths)
+    {
+        plans.push(plan_of(entries, pairs.as_deref_mut(), chosen, path, "").map_err(fail)?);
+    }
+    let mut sources = [(&mut file, data_start)];
+    let filled: Result<Vec<_>, Failure> = plans
+        .iter()
+        .zip(&chosen)
+        .zip(&paths)
+        .map(|((plan, chosen), path)| fill(plan, &mut sources, chosen, path, &bar))
+        .collect();
     bar.finish_and_clear();
-    if result.is_ok() && n > 1 {
-        result = write_index(dir, header.data_len(), weight_map);
+    let writers = filled.map_err(fail)?;
+    // Once the first shard replaces a file, the rest follow.
+    check_interrupt(dir).map_err(fail)?;
+    for (writer, path) in writers.into_iter().zip(&paths) {
+        commit(writer, path).map_err(fail)?;
     }
-    if let Err(message) = result {
-        for path in &written {
-            let _ = std::fs::remove_file(path);
-        }
-        return Err(message);
+    if n > 1 {
+        write_index(dir, header.data_len(), weight_map)?;
     }
+    remove_earlier_split(dir, &names);
     if !quiet {
         crate::emit(&format!(
             "{}: {} in {}, {} bytes of tensor data\n",
@@ -169,6 +190,45 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Removes what an earlier split left in `dir` that the new one does not
+/// name (`names`, and the index when there is more than one): its shards
+/// (`model.safetensors`, `model-NNNNN-of-NNNNN.safetensors`) and its index,
+/// as the Hub's tools clean a folder they save into. Called only once the
+/// new set is in place; a file that cannot be removed is left.
+fn remove_earlier_split(dir: &Path, names: &[String]) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let ours = |file: &str| {
+        if file == INDEX_NAME {
+            return names.len() > 1;
+        }
+        names.iter().any(|n| n == file)
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(file) = file.to_str() else {
+            continue;
+        };
+        if is_split_file(file) && !ours(file) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether `file` is a name `split` writes: `model.safetensors`,
+/// `model-00001-of-00003.safetensors` (five digits each) or the index.
+fn is_split_file(file: &str) -> bool {
+    if file == INDEX_NAME || file == "model.safetensors" {
+        return true;
+    }
+    let five = |s: &str| s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit());
+    file.strip_prefix("model-")
+        .and_then(|r| r.strip_suffix(".safetensors"))
+        .and_then(|r| r.split_once("-of-"))
+        .is_some_and(|(i, n)| five(i) && five(n))
 }
 
 /// Writes `model.safetensors.index.json` as the Hub's tools do: keys
@@ -194,6 +254,26 @@ fn write_index(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_names_split_writes_count_as_an_earlier_split() {
+        for name in [
+            INDEX_NAME,
+            "model.safetensors",
+            "model-00002-of-00003.safetensors",
+        ] {
+            assert!(is_split_file(name), "{name}");
+        }
+        for name in [
+            "model-2-of-3.safetensors",
+            "model-00002-of-00003.safetensors.bak",
+            "other.safetensors",
+            "model-0000a-of-00003.safetensors",
+            "config.json",
+        ] {
+            assert!(!is_split_file(name), "{name}");
+        }
+    }
 
     #[test]
     fn sizes_parse_with_decimal_and_binary_units() {

@@ -212,3 +212,80 @@ fn diff_exit_code() {
         .unwrap()
         .contains("--exit-code"));
 }
+
+/// A file with one tensor `w` of `dtype`, `n` elements, holding `data`.
+fn raw_tensor(path: &Path, dtype: &str, n: usize, data: &[u8]) {
+    let header = format!(
+        r#"{{"w":{{"dtype":"{dtype}","shape":[{n}],"data_offsets":[0,{}]}}}}"#,
+        data.len()
+    );
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend(header.as_bytes());
+    bytes.extend(data);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// `diff --values --json A B`: the one tensor's values entry, and the table.
+fn values_of(a: &Path, b: &Path) -> (Value, String) {
+    let run = |json: bool| {
+        let out = Command::new(BIN)
+            .args(["diff", "--values"])
+            .args(json.then_some("--json"))
+            .args([a, b])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let doc: Value = serde_json::from_str(&run(true)).unwrap();
+    (doc["values"][0].clone(), run(false))
+}
+
+#[test]
+fn diff_values_a_change_to_or_from_inf_or_nan_is_an_infinite_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.safetensors");
+    one_tensor(&base, &[1.0, 2.0]);
+    for other in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+        let b = dir.path().join("b.safetensors");
+        one_tensor(&b, &[1.0, other]);
+        for (x, y) in [(&base, &b), (&b, &base)] {
+            let (v, table) = values_of(x, y);
+            assert_eq!(v["changed"], 1, "{other}: {v}");
+            // JSON has no infinity: null stands for it, as for rel_l2.
+            assert_eq!(v["max_abs_diff"], Value::Null, "{other}: {v}");
+            assert_eq!(v["rel_l2"], Value::Null, "{other}: {v}");
+            let row = table.lines().last().unwrap();
+            assert_eq!(
+                row.split_whitespace().collect::<Vec<_>>(),
+                ["w", "inf", "inf", "1/2"],
+                "{table}"
+            );
+        }
+    }
+}
+
+#[test]
+fn diff_values_compares_64_bit_integers_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        dir.path().join("a.safetensors"),
+        dir.path().join("b.safetensors"),
+    );
+    // 2^53 + 1 and 2^53 are one f64 apart only after rounding to 2^53.
+    let ints = |v: &[i64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>();
+    raw_tensor(&a, "I64", 2, &ints(&[9_007_199_254_740_993, i64::MIN]));
+    raw_tensor(&b, "I64", 2, &ints(&[9_007_199_254_740_992, i64::MAX]));
+    let (v, _) = values_of(&a, &b);
+    assert_eq!(v["changed"], 2, "{v}");
+    assert_eq!(
+        v["max_abs_diff"], 18_446_744_073_709_551_615u64 as f64,
+        "{v}"
+    );
+    let uints = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>();
+    raw_tensor(&a, "U64", 2, &uints(&[9_007_199_254_740_993, 5]));
+    raw_tensor(&b, "U64", 2, &uints(&[9_007_199_254_740_992, 5]));
+    let (v, _) = values_of(&a, &b);
+    assert_eq!(v["changed"], 1, "{v}");
+    assert_eq!(v["max_abs_diff"], 1.0, "{v}");
+}

@@ -415,3 +415,32 @@ fn hostile_inputs_to_split_and_merge_are_exit_1_with_no_output() {
         "one problem, not a missing tensor too"
     );
 }
+
+#[test]
+fn an_unreadable_shard_hides_only_its_own_missing_tensors() {
+    let dir = tempfile::tempdir().unwrap();
+    // `a.st` is valid but lacks `gone`; `a.st2` (its name begins with
+    // `a.st`) is not a safetensors file.
+    let header = br#"{"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#;
+    let mut a = (header.len() as u64).to_le_bytes().to_vec();
+    a.extend(header);
+    a.push(7);
+    std::fs::write(dir.path().join("a.st"), a).unwrap();
+    std::fs::write(dir.path().join("a.st2"), b"not a safetensors file").unwrap();
+    let index = dir.path().join(INDEX);
+    std::fs::write(
+        &index,
+        r#"{"weight_map": {"x": "a.st", "gone": "a.st", "y": "a.st2"}}"#,
+    )
+    .unwrap();
+    let out = run(&["verify", s(&index)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("a.st2"), "{stderr}");
+    assert!(
+        stderr.contains(r#"tensor "gone" is indexed in a.st but missing from it"#),
+        "{stderr}"
+    );
+    // The unreadable shard's own tensor is not listed as missing.
+    assert!(!stderr.contains(r#"tensor "y""#), "{stderr}");
+}

@@ -1,7 +1,7 @@
 //! Writing commands under faults, through the built binary
-//! (docs/format.md W12 replace-atomically): Ctrl-C mid-write, SIGKILL at
+//! (docs/format.md W12 replace-atomically): Ctrl-C and SIGTERM mid-write, SIGKILL at
 //! random points over an existing target, a full disk (a file size limit,
-//! RLIMIT_FSIZE), and the progress bar on a terminal but not in a pipe.
+//! RLIMIT_FSIZE; a re-split over an earlier one), and the progress bar on a terminal but not in a pipe.
 #![cfg(target_os = "linux")]
 
 use std::io::Write;
@@ -14,8 +14,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
 /// A file with one F32 tensor of `elements` zeros, written sparse: the
 /// header, then the length set (no data blocks on disk).
 fn sparse_f32(path: &Path, elements: u64) {
+    sparse_named(path, "w", elements);
+}
+
+/// As [`sparse_f32`], the tensor named `name`.
+fn sparse_named(path: &Path, name: &str, elements: u64) {
     let header = format!(
-        r#"{{"w":{{"dtype":"F32","shape":[{elements}],"data_offsets":[0,{}]}}}}"#,
+        r#"{{"{name}":{{"dtype":"F32","shape":[{elements}],"data_offsets":[0,{}]}}}}"#,
         elements * 4
     );
     let padded = header.len().div_ceil(8) * 8;
@@ -89,6 +94,89 @@ fn ctrl_c_mid_write_leaves_no_output_and_no_temporary_file() {
     assert_eq!(done.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert_eq!(names(dir.path()), ["big.safetensors"]);
+}
+
+#[test]
+fn sigterm_mid_write_leaves_no_output_and_exits_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.safetensors");
+    sparse_f32(&input, 1 << 30); // 4 GiB
+    let out = dir.path().join("out.safetensors");
+    let mut child = Command::new(BIN)
+        .args(["edit", "--convert", "F32:BF16"])
+        .args([&input, &out])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_temp(dir.path(), &mut child);
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(names(dir.path()), ["big.safetensors"]);
+    let help = Command::new(BIN).arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("143 SIGTERM"));
+}
+
+#[test]
+fn a_second_ctrl_c_ends_a_stuck_command_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // Opening a FIFO nobody writes to blocks: the command cannot reach a
+    // point where it checks for Ctrl-C.
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let mut child = Command::new(BIN)
+        .arg("edit")
+        .arg(&fifo)
+        .arg(dir.path().join("out.safetensors"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    // Its signal handling is set up once it has a second thread.
+    let start = Instant::now();
+    while std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |t| t.count()) < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no signal thread"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let int = || {
+        assert!(Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success())
+    };
+    int();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "it was stuck");
+    int();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("a second Ctrl-C did not end the command");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(130));
 }
 
 /// A few random bits per call (no dependency needed for test timing).
@@ -234,4 +322,149 @@ fn the_progress_bar_shows_on_a_terminal_only_and_clears() {
         .unwrap();
     assert!(quiet.status.success());
     assert_eq!(String::from_utf8_lossy(&quiet.stdout), "");
+}
+
+#[test]
+fn merge_and_split_show_one_bar_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    sparse_named(&a, "x", 32 << 20); // 128 MiB
+    sparse_named(&b, "y", 32 << 20);
+    let on_tty = |command: String| {
+        let tty = Command::new("script")
+            .args(["-qfec", &command, "/dev/null"])
+            .env("TERM", "xterm")
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&tty.stdout).into_owned();
+        assert!(tty.status.success(), "{shown}");
+        shown
+    };
+    let merged = dir.path().join("merged");
+    let command = format!(
+        "{BIN} merge {} {} -o {}",
+        a.display(),
+        b.display(),
+        merged.display()
+    );
+    let shown = on_tty(command);
+    assert!(shown.contains("merging ["), "{shown:?}");
+    assert!(!shown.contains("writing ["), "a second bar: {shown:?}");
+    let shards = dir.path().join("shards");
+    let command = format!(
+        "{BIN} split {} -o {} --max-shard-size 200MB",
+        merged.display(),
+        shards.display()
+    );
+    let shown = on_tty(command);
+    assert!(shown.contains("splitting ["), "{shown:?}");
+    assert!(!shown.contains("writing ["), "a second bar: {shown:?}");
+}
+
+/// A file of U8 tensors `t0`, `t1`, … of the given sizes, each filled with
+/// the byte `fill`.
+fn u8_tensors(path: &Path, sizes: &[u64], fill: u8) {
+    let mut entries = Vec::new();
+    let mut offset = 0;
+    for (i, size) in sizes.iter().enumerate() {
+        entries.push(format!(
+            r#""t{i}":{{"dtype":"U8","shape":[{size}],"data_offsets":[{offset},{}]}}"#,
+            offset + size
+        ));
+        offset += size;
+    }
+    let header = format!("{{{}}}", entries.join(","));
+    let padded = header.len().div_ceil(8) * 8;
+    let mut bytes = (padded as u64).to_le_bytes().to_vec();
+    bytes.extend(header.as_bytes());
+    bytes.resize(8 + padded, b' ');
+    bytes.resize(8 + padded + offset as usize, fill);
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    names(dir)
+        .into_iter()
+        .map(|n| {
+            let bytes = std::fs::read(dir.join(&n)).unwrap();
+            (n, bytes)
+        })
+        .collect()
+}
+
+fn split(input: &Path, dir: &Path, size: &str) -> std::process::Output {
+    Command::new(BIN)
+        .arg("split")
+        .arg(input)
+        .arg("-o")
+        .arg(dir)
+        .args(["--max-shard-size", size])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_split_that_fails_part_way_leaves_an_earlier_split_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    u8_tensors(&old, &[1000, 1000, 1000], 1);
+    let shards = dir.path().join("shards");
+    let first = split(&old, &shards, "1500");
+    assert!(first.status.success(), "{first:?}");
+    let before = contents(&shards);
+    assert_eq!(before.len(), 4, "{before:?}");
+    // The same three names; the second shard (the 100 KB tensor alone)
+    // is over the 50 KB file size limit.
+    u8_tensors(&new, &[1000, 1000, 100_000], 2);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; exec prlimit --fsize=50000 -- \"$@\"")
+        .arg("sh")
+        .arg(BIN)
+        .arg("split")
+        .arg(&new)
+        .arg("-o")
+        .arg(&shards)
+        .args(["--max-shard-size", "1500"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    let after = contents(&shards);
+    let listed = |c: &[(String, Vec<u8>)]| c.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(listed(&after), listed(&before));
+    assert!(after == before, "the earlier split's files changed");
+}
+
+#[test]
+fn a_new_split_removes_the_shards_of_an_earlier_one_it_does_not_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    u8_tensors(&input, &[1000, 1000, 1000], 1);
+    let shards = dir.path().join("shards");
+    assert!(split(&input, &shards, "1500").status.success());
+    std::fs::write(shards.join("config.json"), "{}").unwrap();
+    std::fs::write(shards.join("model-1-of-3.safetensors"), "not ours").unwrap();
+    assert_eq!(names(&shards).len(), 6);
+    assert!(split(&input, &shards, "2500").status.success());
+    assert_eq!(
+        names(&shards),
+        [
+            "config.json",
+            "model-00001-of-00002.safetensors",
+            "model-00002-of-00002.safetensors",
+            "model-1-of-3.safetensors",
+            "model.safetensors.index.json"
+        ]
+    );
+    assert!(split(&input, &shards, "1GB").status.success());
+    assert_eq!(
+        names(&shards),
+        [
+            "config.json",
+            "model-1-of-3.safetensors",
+            "model.safetensors"
+        ]
+    );
 }

@@ -3,7 +3,9 @@
 #![cfg(feature = "std")]
 
 use safetensors_nano::write::{serialize_to_vec, Tensor};
-use safetensors_nano::{Dtype, IndexError, IndexProblem, SafeTensors, ShardIndex, Table};
+use safetensors_nano::{
+    Dtype, ErrorKind, IndexError, IndexProblem, SafeTensors, ShardIndex, Table,
+};
 
 fn shard(names: &[&str]) -> Vec<u8> {
     let data = [0u8; 4];
@@ -39,6 +41,43 @@ fn names_are_decoded_and_other_values_skipped() {
             .total_size(),
         None
     );
+}
+
+#[test]
+fn total_size_may_be_any_json_number_with_a_whole_value() {
+    let total = |text: &str| {
+        let json = format!(r#"{{"metadata": {{"total_size": {text}}}, "weight_map": {{}}}}"#);
+        match ShardIndex::parse(json.as_bytes()) {
+            Ok(index) => Ok(index.total_size()),
+            Err(IndexError::Json(e)) => Err(e.kind()),
+            Err(e) => panic!("{text}: {e:?}"),
+        }
+    };
+    // Older transformers summed sizes as floats: 3087466496.0.
+    for (text, value) in [
+        ("3087466496", 3_087_466_496),
+        ("3087466496.0", 3_087_466_496),
+        ("3.087466496e9", 3_087_466_496),
+        ("3087466496000e-3", 3_087_466_496),
+        ("30874664.96E+2", 3_087_466_496),
+        ("0.0", 0),
+        ("0e5", 0),
+        ("18446744073709551615.000", u64::MAX),
+        ("1.8446744073709551615e19", u64::MAX),
+    ] {
+        assert_eq!(total(text), Ok(Some(value)), "{text}");
+    }
+    for text in ["1.5", "3087466496.5", "1e-1", "12345e-3"] {
+        assert_eq!(total(text), Err(ErrorKind::InvalidNumber), "{text}");
+    }
+    for text in [
+        "18446744073709551616.0",
+        "1e20",
+        "1.8446744073709551616e19",
+        "1e300",
+    ] {
+        assert_eq!(total(text), Err(ErrorKind::IntegerTooLarge), "{text}");
+    }
 }
 
 #[test]

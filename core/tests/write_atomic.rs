@@ -1,5 +1,6 @@
 //! docs/format.md W12 replace-atomically: the temporary file's name, the
-//! removal of temporary files a dead process left, and a full disk (a file
+//! removal of temporary files a dead process of ours left (not another
+//! user's), and a full disk (a file
 //! size limit, RLIMIT_FSIZE, in a child process) that leaves the target as
 //! it was and no temporary file.
 #![cfg(all(feature = "std", target_os = "linux"))]
@@ -82,6 +83,25 @@ fn w12_stale_temporary_files_of_dead_processes_are_removed_first() {
     expected.push("a.safetensors".to_owned());
     expected.sort();
     assert_eq!(names(dir.path()), expected);
+}
+
+#[test]
+fn w12_stale_temporary_files_of_another_user_are_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!(
+        ".a.safetensors.{}.0123456789abcdef.safetensors-nano-tmp",
+        dead_pid()
+    );
+    let theirs = dir.path().join(&name);
+    std::fs::write(&theirs, b"partial").unwrap();
+    // Their process may be hidden from us; only root can make such a file.
+    if let Err(e) = std::os::unix::fs::chown(&theirs, Some(54_321), None) {
+        eprintln!("skipped: cannot give a file to another user: {e}");
+        return;
+    }
+    let mut tensors = [Tensor::new("x", Dtype::U8, &[1], &[7])];
+    write_file(dir.path().join("a.safetensors"), &mut tensors, None).unwrap();
+    assert_eq!(names(dir.path()), [name.as_str(), "a.safetensors"]);
 }
 
 /// Run by [`w12_full_disk_is_an_error_and_leaves_the_target_untouched`] in a

@@ -11,7 +11,7 @@ use std::fmt;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use crate::error::{Error, Expected};
+use crate::error::{Error, ErrorKind, Expected};
 use crate::file::Header;
 use crate::read::lexer::{Lexer, RawString, Step};
 use crate::table::Slot;
@@ -424,7 +424,7 @@ fn parse_metadata(lexer: &mut Lexer<'_>, json: &[u8], total_size: &mut Option<u6
         let key = decoded(json, lexer.string()?);
         lexer.expect(b':', Expected::Colon)?;
         if key == "total_size" {
-            *total_size = Some(lexer.uint()?);
+            *total_size = Some(whole_number(lexer, json)?);
         } else {
             lexer.skip_value(2)?;
         }
@@ -433,6 +433,71 @@ fn parse_metadata(lexer: &mut Lexer<'_>, json: &[u8], total_size: &mut Option<u6
         }
         lexer.expect(b',', Expected::CommaOrObjectEnd)?;
     }
+}
+
+/// A JSON number whose value is a whole number that fits 64 bits:
+/// `3087466496`, and also `3087466496.0` or `3.087466496e9`, as Python
+/// tools that summed sizes as floats wrote `total_size`. Decided from the
+/// decimal digits, exactly.
+fn whole_number(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<u64> {
+    lexer.skip_ws();
+    let start = lexer.pos();
+    if !matches!(lexer.peek(), Some(b'0'..=b'9')) {
+        // Not a number, or a negative one: the integer reader's error.
+        return lexer.uint();
+    }
+    lexer.skip_value(0)?;
+    let text = json.get(start..lexer.pos()).unwrap_or_default();
+    let mut parts = text.splitn(2, |&b| b == b'e' || b == b'E');
+    let (mantissa, exponent) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
+    let mut parts = mantissa.splitn(2, |&b| b == b'.');
+    let (int, frac) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
+    let (negative, exp_digits) = match exponent.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, exponent),
+    };
+    // Clamped: past 10^6 nothing fits, or every digit is a fraction.
+    let exp = exp_digits.iter().fold(0i64, |e, &d| {
+        e.saturating_mul(10)
+            .saturating_add(i64::from(d.wrapping_sub(b'0')))
+            .min(1_000_000)
+    });
+    let exp = if negative { exp.saturating_neg() } else { exp };
+    // value = digits × 10^shift: the integer and fraction digits together,
+    // leading zeros dropped.
+    let digits: Vec<u8> = int
+        .iter()
+        .chain(frac)
+        .copied()
+        .skip_while(|&d| d == b'0')
+        .collect();
+    let shift = exp.saturating_sub(i64::try_from(frac.len()).unwrap_or(i64::MAX));
+    let cut = usize::try_from(shift.saturating_neg()).unwrap_or(0);
+    let keep = digits.len().saturating_sub(cut);
+    let (whole, fraction) = digits.split_at_checked(keep).unwrap_or_default();
+    if fraction.iter().any(|&d| d != b'0') {
+        return Err(lexer.fail_at(ErrorKind::InvalidNumber, start));
+    }
+    let zeros = if whole.is_empty() {
+        0
+    } else {
+        usize::try_from(shift).unwrap_or(0).min(21)
+    };
+    let mut value: u64 = 0;
+    for &d in whole.iter().chain(core::iter::repeat_n(&b'0', zeros)) {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d.wrapping_sub(b'0'))))
+            .ok_or_else(|| lexer.fail_at(ErrorKind::IntegerTooLarge, start))?;
+    }
+    Ok(value)
 }
 
 fn parse_weight_map(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<Vec<(String, String)>> {

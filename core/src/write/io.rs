@@ -317,14 +317,24 @@ fn temp_owner(file: &str, name: &str) -> Option<u32> {
 
 /// Removes the temporary files for `name` in `dir` whose process is gone
 /// (W12: a writer killed before its rename leaves one). Only where a
-/// process's liveness can be told from `/proc` (Linux); elsewhere they are
-/// left alone. Failing to list or remove is not an error: the write goes on.
+/// process's liveness can be told from `/proc` (Linux), and only files of
+/// our own user: another user's process may be hidden from us (`/proc`
+/// mounted with `hidepid`, another PID namespace) while it writes. Elsewhere
+/// they are left alone. Failing to list or remove is not an error: the
+/// write goes on.
 fn remove_stale_temps(dir: &Path, name: &std::ffi::OsStr) {
     let proc = Path::new("/proc");
-    if !cfg!(target_os = "linux") || !proc.join("self").exists() {
+    if !cfg!(target_os = "linux") {
         return;
     }
-    let (Some(name), Ok(entries)) = (name.to_str(), fs::read_dir(dir)) else {
+    // `/proc/self` belongs to the user this process runs as.
+    let (Some(me), Some(name), Ok(entries)) = (
+        fs::metadata(proc.join("self"))
+            .ok()
+            .and_then(|m| user_of(&m)),
+        name.to_str(),
+        fs::read_dir(dir),
+    ) else {
         return;
     };
     for entry in entries.flatten() {
@@ -332,10 +342,24 @@ fn remove_stale_temps(dir: &Path, name: &std::ffi::OsStr) {
         let Some(pid) = file.to_str().and_then(|f| temp_owner(f, name)) else {
             continue;
         };
-        if !proc.join(std::format!("{pid}")).exists() {
+        let ours = entry.metadata().ok().and_then(|m| user_of(&m)) == Some(me);
+        if ours && !proc.join(std::format!("{pid}")).exists() {
             let _ = fs::remove_file(entry.path());
         }
     }
+}
+
+/// The user id that owns a file (Unix); `None` elsewhere.
+#[cfg(unix)]
+fn user_of(metadata: &fs::Metadata) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    Some(metadata.uid())
+}
+
+/// The user id that owns a file (Unix); `None` elsewhere.
+#[cfg(not(unix))]
+fn user_of(_: &fs::Metadata) -> Option<u32> {
+    None
 }
 
 /// Makes the rename durable (W12): syncs the folder that holds `dest`,
