@@ -7,6 +7,7 @@
 import { BITS, DTYPE_INDEX } from './dtypes.js';
 import { KIND, SafeTensorsError, fail, wasmError } from './errors.js';
 import { DTYPE_KINDS } from './generated/dtypes.js';
+import { BlobSource } from './sources.js';
 import { Tensor } from './tensor.js';
 import { u8 } from './wire.js';
 import { checkEntry, planFile, tensorEntries, writerOrFail } from './write.js';
@@ -54,15 +55,10 @@ export function tensorSource(name, t) {
   }
   checkEntry(name, t);
   if (typeof Blob !== 'undefined' && data instanceof Blob) {
-    const range = async (start, end, signal) => {
-      signal?.throwIfAborted();
-      const buf = await data.slice(start, end).arrayBuffer();
-      signal?.throwIfAborted();
-      if (buf.byteLength !== end - start) {
-        fail(KIND.ReadFailed, `read ${buf.byteLength} bytes of ${end - start} at byte ${start} of the Blob: it changed`, { tensor: name });
-      }
-      return new Uint8Array(buf);
-    };
+    // Read as fromBlob reads: a short read or a File edited on disk
+    // (NotReadableError) is SourceChanged.
+    const blob = new BlobSource(data);
+    const range = (start, end, signal) => blob.read(start, end, signal).catch((e) => Promise.reject(nameTensor(e, name)));
     return { name, dtype: t.dtype, shape: t.shape, byteLength: data.size, read: pieces(name, data.size, range, null) };
   }
   let bytes;
@@ -196,7 +192,7 @@ export function serializeStream(tensors, metadata, { signal, onProgress, chunkBy
             }
             // (A Blob or a file may have changed size since it was planned.)
             if (n !== source.byteLength) {
-              fail(KIND.ReadFailed, `read ${n} bytes where ${source.byteLength} were planned`, { tensor: source.name });
+              fail(KIND.SourceChanged, `read ${n} bytes where ${source.byteLength} were planned: the source changed since the stream was made`, { tensor: source.name });
             }
           }
         })();

@@ -4,9 +4,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openAsBlob } from 'node:fs';
+import { openAsBlob, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SafeTensors, SafeTensorsError, editTensors, serialize, serializeStream, serializedSize } from 'safetensors-nano';
-import { referenceFiles } from '../lib/env.js';
+import { referenceFiles, scratch } from '../lib/env.js';
 import { collect, compareConverted, convertReference, fileBytes } from '../lib/streams.js';
 
 const ref = referenceFiles();
@@ -135,6 +136,24 @@ test('errors come through the stream before its first byte, naming the tensor', 
   // A tensor's dtype and shape are its own unless given.
   const { bytes } = await collect(serializeStream({ g: { data: ints.tensor('f') } }));
   assert.deepEqual(SafeTensors.fromBytes(bytes).tensor('g').shape, [1]);
+});
+
+test('a Blob that changed since the stream was made: SourceChanged naming the tensor (a short read, a File edited on disk)', async () => {
+  // A Blob whose bytes ran short: a slice gives fewer bytes than asked for.
+  class ShortBlob extends Blob {
+    slice(start, end) {
+      return super.slice(start, Math.max(start, end - 1));
+    }
+  }
+  const short = new ShortBlob([new Uint8Array(16)]);
+  await assert.rejects(collect(serializeStream({ s: { dtype: 'U8', shape: [16], data: short } })), isKind('SourceChanged', 's'));
+  // A file on disk (fs.openAsBlob) rewritten after the Blob was made: NotReadableError.
+  const path = join(scratch('stn-stream-'), 'edited.bin');
+  writeFileSync(path, new Uint8Array(16).fill(1));
+  const file = await openAsBlob(path);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  writeFileSync(path, new Uint8Array(16).fill(2));
+  await assert.rejects(collect(serializeStream({ f: { dtype: 'U8', shape: [16], data: file } })), (e) => isKind('SourceChanged', 'f')(e) && e.cause?.name === 'NotReadableError');
 });
 
 test('editTensors: keep, drop, rename by prefix or RegExp, convert; a duplicate after renaming is refused at once', async () => {
