@@ -162,13 +162,21 @@ export class Tensor {
    */
   async readFloat32({ signal, onProgress, chunkBytes = DEFAULT_READ_CHUNK } = {}) {
     const d = dtypeIndex(this.dtype);
-    const file = this.#file;
-    const out = new Float32Array(this.elementCount);
     // Whole elements per chunk: a multiple of 24 bytes (3 for F6, 8 for F64).
     const step = Math.max(24, chunkBytes - (chunkBytes % 24));
+    const file = this.#file;
+    const out = new Float32Array(this.elementCount);
+    // A dtype that does not decode fails here, before anything is read.
+    decodeInto(d, new Uint8Array(0), out, 0);
     const total = this.byteLength;
     const start = this.byteOffset;
-    const read = (from) => file._readChunk(start + from, start + Math.min(total, from + step), signal);
+    const read = (from) => {
+      const bytes = file._readChunk(start + from, start + Math.min(total, from + step), signal);
+      // A read left pending when decoding or onProgress throws must not be
+      // an unhandled rejection (it still rejects where it is awaited).
+      bytes.catch(() => {});
+      return bytes;
+    };
     let at = 0;
     let done = 0;
     onProgress?.(0, total);
