@@ -110,3 +110,34 @@ test('readFloat32 of a dtype that does not decode is DtypeMismatch before any by
   await assert.rejects(st.tensor('i').readFloat32(), (e) => e.kind === 'DtypeMismatch');
   assert.equal(counting.count(), before);
 });
+
+test('a pass in order to the data end keeps no read-ahead window', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  // Every buffer the Blob's slices give, watched for being let go.
+  const refs = [];
+  class WatchedBlob extends Blob {
+    slice(...args) {
+      const part = super.slice(...args);
+      const arrayBuffer = part.arrayBuffer.bind(part);
+      part.arrayBuffer = async () => {
+        const buf = await arrayBuffer();
+        refs.push(new WeakRef(buf));
+        return buf;
+      };
+      return part;
+    }
+  }
+  const st = await SafeTensors.fromBlob(new WatchedBlob([bytes]));
+  for (const t of st.tensors()) same(await t.readFloat32({ chunkBytes: 48 }), t.name);
+  const largest = refs.reduce((a, b) => (b.deref().byteLength > a.deref().byteLength ? b : a));
+  assert.ok(largest.deref().byteLength > bytes.length / 2, 'the window holds most of the file');
+  for (let i = 0; i < 3 && largest.deref() !== undefined; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    gc();
+  }
+  assert.equal(largest.deref(), undefined, 'the read-ahead window is still held');
+  assert.equal(st.length, 24);
+});
