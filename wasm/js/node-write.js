@@ -106,7 +106,9 @@ async function writeAtomically(path, stream, signal) {
     await open(dir, 'r').then((d) => d.sync().finally(() => d.close())).catch(() => {});
     return size;
   } catch (e) {
-    await reader.cancel(e).catch(() => {});
+    // Not awaited: a cancel aborts the stream's read in flight, and the
+    // temporary file is removed (below) without waiting for it to stop.
+    reader.cancel(e).catch(() => {});
     throw e;
   } finally {
     if (fh !== null) await fh.close().catch(() => {});

@@ -169,60 +169,96 @@ export async function serializedSize(tensors, metadata) {
  * The file of `tensors` and `metadata` as a ReadableStream of bytes (see
  * index.d.ts). Pull-based: the next chunk is made when the consumer asks,
  * with at most one waiting in the stream's queue.
+ *
+ * Reads take a signal of the stream's own, aborted by `signal` and by
+ * cancel(): a cancel stops a read in flight rather than waiting for it,
+ * and an abort errors the stream at once, even between the consumer's reads.
  */
 export function serializeStream(tensors, metadata, { signal, onProgress, chunkBytes } = {}) {
   let it = null;
   let total = 0;
   let written = 0;
+  const reads = new AbortController();
+  let onAbort = null;
+  const unlisten = () => {
+    if (onAbort !== null) signal.removeEventListener('abort', onAbort);
+    onAbort = null;
+  };
+  const stop = (reason) => {
+    unlisten();
+    reads.abort(reason);
+  };
   return new ReadableStream(
     {
-      async start() {
+      async start(controller) {
         const step = readStep(chunkBytes);
         signal?.throwIfAborted();
-        const { sources, plan } = await planStream(tensors, metadata);
-        total = plan.fileLength;
-        it = (async function* all() {
-          yield plan.header;
-          for (const { index } of plan.placed) {
-            const source = sources[index];
-            let n = 0;
-            for await (const piece of source.read(signal, step)) {
-              n += piece.byteLength;
-              yield piece;
+        if (signal) {
+          onAbort = () => {
+            stop(signal.reason);
+            controller.error(signal.reason);
+          };
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+        try {
+          const { sources, plan } = await planStream(tensors, metadata);
+          total = plan.fileLength;
+          it = (async function* all() {
+            yield plan.header;
+            for (const { index } of plan.placed) {
+              const source = sources[index];
+              let n = 0;
+              for await (const piece of source.read(reads.signal, step)) {
+                n += piece.byteLength;
+                yield piece;
+              }
+              // (A Blob or a file may have changed size since it was planned.)
+              if (n !== source.byteLength) {
+                fail(KIND.SourceChanged, `read ${n} bytes where ${source.byteLength} were planned: the source changed since the stream was made`, { tensor: source.name });
+              }
             }
-            // (A Blob or a file may have changed size since it was planned.)
-            if (n !== source.byteLength) {
-              fail(KIND.SourceChanged, `read ${n} bytes where ${source.byteLength} were planned: the source changed since the stream was made`, { tensor: source.name });
-            }
-          }
-        })();
-        onProgress?.(0, total);
+          })();
+          onProgress?.(0, total);
+        } catch (e) {
+          stop(e);
+          throw e;
+        }
       },
       async pull(controller) {
-        signal?.throwIfAborted();
-        const parts = [];
-        let n = 0;
-        let finished = false;
-        while (n < JOIN_BELOW) {
-          const { value, done } = await it.next();
-          if (done) {
-            finished = true;
-            break;
+        try {
+          reads.signal.throwIfAborted();
+          const parts = [];
+          let n = 0;
+          let finished = false;
+          while (n < JOIN_BELOW) {
+            const { value, done } = await it.next();
+            if (done) {
+              finished = true;
+              break;
+            }
+            if (value.byteLength > 0) {
+              parts.push(value);
+              n += value.byteLength;
+            }
           }
-          if (value.byteLength > 0) {
-            parts.push(value);
-            n += value.byteLength;
+          if (n > 0) {
+            controller.enqueue(joinPieces(parts, n));
+            written += n;
+            onProgress?.(written, total);
           }
+          if (finished) {
+            unlisten();
+            controller.close();
+          }
+        } catch (e) {
+          stop(e);
+          throw e;
         }
-        if (n > 0) {
-          controller.enqueue(joinPieces(parts, n));
-          written += n;
-          onProgress?.(written, total);
-        }
-        if (finished) controller.close();
       },
-      async cancel() {
-        await it?.return();
+      cancel(reason) {
+        // The read in flight rejects with the abort; return() runs after it.
+        stop(reason);
+        it?.return().catch(() => {});
       },
     },
     { highWaterMark: 1 },
