@@ -141,6 +141,7 @@ export interface UrlOptions extends OpenOptions {
    * positive number or Infinity): no answer, or under 16 KiB of body (or
    * all that is left, when less) in that time, is a Timeout. It applies to
    * every request: the open, each `read()`/`readFloat32()` chunk, the index.
+   * Over 2^31 − 1 (about 24.8 days, the longest a timer waits) is Infinity.
    */
   timeout?: number;
   /**
