@@ -468,7 +468,9 @@ export function writeFile(
 
 /**
  * **Node only.** Writes {@link shardTensors}'s shards into the directory
- * `dir` (made if missing), each with {@link writeFile}, then the index.
+ * `dir` (made if missing), each as {@link writeFile} does, then the index.
+ * They are renamed into place only once all are complete (the index last):
+ * an error or an abort leaves none of them.
  * `onProgress` gets each shard's progress and its file name. Resolves to
  * the file names written.
  */

@@ -91,3 +91,29 @@ test('shardTensors: sizes after conversion, a tensor over the size in its own sh
   assert.equal(shardTensors(tensors, { maxShardSize: '1GiB' }).shards.length, 1);
   assert.equal(shardTensors(new Map(), { maxShardSize: 10 }).shards[0].name, 'model.safetensors');
 });
+
+test('writeShards: a failure at a later shard leaves no shard, no index and no temporary file behind', async () => {
+  // The third shard's tensor is a Blob whose bytes ran short: SourceChanged while it is written.
+  class ShortBlob extends Blob {
+    slice(start, end) {
+      return super.slice(start, Math.max(start, end - 1));
+    }
+  }
+  const tensors = {
+    a: { dtype: 'U8', shape: [100], data: new Uint8Array(100) },
+    b: { dtype: 'U8', shape: [100], data: new Uint8Array(100) },
+    c: { dtype: 'U8', shape: [100], data: new ShortBlob([new Uint8Array(100)]) },
+  };
+  const dir = join(root, 'fails-late');
+  await assert.rejects(writeShards(dir, tensors, null, { maxShardSize: 150 }), (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged');
+  assert.deepEqual(readdirSync(dir), []);
+  // An abort once the first shard is written: nothing either.
+  const controller = new AbortController();
+  const ok = { ...tensors, c: { dtype: 'U8', shape: [100], data: new Uint8Array(100) } };
+  const onProgress = (done, total, shard) => shard.includes('00002') && controller.abort();
+  await assert.rejects(writeShards(dir, ok, null, { maxShardSize: 150, signal: controller.signal, onProgress }), (e) => e.name === 'AbortError');
+  assert.deepEqual(readdirSync(dir), []);
+  // And without a failure: every shard and the index.
+  const { shards, index } = await writeShards(dir, ok, null, { maxShardSize: 150 });
+  assert.deepEqual(readdirSync(dir).sort(), [...shards, index].sort());
+});
