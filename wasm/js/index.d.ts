@@ -80,7 +80,7 @@ export interface BlobOptions extends ReadOptions, OpenOptions {}
 export interface ReadFloat32Options extends ReadOptions {
   /** Called after each chunk with bytes done and the tensor's byte length. */
   onProgress?: (done: number, total: number) => void;
-  /** Bytes read per request or slice (default 8 MiB; rounded down to a multiple of 24). */
+  /** Bytes read per request or slice (default 8 MiB; rounded down to a multiple of 24). Not a positive integer: TypeError. */
   chunkBytes?: number;
 }
 

@@ -8,7 +8,7 @@ import { BITS, DTYPE_INDEX } from './dtypes.js';
 import { KIND, SafeTensorsError, fail, wasmError } from './errors.js';
 import { DTYPE_KINDS } from './generated/dtypes.js';
 import { BlobSource } from './sources.js';
-import { Tensor } from './tensor.js';
+import { Tensor, readStep } from './tensor.js';
 import { u8 } from './wire.js';
 import { checkEntry, planFile, tensorEntries, writerOrFail } from './write.js';
 import { loadedWriter } from './writer.js';
@@ -16,9 +16,6 @@ import { loadedWriter } from './writer.js';
 /** The dtypes the core's `convert_into` writes. */
 export const CONVERT_TARGETS = Object.freeze(['F64', 'F32', 'F16', 'BF16']);
 
-// Source bytes read per step by default; a multiple of 24, so every step is
-// whole elements of every dtype (3 bytes for four F6, 8 for one F64).
-const DEFAULT_CHUNK = 8 * 1024 * 1024;
 // Pieces smaller than this (small tensors, the header) are joined into one
 // chunk: a model of thousands of small tensors is not thousands of writes.
 const JOIN_BELOW = 1024 * 1024;
@@ -139,12 +136,6 @@ function joinPieces(parts, n) {
     at += p.byteLength;
   }
   return out;
-}
-
-/** `chunkBytes` as a read step: whole elements of every dtype (a multiple of 24). */
-export function readStep(chunkBytes = DEFAULT_CHUNK) {
-  if (!(Number.isSafeInteger(chunkBytes) && chunkBytes > 0)) throw new TypeError('chunkBytes: expected a positive integer (bytes)');
-  return Math.max(24, chunkBytes - (chunkBytes % 24));
 }
 
 /**

@@ -141,3 +141,11 @@ test('a pass in order to the data end keeps no read-ahead window', async () => {
   assert.equal(largest.deref(), undefined, 'the read-ahead window is still held');
   assert.equal(st.length, 24);
 });
+
+test('readFloat32 refuses a chunkBytes that is not a positive integer (TypeError), as serializeStream does', async () => {
+  const st = await SafeTensors.fromBlob(new Blob([bytes]));
+  for (const chunkBytes of [NaN, 0, -48, 1.5, Infinity, '1000']) {
+    await assert.rejects(st.tensor('t0').readFloat32({ chunkBytes }), TypeError, `chunkBytes ${chunkBytes}`);
+  }
+  same(await st.tensor('t0').readFloat32({ chunkBytes: 25 }), 't0');
+});
