@@ -288,8 +288,8 @@ export function checkShards(
  * Each shard file the index's weight_map names, with the estimated bytes of
  * its header (8 + N) from the tensors the index lists in it: pass it as
  * fromUrl's `prefetch` and a shard opens with one request (openSharded
- * does). Errs long; throws IndexInvalid when a weight_map value is not a
- * string.
+ * does). Errs long; throws IndexInvalid when the index has no weight_map
+ * object or a weight_map value is not a string.
  *
  * @example
  * const sizes = shardHeaderBytes(index);
