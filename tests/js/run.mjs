@@ -4,6 +4,7 @@
 // (`npm install ./safetensors-nano-*.tgz`).
 //
 //   node tests/js/run.mjs node      Node tests (node:test)
+//   node tests/js/run.mjs node stream.test.js …   only those Node test files
 //   node tests/js/run.mjs browser   headless Chromium tests (playwright-core)
 //   node tests/js/run.mjs test      both
 //   node tests/js/run.mjs bench     the benchmarks (make bench-wasm): bench.mjs, then bench-*.mjs
@@ -68,7 +69,13 @@ const testFiles = (dir) =>
     .map((f) => join(dir, f));
 
 let files;
-if (what === 'node') files = testFiles('node');
+if (what === 'node') {
+  // `node FILE…` runs only those test files (names in tests/js/node).
+  const only = process.argv.slice(3);
+  files = testFiles('node');
+  for (const f of only) if (!files.includes(join('node', f))) die(`no test file node/${f}`);
+  if (only.length > 0) files = only.map((f) => join('node', f));
+}
 else if (what === 'browser') files = testFiles('browser');
 else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')];
 else if (what === 'bench') {

@@ -53,7 +53,8 @@ export class SafeTensors {
   // order), chunks are served from windows of READ_AHEAD bytes, the next
   // window read while the current one is used. A browser reads a Blob in
   // large slices at close to the speed of blob.arrayBuffer(), in small ones
-  // (a tensor, a chunk) at a fraction of it. At most two windows are held.
+  // (a tensor, a chunk) at a fraction of it. At most two windows are held,
+  // none once a chunk reaches the end of the last.
   // (Only Blobs: a speculative HTTP read costs a request and bytes.)
   #lastEnd = -1;
   #window = null;
@@ -84,6 +85,12 @@ export class SafeTensors {
     const w = this.#window;
     if (w.end < this.fileSize && this.#next?.start !== w.end) this.#next = this.#readWindow(w.end);
     const n = this.#next;
+    // A window this chunk reads to its end is let go (the chunk holds it
+    // until it is in): a pass that reaches the data end keeps no window.
+    if (end >= w.end) {
+      this.#window = n !== null && end < n.end ? n : null;
+      this.#next = null;
+    }
     const bytes = (async () => {
       const a = await w.bytes;
       signal?.throwIfAborted();

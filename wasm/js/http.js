@@ -20,14 +20,19 @@ const RETRY_DELAY = 200;
 // Statuses that say "try again" (RFC 9110: a timeout, overload, a gateway).
 const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 
+// The longest delay setTimeout keeps (2^31 − 1 ms, about 24.8 days): a
+// longer one fires at once.
+const MAX_TIMER = 2 ** 31 - 1;
+
 /**
  * Checks the `timeout` and `retries` options; returns them with defaults.
- * TypeError for a value that is not one.
+ * TypeError for a value that is not one. A timeout longer than timers can
+ * wait (2^31 − 1 ms) is Infinity: no deadline.
  */
 export function httpOptions({ timeout = DEFAULT_TIMEOUT, retries = DEFAULT_RETRIES } = {}) {
   if (!(typeof timeout === 'number' && timeout > 0)) throw new TypeError('timeout: expected a positive number of milliseconds (or Infinity)');
   if (!(Number.isInteger(retries) && retries >= 0)) throw new TypeError('retries: expected a non-negative integer');
-  return { timeout, retries };
+  return { timeout: timeout > MAX_TIMER ? Infinity : timeout, retries };
 }
 
 // The errors a later try may not repeat (kept off the error objects).

@@ -80,7 +80,7 @@ export interface BlobOptions extends ReadOptions, OpenOptions {}
 export interface ReadFloat32Options extends ReadOptions {
   /** Called after each chunk with bytes done and the tensor's byte length. */
   onProgress?: (done: number, total: number) => void;
-  /** Bytes read per request or slice (default 8 MiB; rounded down to a multiple of 24). */
+  /** Bytes read per request or slice (default 8 MiB; rounded down to a multiple of 24). Not a positive integer: TypeError. */
   chunkBytes?: number;
 }
 
@@ -141,6 +141,7 @@ export interface UrlOptions extends OpenOptions {
    * positive number or Infinity): no answer, or under 16 KiB of body (or
    * all that is left, when less) in that time, is a Timeout. It applies to
    * every request: the open, each `read()`/`readFloat32()` chunk, the index.
+   * Over 2^31 − 1 (about 24.8 days, the longest a timer waits) is Infinity.
    */
   timeout?: number;
   /**
@@ -287,8 +288,8 @@ export function checkShards(
  * Each shard file the index's weight_map names, with the estimated bytes of
  * its header (8 + N) from the tensors the index lists in it: pass it as
  * fromUrl's `prefetch` and a shard opens with one request (openSharded
- * does). Errs long; throws IndexInvalid when a weight_map value is not a
- * string.
+ * does). Errs long; throws IndexInvalid when the index has no weight_map
+ * object or a weight_map value is not a string.
  *
  * @example
  * const sizes = shardHeaderBytes(index);
@@ -467,7 +468,9 @@ export function writeFile(
 
 /**
  * **Node only.** Writes {@link shardTensors}'s shards into the directory
- * `dir` (made if missing), each with {@link writeFile}, then the index.
+ * `dir` (made if missing), each as {@link writeFile} does, then the index.
+ * They are renamed into place only once all are complete (the index last):
+ * an error or an abort leaves none of them.
  * `onProgress` gets each shard's progress and its file name. Resolves to
  * the file names written.
  */

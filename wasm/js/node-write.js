@@ -56,11 +56,13 @@ function writeFailed(what, path, e) {
 }
 
 /**
- * Writes the bytes `stream` gives to `path` through a temporary file:
- * nothing exists under the temporary name until the first chunk is in
- * hand (so an error found before the first byte leaves no file at all).
+ * Writes the bytes `stream` gives into a temporary file beside `path`,
+ * synced and closed: `{ temp, target, size }`, for `commit` to rename into
+ * place. Nothing exists under the temporary name until the first chunk is
+ * in hand (so an error found before the first byte leaves no file at all);
+ * an error or an abort removes it.
  */
-async function writeAtomically(path, stream, signal) {
+async function writeTemp(path, stream, signal) {
   const target = resolve(path);
   const dir = dirname(target);
   const reader = stream.getReader();
@@ -96,22 +98,49 @@ async function writeAtomically(path, stream, signal) {
       await fh.sync();
       await fh.close();
       fh = null;
-      await rename(temp, target);
     } catch (e) {
       throw writeFailed('complete', target, e);
     }
+    const done = { temp, target, size };
     temp = null;
-    // The rename lasts once the directory is synced (best effort: not every
-    // system syncs a directory).
-    await open(dir, 'r').then((d) => d.sync().finally(() => d.close())).catch(() => {});
-    return size;
+    return done;
   } catch (e) {
-    await reader.cancel(e).catch(() => {});
+    // Not awaited: a cancel aborts the stream's read in flight, and the
+    // temporary file is removed (below) without waiting for it to stop.
+    reader.cancel(e).catch(() => {});
     throw e;
   } finally {
     if (fh !== null) await fh.close().catch(() => {});
     if (temp !== null) await unlink(temp).catch(() => {});
   }
+}
+
+/** Renames a complete temporary file (writeTemp's) over its target. */
+async function commit({ temp, target }) {
+  try {
+    await rename(temp, target);
+  } catch (e) {
+    throw writeFailed('complete', target, e);
+  }
+}
+
+// The renames last once the directory is synced (best effort: not every
+// system syncs a directory).
+async function syncDir(dir) {
+  await open(dir, 'r').then((d) => d.sync().finally(() => d.close())).catch(() => {});
+}
+
+/** Writes the bytes `stream` gives to `path` through a temporary file renamed over it when complete. */
+async function writeAtomically(path, stream, signal) {
+  const done = await writeTemp(path, stream, signal);
+  try {
+    await commit(done);
+  } catch (e) {
+    await unlink(done.temp).catch(() => {});
+    throw e;
+  }
+  await syncDir(dirname(done.target));
+  return done.size;
 }
 
 /**
@@ -125,8 +154,10 @@ export async function writeFile(path, tensors, metadata, options = {}) {
 
 /**
  * Writes `tensors` as Hub-style shards into the directory `dir` (made if
- * missing; see shardTensors), each shard through writeFile, the index last. Resolves to
- * `{ shards: string[], index: string | null }` (file names).
+ * missing; see shardTensors): every shard, then the index, into a temporary
+ * file of its own; only when all are complete are they renamed into place
+ * (the index last), so a failure or an abort leaves none of them. Resolves
+ * to `{ shards: string[], index: string | null }` (file names).
  */
 export async function writeShards(dir, tensors, metadata, { maxShardSize, prefix, signal, onProgress, chunkBytes } = {}) {
   const plan = shardTensors(tensors, { maxShardSize, prefix });
@@ -135,19 +166,31 @@ export async function writeShards(dir, tensors, metadata, { maxShardSize, prefix
   } catch (e) {
     throw writeFailed('create the directory', dir, e);
   }
-  for (const shard of plan.shards) {
-    const progress = onProgress && ((done, total) => onProgress(done, total, shard.name));
-    await writeFile(join(dir, shard.name), shard.tensors, metadata, { signal, chunkBytes, onProgress: progress });
+  const written = [];
+  try {
+    for (const shard of plan.shards) {
+      const progress = onProgress && ((done, total) => onProgress(done, total, shard.name));
+      const stream = serializeStream(shard.tensors, metadata, { signal, chunkBytes, onProgress: progress });
+      written.push(await writeTemp(join(dir, shard.name), stream, signal));
+    }
+    if (plan.index !== null) {
+      const bytes = new TextEncoder().encode(plan.index);
+      const stream = new ReadableStream({
+        start(c) {
+          c.enqueue(bytes);
+          c.close();
+        },
+      });
+      written.push(await writeTemp(join(dir, plan.indexName), stream, signal));
+    }
+    signal?.throwIfAborted();
+    while (written.length > 0) {
+      await commit(written[0]);
+      written.shift();
+    }
+  } finally {
+    for (const { temp } of written) await unlink(temp).catch(() => {});
   }
-  if (plan.index !== null) {
-    const bytes = new TextEncoder().encode(plan.index);
-    const stream = new ReadableStream({
-      start(c) {
-        c.enqueue(bytes);
-        c.close();
-      },
-    });
-    await writeAtomically(join(dir, plan.indexName), stream, signal);
-  }
+  await syncDir(resolve(dir));
   return { shards: plan.shards.map((s) => s.name), index: plan.indexName };
 }

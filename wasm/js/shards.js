@@ -128,11 +128,8 @@ export async function openSharded(
   // (Checked here too: a bad value fails before anything is fetched.)
   if (headerLimit !== undefined) headerLimitOption(headerLimit);
   const { json, base } = await readIndex(index, signal, fetchFn, headers, { timeout, retries });
-  const map = json?.weight_map;
-  if (map === null || typeof map !== 'object' || Array.isArray(map)) {
-    fail(KIND.IndexInvalid, 'index has no "weight_map" object');
-  }
-  const wanted = shardHeaderBytes(json); // the shard file names the index uses → first ranges
+  // The shard file names the index uses → first ranges (IndexInvalid without a weight_map).
+  const wanted = shardHeaderBytes(json);
   const given = new Map();
   for (const s of shards) {
     const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;

@@ -22,11 +22,14 @@ const ESCAPED_OR_WIDE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
 /**
  * The shard file names of an index's weight_map, each with the estimated
  * 8 + N bytes of its header: the first range to fetch (fromUrl's
- * `prefetch`) for a shard to open with one request. IndexInvalid when a
- * weight_map value is not a string.
+ * `prefetch`) for a shard to open with one request. IndexInvalid when the
+ * index has no weight_map object or a weight_map value is not a string.
  */
 export function shardHeaderBytes(json) {
-  const map = json.weight_map;
+  const map = json !== null && typeof json === 'object' ? json.weight_map : undefined;
+  if (map === null || typeof map !== 'object' || Array.isArray(map)) {
+    fail(KIND.IndexInvalid, 'index has no "weight_map" object (tensor name to shard file name): pass the parsed model.safetensors.index.json');
+  }
   const files = new Map(); // file → [bytes of its tensors' names as JSON, tensors]
   for (const name of Object.keys(map)) {
     const file = map[name];

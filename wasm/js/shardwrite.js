@@ -37,14 +37,25 @@ function byCodePoint(a, b) {
   return a.length - b.length;
 }
 
-// JSON as Python's json.dumps(value, indent=2, sort_keys=True) writes it
-// (ensure_ascii: every non-ASCII character as \uXXXX).
-function pythonJson(value) {
-  const sorted = (v) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v).sort(byCodePoint).map((k) => [k, sorted(v[k])]))
-      : v;
-  return JSON.stringify(sorted(value), null, 2).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+// A JSON string or number as Python's json.dumps writes it with
+// ensure_ascii: every character outside ' '…'~' that JSON.stringify leaves
+// as it is (U+007F and up; UTF-16 units, so a pair is two escapes) as \uXXXX.
+const asciiJson = (v) => JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+// JSON as Python's json.dumps(value, indent=2, sort_keys=True) writes it.
+// Objects are Maps or plain objects; the text is built from their pairs in
+// Python's order (a JS object would put integer-like keys such as "9" and
+// "10" first, in numeric order, whatever order they were given in).
+function pythonJson(value, indent = '') {
+  if (value === null || typeof value !== 'object') return asciiJson(value);
+  const inner = `${indent}  `;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    return `[\n${value.map((v) => inner + pythonJson(v, inner)).join(',\n')}\n${indent}]`;
+  }
+  const pairs = [...(value instanceof Map ? value : Object.entries(value))].sort(([a], [b]) => byCodePoint(a, b));
+  if (pairs.length === 0) return '{}';
+  return `{\n${pairs.map(([k, v]) => `${inner}${asciiJson(k)}: ${pythonJson(v, inner)}`).join(',\n')}\n${indent}}`;
 }
 
 /**
@@ -89,8 +100,9 @@ export function shardTensors(tensors, { maxShardSize, prefix = 'model' } = {}) {
   const pad = (i) => String(i).padStart(5, '0');
   const shards = groups.map((g, i) => ({ name: n === 1 ? `${prefix}.safetensors` : `${prefix}-${pad(i + 1)}-of-${pad(n)}.safetensors`, ...g }));
   if (n === 1) return { shards, indexName: null, index: null, totalSize };
-  const weightMap = {};
-  for (const s of shards) for (const name of s.tensors.keys()) weightMap[name] = s.name;
+  // (A Map: a tensor named "__proto__" is a key like any other.)
+  const weightMap = new Map();
+  for (const s of shards) for (const name of s.tensors.keys()) weightMap.set(name, s.name);
   const index = `${pythonJson({ metadata: { total_size: totalSize }, weight_map: weightMap })}\n`;
   return { shards, indexName: `${prefix}.safetensors.index.json`, index, totalSize };
 }

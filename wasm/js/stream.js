@@ -7,7 +7,8 @@
 import { BITS, DTYPE_INDEX } from './dtypes.js';
 import { KIND, SafeTensorsError, fail, wasmError } from './errors.js';
 import { DTYPE_KINDS } from './generated/dtypes.js';
-import { Tensor } from './tensor.js';
+import { BlobSource } from './sources.js';
+import { Tensor, readStep } from './tensor.js';
 import { u8 } from './wire.js';
 import { checkEntry, planFile, tensorEntries, writerOrFail } from './write.js';
 import { loadedWriter } from './writer.js';
@@ -15,9 +16,6 @@ import { loadedWriter } from './writer.js';
 /** The dtypes the core's `convert_into` writes. */
 export const CONVERT_TARGETS = Object.freeze(['F64', 'F32', 'F16', 'BF16']);
 
-// Source bytes read per step by default; a multiple of 24, so every step is
-// whole elements of every dtype (3 bytes for four F6, 8 for one F64).
-const DEFAULT_CHUNK = 8 * 1024 * 1024;
 // Pieces smaller than this (small tensors, the header) are joined into one
 // chunk: a model of thousands of small tensors is not thousands of writes.
 const JOIN_BELOW = 1024 * 1024;
@@ -54,15 +52,10 @@ export function tensorSource(name, t) {
   }
   checkEntry(name, t);
   if (typeof Blob !== 'undefined' && data instanceof Blob) {
-    const range = async (start, end, signal) => {
-      signal?.throwIfAborted();
-      const buf = await data.slice(start, end).arrayBuffer();
-      signal?.throwIfAborted();
-      if (buf.byteLength !== end - start) {
-        fail(KIND.ReadFailed, `read ${buf.byteLength} bytes of ${end - start} at byte ${start} of the Blob: it changed`, { tensor: name });
-      }
-      return new Uint8Array(buf);
-    };
+    // Read as fromBlob reads: a short read or a File edited on disk
+    // (NotReadableError) is SourceChanged.
+    const blob = new BlobSource(data);
+    const range = (start, end, signal) => blob.read(start, end, signal).catch((e) => Promise.reject(nameTensor(e, name)));
     return { name, dtype: t.dtype, shape: t.shape, byteLength: data.size, read: pieces(name, data.size, range, null) };
   }
   let bytes;
@@ -145,12 +138,6 @@ function joinPieces(parts, n) {
   return out;
 }
 
-/** `chunkBytes` as a read step: whole elements of every dtype (a multiple of 24). */
-export function readStep(chunkBytes = DEFAULT_CHUNK) {
-  if (!(Number.isSafeInteger(chunkBytes) && chunkBytes > 0)) throw new TypeError('chunkBytes: expected a positive integer (bytes)');
-  return Math.max(24, chunkBytes - (chunkBytes % 24));
-}
-
 /**
  * Plans the file of `tensors` and `metadata` (the core's checks) once the
  * writer's module is loaded: `{ sources, plan }`.
@@ -173,60 +160,96 @@ export async function serializedSize(tensors, metadata) {
  * The file of `tensors` and `metadata` as a ReadableStream of bytes (see
  * index.d.ts). Pull-based: the next chunk is made when the consumer asks,
  * with at most one waiting in the stream's queue.
+ *
+ * Reads take a signal of the stream's own, aborted by `signal` and by
+ * cancel(): a cancel stops a read in flight rather than waiting for it,
+ * and an abort errors the stream at once, even between the consumer's reads.
  */
 export function serializeStream(tensors, metadata, { signal, onProgress, chunkBytes } = {}) {
   let it = null;
   let total = 0;
   let written = 0;
+  const reads = new AbortController();
+  let onAbort = null;
+  const unlisten = () => {
+    if (onAbort !== null) signal.removeEventListener('abort', onAbort);
+    onAbort = null;
+  };
+  const stop = (reason) => {
+    unlisten();
+    reads.abort(reason);
+  };
   return new ReadableStream(
     {
-      async start() {
+      async start(controller) {
         const step = readStep(chunkBytes);
         signal?.throwIfAborted();
-        const { sources, plan } = await planStream(tensors, metadata);
-        total = plan.fileLength;
-        it = (async function* all() {
-          yield plan.header;
-          for (const { index } of plan.placed) {
-            const source = sources[index];
-            let n = 0;
-            for await (const piece of source.read(signal, step)) {
-              n += piece.byteLength;
-              yield piece;
+        if (signal) {
+          onAbort = () => {
+            stop(signal.reason);
+            controller.error(signal.reason);
+          };
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+        try {
+          const { sources, plan } = await planStream(tensors, metadata);
+          total = plan.fileLength;
+          it = (async function* all() {
+            yield plan.header;
+            for (const { index } of plan.placed) {
+              const source = sources[index];
+              let n = 0;
+              for await (const piece of source.read(reads.signal, step)) {
+                n += piece.byteLength;
+                yield piece;
+              }
+              // (A Blob or a file may have changed size since it was planned.)
+              if (n !== source.byteLength) {
+                fail(KIND.SourceChanged, `read ${n} bytes where ${source.byteLength} were planned: the source changed since the stream was made`, { tensor: source.name });
+              }
             }
-            // (A Blob or a file may have changed size since it was planned.)
-            if (n !== source.byteLength) {
-              fail(KIND.ReadFailed, `read ${n} bytes where ${source.byteLength} were planned`, { tensor: source.name });
-            }
-          }
-        })();
-        onProgress?.(0, total);
+          })();
+          onProgress?.(0, total);
+        } catch (e) {
+          stop(e);
+          throw e;
+        }
       },
       async pull(controller) {
-        signal?.throwIfAborted();
-        const parts = [];
-        let n = 0;
-        let finished = false;
-        while (n < JOIN_BELOW) {
-          const { value, done } = await it.next();
-          if (done) {
-            finished = true;
-            break;
+        try {
+          reads.signal.throwIfAborted();
+          const parts = [];
+          let n = 0;
+          let finished = false;
+          while (n < JOIN_BELOW) {
+            const { value, done } = await it.next();
+            if (done) {
+              finished = true;
+              break;
+            }
+            if (value.byteLength > 0) {
+              parts.push(value);
+              n += value.byteLength;
+            }
           }
-          if (value.byteLength > 0) {
-            parts.push(value);
-            n += value.byteLength;
+          if (n > 0) {
+            controller.enqueue(joinPieces(parts, n));
+            written += n;
+            onProgress?.(written, total);
           }
+          if (finished) {
+            unlisten();
+            controller.close();
+          }
+        } catch (e) {
+          stop(e);
+          throw e;
         }
-        if (n > 0) {
-          controller.enqueue(joinPieces(parts, n));
-          written += n;
-          onProgress?.(written, total);
-        }
-        if (finished) controller.close();
       },
-      async cancel() {
-        await it?.return();
+      cancel(reason) {
+        // The read in flight rejects with the abort; return() runs after it.
+        stop(reason);
+        it?.return().catch(() => {});
       },
     },
     { highWaterMark: 1 },

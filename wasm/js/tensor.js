@@ -7,7 +7,16 @@ import { KIND, fail, wasmError } from './errors.js';
 import { requireReader } from './init.js';
 import { u8, wasmMemory, wasmNumbers } from './wire.js';
 
+// Source bytes read per step by default (readFloat32, serializeStream); a
+// multiple of 24, so every step is whole elements of every dtype (3 bytes
+// for four F6, 8 for one F64).
 const DEFAULT_READ_CHUNK = 8 * 1024 * 1024;
+
+/** `chunkBytes` as a read step: whole elements of every dtype (a multiple of 24). */
+export function readStep(chunkBytes = DEFAULT_READ_CHUNK) {
+  if (!(Number.isSafeInteger(chunkBytes) && chunkBytes > 0)) throw new TypeError('chunkBytes: expected a positive integer (bytes)');
+  return Math.max(24, chunkBytes - (chunkBytes % 24));
+}
 const F32 = DTYPE_INDEX.get('F32');
 
 /** The index of a dtype name in DTYPES; UnknownDtype for any other value. */
@@ -160,15 +169,22 @@ export class Tensor {
    * pipelined: the next one is read while the previous one decodes (and a
    * Blob is read ahead in large windows when tensors are read in order).
    */
-  async readFloat32({ signal, onProgress, chunkBytes = DEFAULT_READ_CHUNK } = {}) {
+  async readFloat32({ signal, onProgress, chunkBytes } = {}) {
     const d = dtypeIndex(this.dtype);
+    const step = readStep(chunkBytes);
     const file = this.#file;
     const out = new Float32Array(this.elementCount);
-    // Whole elements per chunk: a multiple of 24 bytes (3 for F6, 8 for F64).
-    const step = Math.max(24, chunkBytes - (chunkBytes % 24));
+    // A dtype that does not decode fails here, before anything is read.
+    decodeInto(d, new Uint8Array(0), out, 0);
     const total = this.byteLength;
     const start = this.byteOffset;
-    const read = (from) => file._readChunk(start + from, start + Math.min(total, from + step), signal);
+    const read = (from) => {
+      const bytes = file._readChunk(start + from, start + Math.min(total, from + step), signal);
+      // A read left pending when decoding or onProgress throws must not be
+      // an unhandled rejection (it still rejects where it is awaited).
+      bytes.catch(() => {});
+      return bytes;
+    };
     let at = 0;
     let done = 0;
     onProgress?.(0, total);

@@ -203,6 +203,23 @@ test('timeout and retries are checked', async () => {
   assert.deepEqual(await st.tensor('a').read(), expectA);
 });
 
+test('a timeout longer than a timer can wait (over 2^31 - 1 ms) is no deadline, not one that fires at once', async () => {
+  // Answers from memory, each 50 ms late (no progress in that time); an abort rejects, as fetch does.
+  const slow = async (url, init) => {
+    await new Promise((resolve, reject) => {
+      setTimeout(resolve, 50);
+      init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true });
+    });
+    const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
+    const [start, end] = [Number(s), Math.min(v1.length, Number(e) + 1)];
+    return new Response(v1.slice(start, end), { status: 206, headers: { 'Content-Range': `bytes ${start}-${end - 1}/${v1.length}` } });
+  };
+  for (const timeout of [2 ** 31, 1e12]) {
+    const st = await SafeTensors.fromUrl('http://test.invalid/v1.safetensors', { fetch: slow, prefetch: 8, timeout, retries: 0 });
+    assert.deepEqual(await st.tensor('a').read(), expectA, `timeout ${timeout}`);
+  }
+});
+
 test('fromBlob on a file edited on disk after the open: SourceChanged, never the new bytes', async () => {
   const { openAsBlob } = await import('node:fs');
   const { scratch } = await import('../lib/env.js');

@@ -60,3 +60,92 @@ test('a Blob larger than the read-ahead window: chunks that straddle two windows
   const [ga, gb] = [await st.tensor('a').readFloat32({ chunkBytes }), await st.tensor('b').readFloat32({ chunkBytes })];
   assert.ok(ga.every((v, i) => v === i) && gb.every((v, i) => v === -i));
 });
+
+// A fetch that serves `file` by Range from memory; requests for which
+// `fails(start)` is true reject (a network failure) after `delay` ms.
+function rangeFetch(file, fails = () => false, delay = 30) {
+  let requests = 0;
+  const fetch = async (url, init) => {
+    requests++;
+    const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
+    const [start, end] = [Number(s), Math.min(file.length, Number(e) + 1)];
+    if (fails(start)) {
+      await new Promise((r) => setTimeout(r, delay));
+      throw new TypeError('fetch failed');
+    }
+    const headers = { 'Content-Range': `bytes ${start}-${end - 1}/${file.length}`, 'Content-Length': String(end - start) };
+    return new Response(file.slice(start, end), { status: 206, headers });
+  };
+  return { fetch, count: () => requests };
+}
+
+test('a URL read whose onProgress throws leaves no unhandled rejection behind (the next chunk\'s read failing later)', async () => {
+  const n = 4096;
+  const file = tensorFile([['x', 'F16', [n], new Uint16Array(n)]]);
+  const st = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', { fetch: rangeFetch(file).fetch, prefetch: 8, retries: 0 });
+  const dataStart = st.tensor('x').byteOffset;
+  const failing = rangeFetch(file, (start) => start > dataStart);
+  const lazy = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', { fetch: failing.fetch, prefetch: 8, retries: 0 });
+  const unhandled = [];
+  const onUnhandled = (e) => unhandled.push(e);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const boom = new Error('progress failed');
+    const onProgress = (done) => {
+      if (done > 0) throw boom;
+    };
+    await assert.rejects(lazy.tensor('x').readFloat32({ chunkBytes: 1200, onProgress }), (e) => e === boom);
+    await new Promise((r) => setTimeout(r, 100)); // (the second chunk's read has failed by now)
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+});
+
+test('readFloat32 of a dtype that does not decode is DtypeMismatch before any byte is read', async () => {
+  const file = tensorFile([['i', 'I32', [1024], new Int32Array(1024)]]);
+  const counting = rangeFetch(file);
+  const st = await SafeTensors.fromUrl('http://test.invalid/i.safetensors', { fetch: counting.fetch, retries: 0 });
+  const before = counting.count();
+  await assert.rejects(st.tensor('i').readFloat32(), (e) => e.kind === 'DtypeMismatch');
+  assert.equal(counting.count(), before);
+});
+
+test('a pass in order to the data end keeps no read-ahead window', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  // Every buffer the Blob's slices give, watched for being let go.
+  const refs = [];
+  class WatchedBlob extends Blob {
+    slice(...args) {
+      const part = super.slice(...args);
+      const arrayBuffer = part.arrayBuffer.bind(part);
+      part.arrayBuffer = async () => {
+        const buf = await arrayBuffer();
+        refs.push(new WeakRef(buf));
+        return buf;
+      };
+      return part;
+    }
+  }
+  const st = await SafeTensors.fromBlob(new WatchedBlob([bytes]));
+  for (const t of st.tensors()) same(await t.readFloat32({ chunkBytes: 48 }), t.name);
+  const largest = refs.reduce((a, b) => (b.deref().byteLength > a.deref().byteLength ? b : a));
+  assert.ok(largest.deref().byteLength > bytes.length / 2, 'the window holds most of the file');
+  for (let i = 0; i < 3 && largest.deref() !== undefined; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    gc();
+  }
+  assert.equal(largest.deref(), undefined, 'the read-ahead window is still held');
+  assert.equal(st.length, 24);
+});
+
+test('readFloat32 refuses a chunkBytes that is not a positive integer (TypeError), as serializeStream does', async () => {
+  const st = await SafeTensors.fromBlob(new Blob([bytes]));
+  for (const chunkBytes of [NaN, 0, -48, 1.5, Infinity, '1000']) {
+    await assert.rejects(st.tensor('t0').readFloat32({ chunkBytes }), TypeError, `chunkBytes ${chunkBytes}`);
+  }
+  same(await st.tensor('t0').readFloat32({ chunkBytes: 25 }), 't0');
+});

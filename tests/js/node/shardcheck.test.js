@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkShards, openSharded } from 'safetensors-nano';
+import { SafeTensorsError, checkShards, openSharded, shardHeaderBytes } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
 
 const A = 'model-00001-of-00002.safetensors';
@@ -144,4 +144,14 @@ test('shardHeaderBytes: each shard of a DeepSeek-like index, its header covered 
   }
   assert.ok(guessed <= 1.1 * headers, `${guessed} bytes guessed for ${headers} bytes of headers`);
   assert.throws(() => shardHeaderBytes({ weight_map: { a: 7 } }), (e) => e instanceof SafeTensorsError && e.kind === 'IndexInvalid');
+});
+
+test('shardHeaderBytes of an index without a weight_map object is IndexInvalid, as openSharded finds it', async () => {
+  const invalid = (e) => e instanceof SafeTensorsError && e.kind === 'IndexInvalid';
+  for (const index of [{}, { weight_map: null }, { weight_map: 'model.safetensors' }, { weight_map: ['a'] }, null, 'text']) {
+    assert.throws(() => shardHeaderBytes(index), invalid, JSON.stringify(index));
+  }
+  assert.throws(() => shardHeaderBytes({ weight_map: { a: 3 } }), invalid);
+  await assert.rejects(openSharded({ metadata: {} }, []), invalid);
+  assert.deepEqual([...shardHeaderBytes({ weight_map: { a: 'x.safetensors' } }).keys()], ['x.safetensors']);
 });

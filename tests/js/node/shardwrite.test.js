@@ -18,7 +18,8 @@ const BYTES = { F32: 4, F16: 2, I64: 8, U8: 1 };
 const root = scratch('stn-shards-');
 
 // A model of tensors of many sizes, odd names among them (non-ASCII, a
-// character above U+FFFF and one just below, for the index's key order and escapes).
+// character above U+FFFF and one just below, integer-like names, U+007F: for
+// the index's key order and escapes).
 async function model() {
   const tensors = {};
   const sizes = [10, 300, 40, 900, 5, 2000, 70, 64, 1, 333, 128, 256];
@@ -29,6 +30,10 @@ async function model() {
   tensors['caf\u00e9.bias'] = { dtype: 'I64', shape: [3], data: new BigInt64Array([1n, -2n, 3n]) };
   tensors['emoji \u{1F600}'] = { dtype: 'U8', shape: [2], data: Uint8Array.of(1, 2) };
   tensors['fullwidth \uFF5E'] = { dtype: 'U8', shape: [1], data: Uint8Array.of(3) };
+  // Integer-like names (a JS object orders "9" and "10" numerically, Python's sort as text) and U+007F (escaped by ensure_ascii).
+  tensors['10'] = { dtype: 'U8', shape: [3], data: Uint8Array.of(4, 5, 6) };
+  tensors['9'] = { dtype: 'U8', shape: [1], data: Uint8Array.of(7) };
+  tensors['del \u007f'] = { dtype: 'U8', shape: [1], data: Uint8Array.of(8) };
   return SafeTensors.fromBytes(await serialize(tensors, { format: 'pt' }));
 }
 
@@ -90,4 +95,30 @@ test('shardTensors: sizes after conversion, a tensor over the size in its own sh
   }
   assert.equal(shardTensors(tensors, { maxShardSize: '1GiB' }).shards.length, 1);
   assert.equal(shardTensors(new Map(), { maxShardSize: 10 }).shards[0].name, 'model.safetensors');
+});
+
+test('writeShards: a failure at a later shard leaves no shard, no index and no temporary file behind', async () => {
+  // The third shard's tensor is a Blob whose bytes ran short: SourceChanged while it is written.
+  class ShortBlob extends Blob {
+    slice(start, end) {
+      return super.slice(start, Math.max(start, end - 1));
+    }
+  }
+  const tensors = {
+    a: { dtype: 'U8', shape: [100], data: new Uint8Array(100) },
+    b: { dtype: 'U8', shape: [100], data: new Uint8Array(100) },
+    c: { dtype: 'U8', shape: [100], data: new ShortBlob([new Uint8Array(100)]) },
+  };
+  const dir = join(root, 'fails-late');
+  await assert.rejects(writeShards(dir, tensors, null, { maxShardSize: 150 }), (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged');
+  assert.deepEqual(readdirSync(dir), []);
+  // An abort once the first shard is written: nothing either.
+  const controller = new AbortController();
+  const ok = { ...tensors, c: { dtype: 'U8', shape: [100], data: new Uint8Array(100) } };
+  const onProgress = (done, total, shard) => shard.includes('00002') && controller.abort();
+  await assert.rejects(writeShards(dir, ok, null, { maxShardSize: 150, signal: controller.signal, onProgress }), (e) => e.name === 'AbortError');
+  assert.deepEqual(readdirSync(dir), []);
+  // And without a failure: every shard and the index.
+  const { shards, index } = await writeShards(dir, ok, null, { maxShardSize: 150 });
+  assert.deepEqual(readdirSync(dir).sort(), [...shards, index].sort());
 });

@@ -4,9 +4,11 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openAsBlob } from 'node:fs';
+import { openAsBlob, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SafeTensors, SafeTensorsError, editTensors, serialize, serializeStream, serializedSize } from 'safetensors-nano';
-import { referenceFiles } from '../lib/env.js';
+import { referenceFiles, scratch } from '../lib/env.js';
+import { rawFile } from '../lib/format.js';
 import { collect, compareConverted, convertReference, fileBytes } from '../lib/streams.js';
 
 const ref = referenceFiles();
@@ -137,6 +139,24 @@ test('errors come through the stream before its first byte, naming the tensor', 
   assert.deepEqual(SafeTensors.fromBytes(bytes).tensor('g').shape, [1]);
 });
 
+test('a Blob that changed since the stream was made: SourceChanged naming the tensor (a short read, a File edited on disk)', async () => {
+  // A Blob whose bytes ran short: a slice gives fewer bytes than asked for.
+  class ShortBlob extends Blob {
+    slice(start, end) {
+      return super.slice(start, Math.max(start, end - 1));
+    }
+  }
+  const short = new ShortBlob([new Uint8Array(16)]);
+  await assert.rejects(collect(serializeStream({ s: { dtype: 'U8', shape: [16], data: short } })), isKind('SourceChanged', 's'));
+  // A file on disk (fs.openAsBlob) rewritten after the Blob was made: NotReadableError.
+  const path = join(scratch('stn-stream-'), 'edited.bin');
+  writeFileSync(path, new Uint8Array(16).fill(1));
+  const file = await openAsBlob(path);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  writeFileSync(path, new Uint8Array(16).fill(2));
+  await assert.rejects(collect(serializeStream({ f: { dtype: 'U8', shape: [16], data: file } })), (e) => isKind('SourceChanged', 'f')(e) && e.cause?.name === 'NotReadableError');
+});
+
 test('editTensors: keep, drop, rename by prefix or RegExp, convert; a duplicate after renaming is refused at once', async () => {
   const f = new Float32Array([1, 2]);
   const file = SafeTensors.fromBytes(
@@ -176,4 +196,49 @@ test('the declarations type-check a use of the streaming writer, the edits and w
     { cwd: project, encoding: 'utf8' },
   );
   assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
+// A file of one U8 tensor served by Range from memory through a fetch whose
+// requests for data past its first `served` bytes never answer; `honour`:
+// they reject when their signal aborts (as fetch does), else they ignore it.
+async function stalledUrlTensor(bytes, served, honour) {
+  const file = rawFile({ x: { dtype: 'U8', shape: [bytes], data_offsets: [0, bytes] } }, new Uint8Array(bytes));
+  const stallFrom = file.length - bytes + served;
+  const fetch = async (url, init) => {
+    const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
+    const [start, end] = [Number(s), Math.min(file.length, Number(e) + 1)];
+    if (start >= stallFrom) {
+      return new Promise((resolve, reject) => {
+        if (honour) init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true });
+      });
+    }
+    const headers = { 'Content-Range': `bytes ${start}-${end - 1}/${file.length}`, 'Content-Length': String(end - start) };
+    return new Response(file.slice(start, end), { status: 206, headers });
+  };
+  const st = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', { fetch, prefetch: 8, timeout: Infinity, retries: 0 });
+  return st.tensor('x');
+}
+
+const within = (promise, ms, what) =>
+  Promise.race([promise, new Promise((resolve, reject) => setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms).unref())]);
+
+test('cancel stops a source read in flight instead of waiting for it', async () => {
+  const MiB = 2 ** 20;
+  const x = await stalledUrlTensor(3 * MiB, MiB, true);
+  const reader = serializeStream({ x: { data: x } }, null, { chunkBytes: MiB }).getReader();
+  const first = await reader.read(); // the header and the first MiB; the next read stalls
+  assert.ok(first.value.byteLength > MiB);
+  await new Promise((r) => setTimeout(r, 20));
+  await within(reader.cancel(new Error('stop')), 2000, 'cancel');
+});
+
+test('an abort while the consumer is not reading errors the stream at once', async () => {
+  const MiB = 2 ** 20;
+  const x = await stalledUrlTensor(3 * MiB, MiB, false);
+  const controller = new AbortController();
+  const reader = serializeStream({ x: { data: x } }, null, { chunkBytes: MiB, signal: controller.signal }).getReader();
+  await reader.read();
+  await new Promise((r) => setTimeout(r, 20)); // (the stream is pulling the next chunk: its read never answers)
+  controller.abort();
+  await assert.rejects(within(reader.read(), 2000, 'read after the abort'), (e) => e.name === 'AbortError');
 });

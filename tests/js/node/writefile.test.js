@@ -201,3 +201,23 @@ test('a multi-GB sparse file converted F32 → BF16 by writeFile: peak RSS grows
     rmSync(output);
   }
 });
+
+test('an abort while a source read stalls (a fetch that ignores its signal): writeFile rejects at once and leaves no file', async () => {
+  const MiB = 2 ** 20;
+  const dir = freshDir(scratch('stn-write-'), 'stall');
+  const file = rawFile({ x: { dtype: 'U8', shape: [3 * MiB], data_offsets: [0, 3 * MiB] } }, new Uint8Array(3 * MiB));
+  const dataStart = file.length - 3 * MiB;
+  const fetch = async (url, init) => {
+    const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
+    const [start, end] = [Number(s), Math.min(file.length, Number(e) + 1)];
+    if (start >= dataStart + MiB) return new Promise(() => {}); // never answers, whatever the signal
+    return new Response(file.slice(start, end), { status: 206, headers: { 'Content-Range': `bytes ${start}-${end - 1}/${file.length}` } });
+  };
+  const st = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', { fetch, prefetch: 8, timeout: Infinity, retries: 0 });
+  const controller = new AbortController();
+  const written = writeFile(join(dir, 'out.safetensors'), { x: { data: st.tensor('x') } }, null, { chunkBytes: MiB, signal: controller.signal });
+  setTimeout(() => controller.abort(), 100);
+  const timeout = new Promise((resolve, reject) => setTimeout(() => reject(new Error('writeFile still waiting 2 s after the abort')), 2100).unref());
+  await assert.rejects(Promise.race([written, timeout]), (e) => e.name === 'AbortError');
+  assert.deepEqual(readdirSync(dir), []);
+});

@@ -22,7 +22,8 @@ export interface ToGPUBufferOptions {
   /**
    * The buffer's usage (default STORAGE | COPY_SRC | COPY_DST). The flags
    * the upload needs are added: COPY_DST for 'raw', STORAGE for a decode.
-   * MAP_READ is refused (InvalidArgument).
+   * MAP_READ and MAP_WRITE are refused (InvalidArgument): a mappable
+   * buffer cannot have those flags.
    */
   usage?: GPUBufferUsageFlags;
   /** The buffer's label (default: the tensor's name). */

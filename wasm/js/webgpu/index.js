@@ -14,6 +14,7 @@ import { SHADER, WORKGROUP, constants } from './wgsl.js';
 
 // GPUBufferUsage's flags (the global exists only where WebGPU does).
 const MAP_READ = 0x1;
+const MAP_WRITE = 0x2;
 const COPY_SRC = 0x4;
 const COPY_DST = 0x8;
 const UNIFORM = 0x40;
@@ -104,8 +105,9 @@ async function createBuffer(device, tensor, descriptor) {
   device.pushErrorScope('out-of-memory');
   device.pushErrorScope('validation');
   const buffer = device.createBuffer(descriptor);
-  const invalid = await device.popErrorScope();
-  const oom = await device.popErrorScope();
+  // Both scopes popped before any await: the scopes are the device's, and
+  // another upload's would otherwise be pushed and popped in between.
+  const [invalid, oom] = await Promise.all([device.popErrorScope(), device.popErrorScope()]);
   const error = invalid ?? oom;
   if (error !== null) {
     buffer.destroy();
@@ -206,8 +208,9 @@ async function upload(device, tensor, out, as, staging, { signal, onProgress }) 
 
 function usageOption(usage, as) {
   const u = usage ?? DEFAULT_USAGE;
-  if (!Number.isInteger(u) || u < 0 || (u & MAP_READ) !== 0) {
-    fail(KIND.InvalidArgument, `usage must be GPUBufferUsage flags without MAP_READ, not ${usage}`);
+  // (A mappable buffer cannot have the STORAGE or COPY_DST the upload adds.)
+  if (!Number.isInteger(u) || u < 0 || (u & (MAP_READ | MAP_WRITE)) !== 0) {
+    fail(KIND.InvalidArgument, `usage must be GPUBufferUsage flags without MAP_READ or MAP_WRITE, not ${usage}`);
   }
   // What the upload itself needs: COPY_DST for writeBuffer, STORAGE for the decoder.
   return u | (as === 'raw' ? COPY_DST : STORAGE);
