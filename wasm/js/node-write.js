@@ -10,7 +10,7 @@
 // in the target's directory.
 
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { KIND, SafeTensorsError } from './errors.js';
 import { shardTensors } from './shardwrite.js';
@@ -33,7 +33,7 @@ function alive(pid) {
   }
 }
 
-/** Removes the temporary files of writes to `target` in `dir` whose process is gone. */
+/** Removes our own user's temporary files of writes to `target` in `dir` whose process is gone (W12). */
 async function removeStaleTemps(dir, target) {
   let names;
   try {
@@ -47,7 +47,12 @@ async function removeStaleTemps(dir, target) {
     const m = /^(\d+)\.[0-9a-f]{16}$/.exec(name.slice(prefix.length, -TEMP_SUFFIX.length));
     if (m === null) continue;
     const pid = Number(m[1]);
-    if (pid !== process.pid && !alive(pid)) await unlink(join(dir, name)).catch(() => {});
+    if (pid === process.pid || alive(pid)) continue;
+    const path = join(dir, name);
+    // Only our own user's (W12): a pid we can't see may be another user's
+    // or another PID namespace's live writer.
+    const owner = await stat(path).then((st) => st.uid, () => null);
+    if (owner !== null && (typeof process.getuid !== 'function' || owner === process.getuid())) await unlink(path).catch(() => {});
   }
 }
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SafeTensors, SafeTensorsError, editTensors, serialize, serializeStream, writeFile } from 'safetensors-nano';
@@ -95,6 +95,16 @@ test('stale temporary files of dead writers to the same target are removed; live
   for (const f of [dead, live, other]) writeFileSync(join(dir, f), 'partial');
   await writeFile(join(dir, 'out.safetensors'), { a: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } });
   assert.deepEqual(readdirSync(dir).sort(), [live, other, 'out.safetensors'].sort());
+});
+
+test("another user's temporary file of a process we can't see is kept (W12: only our own user's are removed)", async (t) => {
+  if (process.getuid?.() !== 0) return t.skip('needs root to give a file to another user');
+  const dir = freshDir(root, 'stale-owner');
+  const theirs = `.out.safetensors.${deadPid()}.0123456789abcdef.safetensors-nano-tmp`;
+  writeFileSync(join(dir, theirs), 'partial');
+  chownSync(join(dir, theirs), 54321, 54321);
+  await writeFile(join(dir, 'out.safetensors'), { a: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } });
+  assert.deepEqual(readdirSync(dir).sort(), [theirs, 'out.safetensors'].sort());
 });
 
 test('a full disk (RLIMIT_FSIZE): WriteFailed from EFBIG, no partial target, no temporary file', () => {
