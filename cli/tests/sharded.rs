@@ -30,6 +30,24 @@ save_file(t, sys.argv[1], metadata={"format": "pt"})
     run_python(python, &["-c", script, path.to_str().unwrap()]);
 }
 
+/// The reference file in `dir` and its split into 50 KB shards (three) in
+/// `dir/shards`: (the file, the shards' folder).
+fn reference_split(python: &Path, dir: &Path) -> (PathBuf, PathBuf) {
+    let original = dir.join("model.safetensors");
+    reference_file(python, &original);
+    let shards = dir.join("shards");
+    let split = run(&[
+        "split",
+        s(&original),
+        "-o",
+        s(&shards),
+        "--max-shard-size",
+        "50KB",
+    ]);
+    assert!(split.status.success());
+    (original, shards)
+}
+
 fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().unwrap()
 }
@@ -145,19 +163,7 @@ fn split_writes_hub_shards_and_merge_gives_back_the_original_bytes() {
 fn inspect_of_an_index_shows_the_same_tensors_as_the_file() {
     let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let original = dir.path().join("model.safetensors");
-    reference_file(&python, &original);
-    let shards = dir.path().join("shards");
-    assert!(run(&[
-        "split",
-        s(&original),
-        "-o",
-        s(&shards),
-        "--max-shard-size",
-        "50KB"
-    ])
-    .status
-    .success());
+    let (original, shards) = reference_split(&python, dir.path());
     let one: Value =
         serde_json::from_slice(&run(&["inspect", "--json", s(&original)]).stdout).unwrap();
     let all: Value =
@@ -195,19 +201,7 @@ fn edit_index(path: &Path, f: impl FnOnce(&mut Value)) {
 fn verify_reports_every_disagreement_between_index_and_shards() {
     let Some(python) = venv() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let original = dir.path().join("model.safetensors");
-    reference_file(&python, &original);
-    let shards = dir.path().join("shards");
-    assert!(run(&[
-        "split",
-        s(&original),
-        "-o",
-        s(&shards),
-        "--max-shard-size",
-        "50KB"
-    ])
-    .status
-    .success());
+    let (_, shards) = reference_split(&python, dir.path());
     let index = shards.join(INDEX);
     let good = std::fs::read(&index).unwrap();
     let s1 = "model-00001-of-00003.safetensors";

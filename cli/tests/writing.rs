@@ -70,8 +70,10 @@ fn wait_for_temp(dir: &Path, child: &mut std::process::Child) {
     }
 }
 
-#[test]
-fn ctrl_c_mid_write_leaves_no_output_and_no_temporary_file() {
+/// Sends `signal` to an `edit` of a 4 GiB file once its temporary file
+/// exists: the command exits `code`, says it was interrupted, and leaves
+/// only the input behind.
+fn signal_mid_write_leaves_only_the_input(signal: &str, code: i32) {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("big.safetensors");
     sparse_f32(&input, 1 << 30); // 4 GiB
@@ -85,41 +87,25 @@ fn ctrl_c_mid_write_leaves_no_output_and_no_temporary_file() {
         .unwrap();
     wait_for_temp(dir.path(), &mut child);
     let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
     let done = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&done.stderr);
-    assert_eq!(done.status.code(), Some(130), "{stderr}");
+    assert_eq!(done.status.code(), Some(code), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert_eq!(names(dir.path()), ["big.safetensors"]);
 }
 
 #[test]
+fn ctrl_c_mid_write_leaves_no_output_and_no_temporary_file() {
+    signal_mid_write_leaves_only_the_input("-INT", 130);
+}
+
+#[test]
 fn sigterm_mid_write_leaves_no_output_and_exits_143() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("big.safetensors");
-    sparse_f32(&input, 1 << 30); // 4 GiB
-    let out = dir.path().join("out.safetensors");
-    let mut child = Command::new(BIN)
-        .args(["edit", "--convert", "F32:BF16"])
-        .args([&input, &out])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_temp(dir.path(), &mut child);
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let done = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&done.stderr);
-    assert_eq!(done.status.code(), Some(143), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
-    assert_eq!(names(dir.path()), ["big.safetensors"]);
+    signal_mid_write_leaves_only_the_input("-TERM", 143);
     let help = Command::new(BIN).arg("--help").output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("143 SIGTERM"));
 }
