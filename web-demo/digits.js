@@ -114,7 +114,13 @@ function showScores(logits) {
 function setupPad(classify) {
   const pad = $('pad');
   const ctx = pad.getContext('2d');
+  // Each drawing is numbered, and only the latest one's classification is
+  // shown: a stroke's result can arrive after a later stroke's (or a clear).
+  // `data-busy` marks the pad while the latest is being classified.
+  let drawing = 0;
   const clear = () => {
+    drawing++;
+    delete pad.dataset.busy;
     ctx.fillStyle = '#000';
     ctx.fillRect(0, 0, pad.width, pad.height);
     $('prediction').textContent = '–';
@@ -148,9 +154,13 @@ function setupPad(classify) {
     const pixels = padPixels(pad);
     if (pixels === null) return;
     drawPixels($('preview'), pixels);
+    const mine = ++drawing;
+    pad.dataset.busy = 'true';
     const logits = await classify(pixels, 1);
+    if (mine !== drawing) return;
     $('prediction').textContent = String(argmax(logits));
     showScores(logits);
+    delete pad.dataset.busy;
   };
   pad.addEventListener('pointerup', end);
   pad.addEventListener('pointerleave', end);

@@ -64,7 +64,8 @@ async function draw(page, strokes) {
     for (const [x, y] of stroke.slice(1)) await page.mouse.move(box.x + x, box.y + y, { steps: 8 });
     await page.mouse.up();
   }
-  await page.waitForFunction(() => document.getElementById('prediction').textContent !== '–');
+  // The last stroke's classification, not an earlier stroke's.
+  await page.waitForFunction(() => document.getElementById('prediction').textContent !== '–' && !document.getElementById('pad').dataset.busy);
   return Number(await page.textContent('#prediction'));
 }
 
