@@ -65,6 +65,7 @@ function formatPct(x) {
 /** Runs an open (`fn` → Model) as the main model or the compared one; errors never blank the page. */
 async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url = null } = {}) {
   const ticket = ++state.opening;
+  performance.mark('viewer:open', { startTime: t0 });
   let later = null;
   hideError();
   const prev = document.body.dataset.state;
@@ -83,6 +84,7 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url 
       state.cmp = null;
       state.workerBytes = 0;
       later = renderModel();
+      performance.mark('viewer:rendered');
     } else {
       state.b = model;
       renderCompare();
@@ -91,6 +93,7 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url 
     await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
     const ms = performance.now() - t0;
     if (as === 'a') {
+      performance.mark('viewer:painted');
       // Split for the curious (and the tests): reading and parsing headers, then building the view.
       document.body.dataset.readMs = (tRead - t0).toFixed(1);
       document.body.dataset.renderMs = (performance.now() - tRead).toFixed(1);
@@ -241,10 +244,12 @@ function section(title, body, { open = true, id, count } = {}) {
 
 function renderSide(m, s) {
   const side = $('side');
+  const perShard = new Array(m.shards.length).fill(0);
+  for (const r of m.rows) perShard[r.shard]++;
   const files = h('div', { class: 'table-wrap' }, h('table', { class: 'files', 'data-testid': 'shards' },
     h('thead', {}, h('tr', {}, h('th', {}, 'file'), h('th', { class: 'num' }, 'tensors'))),
     h('tbody', {}, m.shards.map((sh, i) => {
-      const n = m.rows.filter((r) => r.shard === i).length;
+      const n = perShard[i];
       const facts = [sh.size === null ? null : fmtBytes(sh.size), sh.header ? `header ${fmtBytes(sh.header.headerSize)}` : null, `read ${fmtBytes(sh.bytesRead)}`];
       return h('tr', { class: sh.error ? 'bad' : '', title: `${sh.src.path}${sh.header ? `\n${fmtInt(sh.size)} bytes` : ''}` },
         h('td', {}, h('div', { class: 'file-name mono' }, sh.name), h('div', { class: 'file-facts' }, facts.filter(Boolean).join(' · '))),
@@ -336,8 +341,10 @@ function renderModel() {
   $('save-btn').hidden = false;
   $('model-name').textContent = m.name;
   document.title = `${m.name} — safetensors viewer`;
+  performance.mark('viewer:summed');
   renderSummary(m, s);
   const buildTreeLater = renderSide(m, s);
+  performance.mark('viewer:side');
   detail?.close();
   state.prefix = null;
   $('filter').value = '';
@@ -351,6 +358,7 @@ function renderModel() {
   });
   table.setAllRows(m.rows);
   $('tab-compare').hidden = true;
+  performance.mark('viewer:table');
   selectTab('tensors');
   return buildTreeLater;
 }
@@ -393,7 +401,8 @@ function applyFilter() {
   const m = state.a;
   if (!m || !table) return;
   const dtype = $('dtype-filter').value;
-  const rows = m.rows.filter((r) => (!dtype || r.dtype === dtype) && inPrefix(r.name) && match(r.name));
+  const all = !dtype && !state.prefix && !$('filter').value.trim();
+  const rows = all ? m.rows : m.rows.filter((r) => (!dtype || r.dtype === dtype) && inPrefix(r.name) && match(r.name));
   state.filtered = rows; // ("Save as…" offers the current filter)
   table.setRows(rows);
   $('count').textContent = rows.length === m.rows.length ? `${fmtInt(rows.length)} tensors` : `${fmtInt(rows.length)} of ${fmtInt(m.rows.length)}`;

@@ -52,11 +52,49 @@ export class Header {
 async function openSource(src) {
   const { kind, blob, url, prefetch } = src;
   const h = await startOpener().run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise;
+  performance.mark('viewer:header-in', { detail: src.name });
   const { metadata, names: joined, nameLengths, ...rest } = h;
   const names = new Array(nameLengths.length);
   let at = 0;
   for (let i = 0; i < names.length; i++) names[i] = joined.slice(at, (at += nameLengths[i]));
-  return new Header({ ...rest, names, meta: metadata });
+  const header = new Header({ ...rest, names, meta: metadata });
+  // The shard's rows are built now, while the page waits for the other shards.
+  header.rows = headerRows(header);
+  performance.mark('viewer:header-done', { detail: src.name });
+  return header;
+}
+
+const ALIGN_OF = new Map(DTYPES.map((d) => [d, viewAlignment(d)]));
+
+/** One row per tensor of a header, straight from its columns (`i` and `shard` set by Model). */
+function headerRows({ names, dtypes, ranks, dims, begins, ends, dataOffset }) {
+  const rows = new Array(names.length);
+  let d = 0;
+  for (let k = 0; k < names.length; k++) {
+    const rank = ranks[k];
+    const shape = new Array(rank);
+    let params = 1;
+    for (let j = 0; j < rank; j++) params *= shape[j] = dims[d++];
+    const dtype = dtypes[k];
+    const align = ALIGN_OF.get(dtype);
+    const offset = dataOffset + begins[k];
+    rows[k] = {
+      i: 0,
+      name: names[k],
+      dtype,
+      shape,
+      rank,
+      params,
+      bytes: ends[k] - begins[k],
+      begin: begins[k],
+      end: ends[k],
+      offset,
+      shard: 0,
+      aligned: align > 0 && offset % align === 0,
+      subByte: align === 0,
+    };
+  }
+  return rows;
 }
 
 /** Lets the page paint before the next piece of work. */
@@ -88,9 +126,11 @@ class Shard {
 
 /**
  * Everything known about a model after reading its headers. `rows` are plain objects (cheap to
- * sort and filter); `byName` finds a row by tensor name.
+ * sort and filter); `byName` finds a row by tensor name (built on first use).
  */
 export class Model {
+  #byName = null;
+
   constructor({ name, shards, index = null, notes = [] }) {
     this.name = name;
     this.shards = shards;
@@ -98,42 +138,24 @@ export class Model {
     this.notes = notes;
     this.extraBytesRead = index ? index.size : 0;
     this.rows = [];
-    this.byName = new Map();
-    const alignOf = new Map(DTYPES.map((d) => [d, viewAlignment(d)]));
     shards.forEach((shard, s) => {
-      const h = shard.header;
-      if (!h) return;
-      // Straight from the header's columns: one object per tensor, nothing in between.
-      const { names, dtypes, ranks, dims, begins, ends, dataOffset } = h;
-      let d = 0;
-      for (let k = 0; k < names.length; k++) {
-        const rank = ranks[k];
-        const shape = new Array(rank);
-        let params = 1;
-        for (let j = 0; j < rank; j++) params *= shape[j] = dims[d++];
-        const dtype = dtypes[k];
-        const align = alignOf.get(dtype);
-        const offset = dataOffset + begins[k];
-        const row = {
-          i: this.rows.length,
-          name: names[k],
-          dtype,
-          shape,
-          rank,
-          params,
-          bytes: ends[k] - begins[k],
-          begin: begins[k],
-          end: ends[k],
-          offset,
-          shard: s,
-          aligned: align > 0 && offset % align === 0,
-          subByte: align === 0,
-        };
-        if (!this.byName.has(row.name)) this.byName.set(row.name, row);
+      for (const row of shard.header?.rows ?? []) {
+        row.i = this.rows.length;
+        row.shard = s;
         this.rows.push(row);
       }
     });
+    performance.mark('viewer:rows-built');
     this.integrity = this.#checkIntegrity();
+  }
+
+  /** The row of each tensor name (its first, when a name is in two shards). */
+  get byName() {
+    if (!this.#byName) {
+      this.#byName = new Map();
+      for (const row of this.rows) if (!this.#byName.has(row.name)) this.#byName.set(row.name, row);
+    }
+    return this.#byName;
   }
 
   get sharded() {
@@ -210,7 +232,10 @@ export class Model {
     // The package's check, over the headers read (a shard that failed to open has none); the
     // index may name shards by path, a drop gives base names.
     const headers = this.shards.map(({ name, header: h }) => ({ name, names: h ? h.names : null, dataBytes: h ? h.fileSize - h.dataOffset : 0 }));
-    const findings = checkShards(this.index?.json ?? null, headers, { fileKey: basename });
+    // (Each distinct file name's key once: the index repeats a few hundred names 100,000 times.)
+    const keys = new Map();
+    const fileKey = (n) => keys.get(n) ?? keys.set(n, basename(n)).get(n);
+    const findings = checkShards(this.index?.json ?? null, headers, { fileKey });
     const of = (kind) => findings.filter((f) => f.kind === kind);
     const shardName = (i) => this.shards[i].name;
     for (const d of of('duplicate')) {
@@ -347,24 +372,34 @@ export async function openFiles(files, { folder = false } = {}) {
 export async function openUrl(url) {
   const abs = new URL(url, location.href).href;
   if (isJsonName(new URL(abs).pathname)) {
+    performance.mark('viewer:index-request');
     const res = await fetch(abs);
     if (!res.ok) throw new OpenError(url, new Error(`HTTP ${res.status} ${res.statusText}`));
-    const text = await res.text();
+    const bytes = await res.arrayBuffer();
+    performance.mark('viewer:index-fetched');
     const name = basename(new URL(abs).pathname);
-    const index = parseIndex(text, name, new TextEncoder().encode(text).length);
-    const files = [...new Set(Object.values(index.weightMap))];
+    const index = parseIndex(new TextDecoder().decode(bytes), name, bytes.byteLength);
+    performance.mark('viewer:index-parsed');
     // Each shard's first request sized from the index (the package's estimate, as openSharded
     // sizes its own), so that a shard of a large model takes one request, not two.
-    let firstBytes = new Map();
+    let firstBytes;
+    let files;
     try {
       firstBytes = shardHeaderBytes(index.json);
+      files = [...firstBytes.keys()];
     } catch {
       // A weight_map value that is not a file name: the shards open with the default first range
       // and the integrity report says what is wrong.
+      firstBytes = new Map();
+      files = [...new Set(Object.values(index.weightMap))];
     }
+    performance.mark('viewer:shards-request');
     const shards = await openShards(files.map((f) => urlSource(new URL(f, abs).href, f, firstBytes.get(f))));
+    performance.mark('viewer:shards-read');
     const dir = new URL(abs).pathname.split('/').slice(-2, -1)[0];
-    return new Model({ name: dir ? decodeURIComponent(dir) : name.replace(/\.index\.json$/i, ''), shards, index });
+    const model = new Model({ name: dir ? decodeURIComponent(dir) : name.replace(/\.index\.json$/i, ''), shards, index });
+    performance.mark('viewer:model-built');
+    return model;
   }
   const shards = await openShards([urlSource(abs)]);
   if (shards[0].error) throw new OpenError(shards[0].name, shards[0].error, shards[0].src);

@@ -178,6 +178,7 @@ async function open(m, ctx) {
   const { SafeTensors } = await pkg;
   ctx.check();
   const st = m.src.kind === 'blob' ? await SafeTensors.fromBlob(m.src.blob) : await SafeTensors.fromUrl(m.src.url, { prefetch: m.src.prefetch, fetch: (input, init) => fetch(input, init) });
+  performance.mark('worker:parsed', { detail: m.src.url ?? null });
   const tensors = st.tensors();
   const n = tensors.length;
   const nameLengths = new Uint32Array(n);
@@ -198,6 +199,7 @@ async function open(m, ctx) {
   });
   // One string of all names (plus their lengths) crosses to the page far faster than 100,000.
   const names = tensors.map((t) => t.name).join('');
+  performance.mark('worker:columns', { detail: m.src.url ?? null });
   return { headerSize: st.headerSize, dataOffset: st.dataOffset, fileSize: st.fileSize, bytesRead: st.bytesRead, metadata: st.metadata(), names, nameLengths, dtypes, ranks, dims, begins, ends };
 }
 
@@ -220,8 +222,10 @@ self.onmessage = async (e) => {
   if (!job) return;
   try {
     decodeFloat32 ??= (await pkg).decodeFloat32;
+    if (m.type === 'open') performance.mark('worker:start', { detail: m.src.url ?? null });
     const result = await job(m, context(m.id, total(m)));
     postMessage({ type: 'result', id: m.id, result });
+    if (m.type === 'open') performance.mark('worker:posted', { detail: m.src.url ?? null });
   } catch (err) {
     postMessage({
       type: 'error',
