@@ -134,6 +134,13 @@ bench-cli:
 bench-wasm: package
 	node tests/js/run.mjs bench
 
+## The viewer opening a DeepSeek-like 163-shard index by ?url= (30 ms per response) in Chromium:
+## fastest and median time to list all tensors against the 1.5 s goal, the HTTP/1.1 floor beside
+## it, requests and bytes, and where the fastest open spent its time.
+.PHONY: bench-demo
+bench-demo: demo-build
+	node tests/browser/bench-viewer.mjs --runs 9 --profile
+
 ## Hardening (issue 7). Fuzzing and Miri need the nightly toolchain (scripts/setup.sh nightly).
 ## Each fuzz target to 10 million executions (corpora in fuzz/corpus, crashes in fuzz/artifacts).
 fuzz: fuzz-js

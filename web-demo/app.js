@@ -7,7 +7,7 @@ import { DetailPanel } from './detail.js';
 import { download, h, kvTable } from './dom.js';
 import { DTYPES, fmtBytes, fmtCount, fmtInt, fmtMs, fmtShape, naturalCompare } from './format.js';
 import { Jobs } from './jobs.js';
-import { OpenError, filesFromDataTransfer, openFiles, openUrl, readSourceRange, startOpener } from './model.js';
+import { OpenError, filesFromDataTransfer, openFiles, openUrl, readSourceRange } from './model.js';
 import { openSaveDialog } from './save.js';
 import { VirtualTable } from './table.js';
 import { TreeView, buildTreeSliced } from './tree.js';
@@ -66,7 +66,6 @@ function formatPct(x) {
 async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url = null } = {}) {
   const ticket = ++state.opening;
   performance.mark('viewer:open', { startTime: t0 });
-  let later = null;
   hideError();
   const prev = document.body.dataset.state;
   if (as === 'a') setState('loading');
@@ -83,24 +82,34 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url 
       state.b = null;
       state.cmp = null;
       state.workerBytes = 0;
-      later = renderModel();
+      renderModel();
       performance.mark('viewer:rendered');
     } else {
       state.b = model;
       renderCompare();
     }
     updateIo();
-    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-    const ms = performance.now() - t0;
+    const paint = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    await paint();
     if (as === 'a') {
+      // The list is on screen; the integrity report (which compares every tensor with the index)
+      // and the side panels follow.
+      const listed = performance.now() - t0;
+      performance.mark('viewer:listed');
+      if (ticket !== state.opening) return;
+      const later = renderChecks();
+      await paint();
+      const ms = performance.now() - t0;
       performance.mark('viewer:painted');
-      // Split for the curious (and the tests): reading and parsing headers, then building the view.
+      // Split for the curious (and the tests): reading and parsing headers, the list on screen,
+      // then everything else.
       document.body.dataset.readMs = (tRead - t0).toFixed(1);
+      document.body.dataset.listMs = listed.toFixed(1);
       document.body.dataset.renderMs = (performance.now() - tRead).toFixed(1);
       document.body.dataset.openMs = ms.toFixed(1);
       $('open-time').textContent = `opened in ${fmtMs(ms)}`;
       setState('ready');
-      if (later) setTimeout(later, 0);
+      setTimeout(later, 0);
       // The address bar says what is open: ?url= for a remote model (shareable), nothing for files.
       history.replaceState(null, '', url ? `?url=${encodeURIComponent(url)}` : location.pathname);
     }
@@ -189,18 +198,20 @@ function card(label, value, sub, attrs = {}) {
   return h('div', { class: 'card', ...attrs }, h('div', { class: 'card-label' }, label), h('div', { class: 'card-value', title: value }, value), sub ? h('div', { class: 'card-sub', title: sub }, sub) : null);
 }
 
+/** The summary cards; the integrity card says "checking" until `m.integrity` is there. */
 function renderSummary(m, s) {
-  const errors = m.integrity.filter((x) => x.level === 'error').length;
-  const warns = m.integrity.filter((x) => x.level === 'warn').length;
+  const checked = m.integrity !== null;
+  const errors = checked ? m.integrity.filter((x) => x.level === 'error').length : 0;
+  const warns = checked ? m.integrity.filter((x) => x.level === 'warn').length : 0;
   const cards = h('div', { class: 'cards' },
     card('Parameters', fmtCount(s.params), fmtInt(s.params), { 'data-testid': 'total-params', 'data-value': s.params }),
     card('Tensor bytes', fmtBytes(s.bytes), `${fmtInt(s.bytes)} B`, { 'data-testid': 'total-bytes', 'data-value': s.bytes }),
     card('Tensors', fmtInt(s.tensors), `${s.byDtype.length} dtype${s.byDtype.length === 1 ? '' : 's'}`, { 'data-testid': 'tensor-count', 'data-value': s.tensors }),
     card(m.sharded ? 'Files' : 'File', m.sharded ? `${m.shards.length}` : fmtBytes(m.fileBytes), m.sharded ? fmtBytes(m.fileBytes) : `${fmtInt(m.fileBytes)} B`, { 'data-testid': 'files', 'data-value': m.shards.length }),
     card('Zero-copy', s.tensors ? formatPct(s.aligned / s.tensors) : '—', s.aligned === s.tensors ? 'all tensors' : `${fmtInt(s.aligned)} of ${fmtInt(s.tensors)}`, { 'data-testid': 'aligned', 'data-value': s.aligned }),
-    card('Integrity', errors ? `${errors} error${errors === 1 ? '' : 's'}` : warns ? `${warns} warning${warns === 1 ? '' : 's'}` : 'OK',
+    card('Integrity', !checked ? 'checking…' : errors ? `${errors} error${errors === 1 ? '' : 's'}` : warns ? `${warns} warning${warns === 1 ? '' : 's'}` : 'OK',
       m.index ? 'index vs headers' : 'header and size', {
-        class: `card link ${errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': errors,
+        class: `card link ${!checked ? '' : errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': checked ? errors : null,
         role: 'link', tabindex: 0, title: 'Show the integrity report',
         onclick: showIntegrity, onkeydown: (e) => e.key === 'Enter' && showIntegrity(),
       }),
@@ -332,6 +343,7 @@ function cmpShape(a, b) {
   return 0;
 }
 
+/** The summary and the list: what a person looks at first. */
 function renderModel() {
   const m = state.a;
   const s = m.summary();
@@ -341,10 +353,8 @@ function renderModel() {
   $('save-btn').hidden = false;
   $('model-name').textContent = m.name;
   document.title = `${m.name} — safetensors viewer`;
-  performance.mark('viewer:summed');
   renderSummary(m, s);
-  const buildTreeLater = renderSide(m, s);
-  performance.mark('viewer:side');
+  $('side').replaceChildren();
   detail?.close();
   state.prefix = null;
   $('filter').value = '';
@@ -358,9 +368,16 @@ function renderModel() {
   });
   table.setAllRows(m.rows);
   $('tab-compare').hidden = true;
-  performance.mark('viewer:table');
   selectTab('tensors');
-  return buildTreeLater;
+}
+
+/** The integrity report, then the summary with it and the side panels; returns the tree's builder. */
+function renderChecks() {
+  const m = state.a;
+  m.checkIntegrity();
+  const s = m.summary();
+  renderSummary(m, s);
+  return renderSide(m, s);
 }
 
 function currentFilter() {
@@ -574,7 +591,6 @@ function wire() {
 }
 
 function init() {
-  startOpener();
   wire();
   updateIo();
   const params = new URLSearchParams(location.search);

@@ -3,17 +3,11 @@
 // the tensor rows, totals by dtype, the alignment report and the index/shard integrity report.
 
 import { DTYPES, naturalCompare, viewAlignment } from './format.js';
-import { Jobs } from './jobs.js';
+// Headers are parsed by the package in a worker of their own (opener.js, started with the page, so
+// its wasm is ready before the first drop): a 100 MB header never freezes the page, and opening
+// does not wait behind a statistics job.
+import { opener } from './opener.js';
 import { checkShards, shardHeaderBytes } from './vendor/safetensors-nano/facts.js';
-
-// Headers are parsed by the package in a worker of their own (started with the page, so its wasm
-// is ready before the first drop): a 100 MB header never freezes the page, and opening does not
-// wait behind a statistics job.
-let opener = null;
-export function startOpener() {
-  opener ??= new Jobs();
-  return opener;
-}
 
 /** A failure while opening, with the file it happened in. */
 export class OpenError extends Error {
@@ -51,7 +45,7 @@ export class Header {
 
 async function openSource(src) {
   const { kind, blob, url, prefetch } = src;
-  const h = await startOpener().run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise;
+  const h = await opener.run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise;
   performance.mark('viewer:header-in', { detail: src.name });
   const { metadata, names: joined, nameLengths, ...rest } = h;
   const names = new Array(nameLengths.length);
@@ -130,6 +124,7 @@ class Shard {
  */
 export class Model {
   #byName = null;
+  #summary = null;
 
   constructor({ name, shards, index = null, notes = [] }) {
     this.name = name;
@@ -145,8 +140,14 @@ export class Model {
         this.rows.push(row);
       }
     });
-    performance.mark('viewer:rows-built');
-    this.integrity = this.#checkIntegrity();
+    // (Set by checkIntegrity: the page shows the list before it.)
+    this.integrity = null;
+  }
+
+  /** Checks of the index against the shard headers, once: [{level: 'ok'|'warn'|'error', text}]. */
+  checkIntegrity() {
+    this.integrity ??= this.#checkIntegrity();
+    return this.integrity;
   }
 
   /** The row of each tensor name (its first, when a name is in two shards). */
@@ -170,8 +171,13 @@ export class Model {
     return this.shards.reduce((a, s) => a + (s.size ?? 0), 0);
   }
 
-  /** Totals: tensors, parameters and bytes, overall and per dtype (enum order). */
+  /** Totals: tensors, parameters and bytes, overall and per dtype (by bytes), worked out once. */
   summary() {
+    this.#summary ??= this.#sum();
+    return this.#summary;
+  }
+
+  #sum() {
     const by = new Map();
     let params = 0;
     let bytes = 0;
@@ -222,7 +228,6 @@ export class Model {
     return out.map(([k, v, w]) => [k, v, Array.isArray(w) ? (w.length === all && all > 1 ? 'all shards' : w.join(', ')) : w]);
   }
 
-  /** Checks of the index against the shard headers: [{level: 'ok'|'warn'|'error', text}]. */
   #checkIntegrity() {
     const out = [];
     for (const shard of this.shards) {
@@ -266,8 +271,10 @@ export class Model {
       if (size) out.push({ level: 'warn', text: `index total_size ${declared} ≠ ${size.bytes} bytes of tensors in the shard headers` });
       else out.push({ level: 'ok', text: `total_size ${Number(declared)} = sum of tensor bytes in the shard headers` });
     }
-    const entries = Object.keys(this.index.weightMap).length;
     if (!out.some((x) => x.level === 'error')) {
+      // With no error, each index entry is exactly one tensor of the shards (none missing,
+      // misplaced, unlisted or duplicated, no shard missing): as many entries as rows.
+      const entries = this.rows.length;
       out.push({ level: 'ok', text: `all ${entries} index entries match the headers of ${this.shards.length} shard${this.shards.length === 1 ? '' : 's'}` });
     }
     return out;
@@ -397,9 +404,7 @@ export async function openUrl(url) {
     const shards = await openShards(files.map((f) => urlSource(new URL(f, abs).href, f, firstBytes.get(f))));
     performance.mark('viewer:shards-read');
     const dir = new URL(abs).pathname.split('/').slice(-2, -1)[0];
-    const model = new Model({ name: dir ? decodeURIComponent(dir) : name.replace(/\.index\.json$/i, ''), shards, index });
-    performance.mark('viewer:model-built');
-    return model;
+    return new Model({ name: dir ? decodeURIComponent(dir) : name.replace(/\.index\.json$/i, ''), shards, index });
   }
   const shards = await openShards([urlSource(abs)]);
   if (shards[0].error) throw new OpenError(shards[0].name, shards[0].error, shards[0].src);

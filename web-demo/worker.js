@@ -1,9 +1,9 @@
-// The heavy work, off the page's thread: parsing headers, and the statistics, histograms,
-// heatmaps, value differences and .npy conversion of one tensor. Reads only the tensor's own bytes, one chunk (≤ 64 MiB) at a
-// time, and decodes each chunk with the package's decodeFloat32 (integer, BOOL and complex
+// The heavy work, off the page's thread (headers are parsed in open-worker.js): the statistics,
+// histograms, heatmaps, value differences, .npy conversion and "Save as" of tensors. Reads only
+// the tensor's own bytes, one chunk (≤ 64 MiB) at a time, and decodes each chunk with the package's decodeFloat32 (integer, BOOL and complex
 // dtypes, which the package does not turn into floats, are converted in decode.js).
 //
-// Messages in:  {type: 'open'|'stats'|'diff'|'npy'|'save'|'savePlan', id, ...}, {type: 'cancel', id}
+// Messages in:  {type: 'stats'|'diff'|'npy'|'save'|'savePlan', id, ...}, {type: 'cancel', id}
 // Messages out: {type: 'progress', id, done, total, phase}, {type: 'result', id, result},
 //               {type: 'error', id, error: {name, message, kind, offset, tensor}}
 
@@ -170,43 +170,10 @@ async function npy(m, ctx) {
   return { blob: new Blob(parts, { type: 'application/octet-stream' }), descr: native ?? '<f4', converted: !native, bytesRead: ctx.bytesRead };
 }
 
-/**
- * Opens a file's header (reads the 8-byte length and the header only) and returns it as plain
- * columns, cheap to send to the page: parsing a large header never blocks the page's thread.
- */
-async function open(m, ctx) {
-  const { SafeTensors } = await pkg;
-  ctx.check();
-  const st = m.src.kind === 'blob' ? await SafeTensors.fromBlob(m.src.blob) : await SafeTensors.fromUrl(m.src.url, { prefetch: m.src.prefetch, fetch: (input, init) => fetch(input, init) });
-  performance.mark('worker:parsed', { detail: m.src.url ?? null });
-  const tensors = st.tensors();
-  const n = tensors.length;
-  const nameLengths = new Uint32Array(n);
-  const dtypes = new Array(n);
-  const ranks = new Uint8Array(n);
-  const begins = new Float64Array(n);
-  const ends = new Float64Array(n);
-  let dimCount = 0;
-  for (const t of tensors) dimCount += t.shape.length;
-  const dims = new Float64Array(dimCount);
-  let d = 0;
-  tensors.forEach((t, i) => {
-    nameLengths[i] = t.name.length;
-    dtypes[i] = t.dtype;
-    ranks[i] = t.shape.length;
-    for (const x of t.shape) dims[d++] = x;
-    [begins[i], ends[i]] = t.dataOffsets;
-  });
-  // One string of all names (plus their lengths) crosses to the page far faster than 100,000.
-  const names = tensors.map((t) => t.name).join('');
-  performance.mark('worker:columns', { detail: m.src.url ?? null });
-  return { headerSize: st.headerSize, dataOffset: st.dataOffset, fileSize: st.fileSize, bytesRead: st.bytesRead, metadata: st.metadata(), names, nameLengths, dtypes, ranks, dims, begins, ends };
-}
-
-const jobs = { stats, diff, npy, open, save, savePlan };
+const jobs = { stats, diff, npy, save, savePlan };
 
 function total(m) {
-  if (m.type === 'open' || m.type === 'save' || m.type === 'savePlan') return 0;
+  if (m.type === 'save' || m.type === 'savePlan') return 0;
   if (m.type === 'diff') return 2 * (m.a.byteLength + m.b.byteLength);
   if (m.type === 'npy') return m.tensor.byteLength;
   return 2 * m.tensor.byteLength;
@@ -222,10 +189,8 @@ self.onmessage = async (e) => {
   if (!job) return;
   try {
     decodeFloat32 ??= (await pkg).decodeFloat32;
-    if (m.type === 'open') performance.mark('worker:start', { detail: m.src.url ?? null });
     const result = await job(m, context(m.id, total(m)));
     postMessage({ type: 'result', id: m.id, result });
-    if (m.type === 'open') performance.mark('worker:posted', { detail: m.src.url ?? null });
   } catch (err) {
     postMessage({
       type: 'error',

@@ -1,12 +1,13 @@
 // How long the web viewer takes to list a DeepSeek-like sharded model (163 shards, 91,990 tensors)
 // opened by ?url=, from a server that waits 30 ms before every response (tests/js/lib/hub-server.js,
 // in a worker thread). Opens the page `--runs` times, each in a fresh browser context, and prints
-// the fastest and the median time from the open's start to the list on screen, against the goal
-// (1.5 s) and the floor that the connection limit sets: the index, then the shard requests over
-// the browser's connections to one host (6 over HTTP/1.1), each round at least 30 ms.
+// the fastest and the median time from the open's start (the page's script running) to the list
+// on screen, against the goal (1.5 s) and the floor that the connection limit sets: the index, then
+// the shard requests over the browser's connections to one host (6 over HTTP/1.1), each round at
+// least 30 ms. The time from navigation (the page's own loading included) is printed beside it.
 //
 // `--profile` adds where the time of the fastest run went, from the performance marks of the page
-// and its worker (web-demo/model.js, app.js, worker.js) and the requests' resource timings.
+// and its header worker (web-demo/app.js, model.js, open-worker.js) and the resource timings.
 //
 //   node tests/browser/bench-viewer.mjs [--runs 7] [--profile]      (make bench-demo)
 //
@@ -58,7 +59,13 @@ async function openOnce() {
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(`${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`);
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { polling: 50, timeout: 60000 });
-  const run = await page.evaluate(() => ({ openMs: Number(document.body.dataset.openMs), tensors: Number(document.querySelector('[data-testid="tensor-count"]').dataset.value) }));
+  const run = await page.evaluate(() => ({
+    listMs: Number(document.body.dataset.listMs),
+    fromNavigation: performance.getEntriesByName('viewer:listed')[0].startTime,
+    openMs: Number(document.body.dataset.openMs),
+    tensors: Number(document.querySelector('[data-testid="tensor-count"]').dataset.value),
+    listed: document.getElementById('count').textContent,
+  }));
   Object.assign(run, await ask('stats'), { errors });
   if (opts.profile) run.timeline = await timeline(page);
   await context.close();
@@ -88,58 +95,47 @@ async function timeline(page) {
 function report(tl) {
   const mark = (name) => tl.marks.filter((m) => m.name === name);
   const at = (name) => mark(name)[0]?.t;
-  const hubRes = tl.res.filter((r) => r.name.startsWith(info.url));
-  const shardRes = hubRes.filter((r) => r.name.endsWith('.safetensors'));
-  const span = (list, f) => [Math.min(...list.map(f)), Math.max(...list.map(f))];
-  const [firstShard] = span(shardRes, (r) => r.start);
-  const [, lastShard] = span(shardRes, (r) => r.end);
-  // How many shard requests were in flight, sampled every ms across their span.
-  let sum = 0;
-  let n = 0;
-  for (let t = firstShard; t < lastShard; t += 1) {
-    sum += shardRes.filter((r) => r.start <= t && r.end > t).length;
-    n++;
-  }
-  const per = (a, b) => {
-    const byUrl = new Map(mark(a).map((m) => [m.detail, m.t]));
-    return mark(b).map((m) => m.t - (byUrl.get(m.detail) ?? m.t));
-  };
-  const total = (xs) => xs.reduce((s, x) => s + x, 0);
-  const resEnd = new Map(shardRes.map((r) => [r.name, r.end]));
-  const parse = mark('worker:parsed').map((m) => m.t - (resEnd.get(m.detail) ?? m.t));
-  const f = (x) => `${x.toFixed(0)} ms`;
-  const indexRes = hubRes.find((r) => r.name.endsWith('.json'));
-  const lines = [
-    ['index: request sent → first byte → last byte', indexRes.first - indexRes.sent],
-    ['  first byte → last byte', indexRes.end - indexRes.first],
-    ['  last byte → bytes on the page', at('viewer:index-fetched') - indexRes.end],
-    ['index request → text', at('viewer:index-fetched') - at('viewer:index-request')],
-    ['index JSON.parse, sizes', at('viewer:index-parsed') - at('viewer:index-fetched')],
-    ['index parsed → shard sizes estimated', at('viewer:shards-request') - at('viewer:index-parsed')],
-    ['shard sizes → first shard request', firstShard - at('viewer:shards-request')],
-    [`shard requests, first start → last response end (mean ${(sum / n).toFixed(1)} in flight)`, lastShard - firstShard],
-    ['last response → all headers on the page', at('viewer:shards-read') - lastShard],
-    ['rows built (Model)', at('viewer:rows-built') - at('viewer:shards-read')],
-    ['integrity check', at('viewer:model-built') - at('viewer:rows-built')],
-    ['model built → rendered', at('viewer:rendered') - at('viewer:model-built')],
-    ['  model built → summary', at('viewer:summed') - at('viewer:model-built')],
-    ['  side', at('viewer:side') - at('viewer:summed')],
-    ['  table', at('viewer:table') - at('viewer:side')],
-    ['  list', at('viewer:rendered') - at('viewer:table')],
-    ['rendered → painted (ready)', at('viewer:painted') - at('viewer:rendered')],
-  ];
+  const total = (xs) => xs.reduce((sum, x) => sum + x, 0);
   const mean = (xs) => total(xs) / xs.length;
-  lines.splice(7, 0, [`  per shard request: sent → first byte ${mean(shardRes.map((r) => r.first - r.sent)).toFixed(1)} ms, → last byte ${mean(shardRes.map((r) => r.end - r.first)).toFixed(1)} ms, queued ${mean(shardRes.map((r) => r.sent - r.start)).toFixed(0)} ms`, NaN]);
-  console.log('  where the fastest open spent its time (page clock, from the open):');
-  for (const [what, ms] of lines) console.log(`    ${f(ms).padStart(8)}  ${what}`);
-  console.log(`    worker, summed over shards: wasm parse after the response ${f(total(parse))}, columns ${f(total(per('worker:parsed', 'worker:columns')))}, post ${f(total(per('worker:columns', 'worker:posted')))}`);
-  console.log(`    page, summed over shards: names split ${f(total(per('viewer:header-in', 'viewer:header-done')))}`);
+  const hubRes = tl.res.filter((r) => r.name.startsWith(info.url));
+  const index = hubRes.find((r) => r.name.endsWith('.json'));
+  const shards = hubRes.filter((r) => r.name.endsWith('.safetensors'));
+  const firstQueued = Math.min(...shards.map((r) => r.start));
+  const firstSent = Math.min(...shards.map((r) => r.sent));
+  const lastEnd = Math.max(...shards.map((r) => r.end));
+  // Shard requests on the wire (sent, not yet answered), sampled every millisecond.
+  let onWire = 0;
+  for (let t = firstSent; t < lastEnd; t++) onWire += shards.filter((r) => r.sent <= t && r.end > t).length;
+  // Per shard, from one mark to another (marks carry the shard's URL or name).
+  const between = (a, b) => {
+    const from = new Map(mark(a).map((m) => [m.detail, m.t]));
+    return total(mark(b).map((m) => m.t - (from.get(m.detail) ?? m.t)));
+  };
+  const answered = new Map(shards.map((r) => [r.name, r.end]));
+  const parseAfterAnswer = total(mark('worker:parsed').map((m) => m.t - (answered.get(m.detail) ?? m.t)));
+  const lines = [
+    [index.first - index.start, 'index: requested → its answer begins'],
+    [index.end - index.first, 'index: its 8.8 MB arrive'],
+    [at('viewer:index-fetched') - index.end, 'index: bytes handed to the page'],
+    [at('viewer:index-parsed') - at('viewer:index-fetched'), 'index: decoded and JSON.parse'],
+    [at('viewer:shards-request') - at('viewer:index-parsed'), "index: each shard's header size estimated (the first range)"],
+    [firstQueued - at('viewer:shards-request'), `first shard request issued (through the worker; its package ready at ${at('worker:ready').toFixed(0)} ms)`],
+    [lastEnd - firstQueued, `shard requests, first issued → last answered (${(onWire / (lastEnd - firstSent)).toFixed(1)} on the wire on average; sent → answer begins ${mean(shards.map((r) => r.first - r.sent)).toFixed(1)} ms each)`],
+    [at('viewer:shards-read') - lastEnd, 'last answer → its header parsed and on the page'],
+    [at('viewer:rendered') - at('viewer:shards-read'), 'model, summary and list built'],
+    [at('viewer:listed') - at('viewer:rendered'), 'list painted (all tensors listed)'],
+    [at('viewer:painted') - at('viewer:listed'), 'integrity report and side panels, painted (ready)'],
+  ];
+  console.log('  where the fastest open spent its time (ms from the open, page clock):');
+  for (const [ms, what] of lines) console.log(`    ${ms.toFixed(0).padStart(6)}  ${what}`);
+  console.log(`    (overlapped with the requests: worker parse after each answer ${parseAfterAnswer.toFixed(0)} ms summed, with waits for the thread;`);
+  console.log(`     columns and post ${between('worker:parsed', 'worker:posted').toFixed(0)} ms; page, names and rows per header ${between('viewer:header-in', 'viewer:header-done').toFixed(0)} ms)`);
 }
 
 const results = [];
 for (let i = 0; i < runs; i++) {
   const r = await openOnce();
-  if (r.tensors !== info.tensors) throw new Error(`listed ${r.tensors} tensors, expected ${info.tensors}`);
+  if (r.tensors !== info.tensors || r.listed !== `${info.tensors.toLocaleString('en-US')} tensors`) throw new Error(`listed ${r.tensors} tensors (${r.listed}), expected ${info.tensors}`);
   if (r.errors.length) throw new Error(`page errors: ${r.errors.join('; ')}`);
   results.push(r);
 }
@@ -147,18 +143,19 @@ await browser.close();
 await demo.close();
 await hub.terminate();
 
-const times = results.map((r) => r.openMs).sort((a, b) => a - b);
-const median = times[Math.floor(times.length / 2)];
-const fastest = results.find((r) => r.openMs === times[0]);
+const sorted = (key) => results.map((r) => r[key]).sort((a, b) => a - b);
+const list = sorted('listMs');
+const ready = sorted('openMs');
+const median = (xs) => xs[Math.floor(xs.length / 2)];
+const fastest = results.find((r) => r.listMs === list[0]);
 const rounds = 1 + Math.ceil(info.shards / CONNECTIONS);
-console.log(`viewer: ?url= of a DeepSeek-like index (${info.shards} shards, ${info.tensors} tensors, ${DELAY_MS} ms per response), ${runs} opens`);
-console.log(`  listed in: fastest ${times[0].toFixed(0)} ms, median ${median.toFixed(0)} ms (goal ≤ ${GOAL_MS} ms: ${times[0] <= GOAL_MS ? 'met' : 'NOT met'} by the fastest, ${median <= GOAL_MS ? 'met' : 'not met'} by the median)`);
+const verdict = (ms) => (ms <= GOAL_MS ? 'met' : 'NOT met');
+console.log(`viewer: ?url= of a DeepSeek-like index (${info.shards} shards, ${info.tensors} tensors, ${DELAY_MS} ms per response), ${runs} opens, HTTP/1.1`);
+console.log(`  all tensors listed: fastest ${list[0].toFixed(0)} ms, median ${median(list).toFixed(0)} ms (goal ≤ ${GOAL_MS} ms: ${verdict(list[0])} by the fastest, ${verdict(median(list))} by the median)`);
+console.log(`  from navigation (loading the page included): fastest ${sorted('fromNavigation')[0].toFixed(0)} ms, median ${median(sorted('fromNavigation')).toFixed(0)} ms`);
+console.log(`  with the integrity report and side panels: fastest ${ready[0].toFixed(0)} ms, median ${median(ready).toFixed(0)} ms`);
 console.log(`  HTTP/1.1 floor: ${rounds} rounds of requests (the index, then ${info.shards} shards over ${CONNECTIONS} connections) × ${DELAY_MS} ms = ${rounds * DELAY_MS} ms`);
 console.log(`  requests ${fastest.requests} (goal ≤ ${info.shards + 2}), bytes ${fastest.bytes} = ${(fastest.bytes / info.least).toFixed(3)}× the index + headers (goal ≤ 1.1×)`);
 if (opts.profile) report(fastest.timeline);
-if (process.env.DUMP) {
-  const tl = fastest.timeline;
-  const parsed = new Map(tl.marks.filter((m) => m.name === 'worker:parsed').map((m) => [m.detail, m.t]));
-  const posted = new Map(tl.marks.filter((m) => m.name === 'worker:posted').map((m) => [m.detail, m.t]));
-  for (const r of tl.res.filter((r) => r.name.endsWith('.safetensors')).sort((a, b) => a.sent - b.sent)) console.log(r.start.toFixed(1), r.sent.toFixed(1), r.first.toFixed(1), r.end.toFixed(1), parsed.get(r.name)?.toFixed(1), posted.get(r.name)?.toFixed(1), r.name.slice(-30));
-}
+if (process.env.DUMP) for (const r of fastest.timeline.res.filter((r) => !r.name.includes('/hub/')).sort((a, b) => a.start - b.start)) console.log(r.start.toFixed(0), r.sent.toFixed(0), r.end.toFixed(0), r.name.replace(/.*:\d+\//, ''));
+if (process.env.DUMP) console.log(fastest.timeline.marks.filter((m) => m.name === 'worker:ready'));
