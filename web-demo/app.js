@@ -65,6 +65,8 @@ function formatPct(x) {
 /** Runs an open (`fn` → Model) as the main model or the compared one; errors never blank the page. */
 async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url = null } = {}) {
   const ticket = ++state.opening;
+  // Marks of this open's steps (viewer:*), for tests/browser/bench-viewer.mjs and the curious.
+  performance.clearMarks();
   performance.mark('viewer:open', { startTime: t0 });
   hideError();
   const prev = document.body.dataset.state;

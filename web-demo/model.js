@@ -46,7 +46,6 @@ export class Header {
 async function openSource(src) {
   const { kind, blob, url, prefetch } = src;
   const h = await opener.run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise;
-  performance.mark('viewer:header-in', { detail: src.name });
   const { metadata, names: joined, nameLengths, ...rest } = h;
   const names = new Array(nameLengths.length);
   let at = 0;
@@ -54,7 +53,6 @@ async function openSource(src) {
   const header = new Header({ ...rest, names, meta: metadata });
   // The shard's rows are built now, while the page waits for the other shards.
   header.rows = headerRows(header);
-  performance.mark('viewer:header-done', { detail: src.name });
   return header;
 }
 

@@ -9,13 +9,12 @@
 // (Imported dynamically: the package initialises its wasm with a top-level await, and a static
 // import would delay the assignment of onmessage below, so that early messages were dropped.)
 const pkg = import('./vendor/safetensors-nano.js');
-pkg.then(() => performance.mark('worker:ready'));
+pkg.then(() => performance.mark('worker:ready')); // (for tests/browser/bench-viewer.mjs)
 
 /** A file's header as columns: one string of all names, typed arrays for the numbers. */
 async function open({ src }) {
   const { SafeTensors } = await pkg;
   const st = src.kind === 'blob' ? await SafeTensors.fromBlob(src.blob) : await SafeTensors.fromUrl(src.url, { prefetch: src.prefetch, fetch: (input, init) => fetch(input, init) });
-  performance.mark('worker:parsed', { detail: src.url ?? null });
   const tensors = st.tensors();
   const n = tensors.length;
   const nameLengths = new Uint32Array(n);
@@ -47,7 +46,6 @@ self.onmessage = async (e) => {
   try {
     const { header, transfer } = await open(m);
     postMessage({ type: 'result', id: m.id, result: header }, transfer);
-    performance.mark('worker:posted', { detail: m.src.url ?? null });
   } catch (err) {
     postMessage({
       type: 'error',

@@ -106,16 +106,9 @@ function report(tl) {
   // Shard requests on the wire (sent, not yet answered), sampled every millisecond.
   let onWire = 0;
   for (let t = firstSent; t < lastEnd; t++) onWire += shards.filter((r) => r.sent <= t && r.end > t).length;
-  // Per shard, from one mark to another (marks carry the shard's URL or name).
-  const between = (a, b) => {
-    const from = new Map(mark(a).map((m) => [m.detail, m.t]));
-    return total(mark(b).map((m) => m.t - (from.get(m.detail) ?? m.t)));
-  };
-  const answered = new Map(shards.map((r) => [r.name, r.end]));
-  const parseAfterAnswer = total(mark('worker:parsed').map((m) => m.t - (answered.get(m.detail) ?? m.t)));
   const lines = [
     [index.first - index.start, 'index: requested → its answer begins'],
-    [index.end - index.first, 'index: its 8.8 MB arrive'],
+    [index.end - index.first, `index: its ${(info.indexBytes / 1e6).toFixed(1)} MB arrive`],
     [at('viewer:index-fetched') - index.end, 'index: bytes handed to the page'],
     [at('viewer:index-parsed') - at('viewer:index-fetched'), 'index: decoded and JSON.parse'],
     [at('viewer:shards-request') - at('viewer:index-parsed'), "index: each shard's header size estimated (the first range)"],
@@ -128,8 +121,6 @@ function report(tl) {
   ];
   console.log('  where the fastest open spent its time (ms from the open, page clock):');
   for (const [ms, what] of lines) console.log(`    ${ms.toFixed(0).padStart(6)}  ${what}`);
-  console.log(`    (overlapped with the requests: worker parse after each answer ${parseAfterAnswer.toFixed(0)} ms summed, with waits for the thread;`);
-  console.log(`     columns and post ${between('worker:parsed', 'worker:posted').toFixed(0)} ms; page, names and rows per header ${between('viewer:header-in', 'viewer:header-done').toFixed(0)} ms)`);
 }
 
 const results = [];
