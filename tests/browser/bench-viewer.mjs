@@ -146,7 +146,9 @@ console.log(`  all tensors listed: fastest ${list[0].toFixed(0)} ms, median ${me
 console.log(`  from navigation (loading the page included): fastest ${sorted('fromNavigation')[0].toFixed(0)} ms, median ${median(sorted('fromNavigation')).toFixed(0)} ms`);
 console.log(`  with the integrity report and side panels: fastest ${ready[0].toFixed(0)} ms, median ${median(ready).toFixed(0)} ms`);
 console.log(`  HTTP/1.1 floor: ${rounds} rounds of requests (the index, then ${info.shards} shards over ${CONNECTIONS} connections) × ${DELAY_MS} ms = ${rounds * DELAY_MS} ms`);
-console.log(`  requests ${fastest.requests} (goal ≤ ${info.shards + 2}), bytes ${fastest.bytes} = ${(fastest.bytes / info.least).toFixed(3)}× the index + headers (goal ≤ 1.1×)`);
+const requests = Math.max(...results.map((r) => r.requests));
+const bytes = Math.max(...results.map((r) => r.bytes));
+console.log(`  requests ${requests} (goal ≤ ${info.shards + 2}), bytes ${bytes} = ${(bytes / info.least).toFixed(3)}× the index + headers (goal ≤ 1.1×), the most of any open`);
 if (opts.profile) report(fastest.timeline);
 if (process.env.DUMP) for (const r of fastest.timeline.res.filter((r) => !r.name.includes('/hub/')).sort((a, b) => a.start - b.start)) console.log(r.start.toFixed(0), r.sent.toFixed(0), r.end.toFixed(0), r.name.replace(/.*:\d+\//, ''));
 if (process.env.DUMP) console.log(fastest.timeline.marks.filter((m) => m.name === 'worker:ready'));
