@@ -107,8 +107,8 @@ export function totalSizeFinding(index, bytes) {
  * name in two shards would be put in two files).
  *
  * (Compared as lists, not looked up by name: the names are new strings,
- * and a lookup of each in an index of a million names costs more than the
- * rest of the open. An index that lists each shard's tensors in data
+ * which a lookup hashes or interns one by one, in a table far larger than
+ * the cache when the index is large. An index that lists each shard's tensors in data
  * order compares in order; one sorted by name, against a header whose
  * tensors are grouped by dtype and sorted by name within a group, sorts
  * as a few runs, which sort merges.)
