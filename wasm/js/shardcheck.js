@@ -34,7 +34,8 @@
  */
 export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
   const map = index?.weight_map ?? null;
-  // Each tensor's first occurrence; later ones are duplicates.
+  // Each tensor's first occurrence: the shard (its position there is
+  // looked up when a finding needs it).
   const where = new Map();
   const inShards = [];
   let bytes = 0;
@@ -44,8 +45,8 @@ export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
     for (let at = 0; at < names.length; at++) {
       const tensor = names[at];
       const seen = where.get(tensor);
-      if (seen === undefined) where.set(tensor, { shard, at });
-      else inShards.push({ kind: 'duplicate', tensor, shard, at, first: seen.shard });
+      if (seen === undefined) where.set(tensor, shard);
+      else inShards.push({ kind: 'duplicate', tensor, shard, at, first: seen });
       if (map !== null && !Object.hasOwn(map, tensor)) inShards.push({ kind: 'unlisted', tensor, shard, at });
     }
   });
@@ -56,17 +57,24 @@ export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
   const shardOf = new Map(shards.map((s, i) => [fileKey(s.name), i]));
   const missingShards = new Set();
   const named = new Set();
-  // (Keys, then each value: Object.entries would build a pair per tensor.)
+  // (Keys, then each value: Object.entries would build a pair per tensor.
+  // Neighbouring entries mostly name one file: its key is looked up once
+  // for the run.)
+  let file;
+  let key;
+  let s;
   for (const tensor of Object.keys(map)) {
-    const file = map[tensor];
-    const key = fileKey(file);
-    named.add(key);
-    const s = shardOf.get(key);
-    if (s === undefined) missingShards.add(file);
-    else if (shards[s].names !== null) {
+    if (map[tensor] !== file || key === undefined) {
+      file = map[tensor];
+      key = fileKey(file);
+      named.add(key);
+      s = shardOf.get(key);
+      if (s === undefined) missingShards.add(file);
+    }
+    if (s !== undefined && shards[s].names !== null) {
       const seen = where.get(tensor);
       if (seen === undefined) findings.push({ kind: 'missing', tensor, file });
-      else if (seen.shard !== s) findings.push({ kind: 'misplaced', tensor, file, shard: seen.shard, at: seen.at });
+      else if (seen !== s) findings.push({ kind: 'misplaced', tensor, file, shard: seen, at: shards[seen].names.indexOf(tensor) });
     }
   }
   findings.push(...inShards);
@@ -74,9 +82,43 @@ export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
   shards.forEach((s, shard) => {
     if (!named.has(fileKey(s.name))) findings.push({ kind: 'unnamedShard', shard });
   });
-  const declared = index.metadata?.total_size;
-  if (declared !== undefined && declared !== null && Number(declared) !== bytes) {
-    findings.push({ kind: 'totalSize', declared, bytes });
-  }
+  const total = totalSizeFinding(index, bytes);
+  if (total !== null) findings.push(total);
   return findings;
+}
+
+/**
+ * @internal The `totalSize` finding when the index's `metadata.total_size`
+ * (when not null) differs from `bytes`, the read shards' data; else null.
+ */
+export function totalSizeFinding(index, bytes) {
+  const declared = index?.metadata?.total_size;
+  if (declared === undefined || declared === null || Number(declared) === bytes) return null;
+  return { kind: 'totalSize', declared, bytes };
+}
+
+/**
+ * @internal Whether one shard's header agrees with the index, looked at
+ * alone (so as it arrives): its `names` are exactly `listed`, the names the
+ * index puts in it (weight_map's own keys). A header's names are distinct
+ * (D1), so equal lists, in order or once both are sorted, are equal sets.
+ * When every shard the index names agrees, the shards match the index's
+ * file names and totalSizeFinding is null, checkShards finds nothing (a
+ * name in two shards would be put in two files).
+ *
+ * (Compared as lists, not looked up by name: the names are new strings,
+ * which a lookup hashes or interns one by one, in a table far larger than
+ * the cache when the index is large. An index that lists each shard's tensors in data
+ * order compares in order; one sorted by name, against a header whose
+ * tensors are grouped by dtype and sorted by name within a group, sorts
+ * as a few runs, which sort merges.)
+ */
+export function shardAgrees(listed, names) {
+  if (names.length !== listed.length) return false;
+  return sameItems(listed, names) || sameItems([...listed].sort(), [...names].sort());
+}
+
+function sameItems(a, b) {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

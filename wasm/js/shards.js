@@ -3,10 +3,10 @@
 
 import { KIND, SafeTensorsError, fail } from './errors.js';
 import { SafeTensors, addCount, emptyCount } from './file.js';
-import { checkShards } from './shardcheck.js';
+import { checkShards, shardAgrees, totalSizeFinding } from './shardcheck.js';
 import { headerLimitOption } from './description.js';
 import { fetchText, httpOptions } from './http.js';
-import { shardHeaderBytes } from './shardsize.js';
+import { indexShards } from './shardsize.js';
 
 async function readIndex(index, signal, fetchFn, headers, http) {
   if (typeof Blob !== 'undefined' && index instanceof Blob) {
@@ -39,20 +39,46 @@ function baseName(s) {
 
 /** A model split into shards, one namespace over all (see index.d.ts). */
 export class ShardedModel {
-  #where;
-  constructor(index, shards, where) {
+  // The index's weight_map as opened, when every header agreed with it:
+  // it says which shard holds a name without a map of all the names.
+  #map;
+  #files;
+  // Name → shard file for the names the weight_map does not lead to (it
+  // may have been changed since), made on the first one.
+  #where = null;
+  // The files whose Tensor objects are made (file.tensors() keeps them):
+  // model.tensor(name) gives the same object every time, and a shard's
+  // objects are made when one of its tensors is first asked for.
+  #made = new Set();
+  constructor(index, shards) {
     this.index = index;
     this.shards = shards;
-    this.#where = where;
+    this.#map = index.weight_map;
+    this.#files = new Map(shards.map(({ name, file }) => [name, file]));
   }
 
   names() {
-    return [...this.#where.keys()];
+    return this.shards.flatMap((s) => s.file.names());
   }
 
   tensor(name) {
-    const file = this.#where.get(name);
-    return file === undefined ? undefined : file.tensor(name);
+    const listed = Object.hasOwn(this.#map, name) ? this.#files.get(this.#map[name]) : undefined;
+    const t = this.#tensorIn(listed, name);
+    if (t !== undefined) return t;
+    if (this.#where === null) {
+      this.#where = new Map();
+      for (const { file } of this.shards) for (const n of file.names()) this.#where.set(n, file);
+    }
+    return this.#tensorIn(this.#where.get(name), name);
+  }
+
+  #tensorIn(file, name) {
+    if (file === undefined) return undefined;
+    if (!this.#made.has(file)) {
+      file.tensors();
+      this.#made.add(file);
+    }
+    return file.tensor(name);
   }
 
   tensors() {
@@ -128,8 +154,9 @@ export async function openSharded(
   // (Checked here too: a bad value fails before anything is fetched.)
   if (headerLimit !== undefined) headerLimitOption(headerLimit);
   const { json, base } = await readIndex(index, signal, fetchFn, headers, { timeout, retries });
-  // The shard file names the index uses → first ranges (IndexInvalid without a weight_map).
-  const wanted = shardHeaderBytes(json);
+  // The shard file names the index uses → first ranges and tensor names
+  // (IndexInvalid without a weight_map).
+  const wanted = indexShards(json);
   const given = new Map();
   for (const s of shards) {
     const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;
@@ -148,30 +175,32 @@ export async function openSharded(
   const unnamed = givenNames.find((name) => !wanted.has(name));
   if (unnamed !== undefined) fail(KIND.IndexMismatch, `shard ${unnamed} is not named by the index`);
   const files = [...wanted.keys()].sort();
+  // Each shard is compared with the index as it arrives, while the others
+  // are still on their way. Only when one disagrees are all compared
+  // together (checkShards), for the error that names the first problem.
+  let agree = true;
   const opened = await mapLimited(files, concurrency, async (f) => {
     const s = given.get(f);
+    let file;
     try {
-      const first = prefetch ?? wanted.get(f);
-      const file =
+      const first = prefetch ?? wanted.get(f).bytes;
+      file =
         typeof s === 'string' || s instanceof URL
           ? await SafeTensors.fromUrl(s, { headers, signal, prefetch: first, headerLimit, fetch: fetchFn, timeout, retries, ifRange })
           : await SafeTensors.fromBlob(s, { signal, headerLimit });
-      return { name: f, file };
     } catch (e) {
       if (e instanceof SafeTensorsError) e.message = `${f}: ${e.message}`;
       throw e;
     }
+    agree &&= shardAgrees(wanted.get(f).names, file.names());
+    return { name: f, file };
   });
-  const found = checkShards(
-    json,
-    opened.map(({ name, file }) => ({ name, names: file.names(), dataBytes: file.fileSize - file.dataOffset })),
-  );
-  failOnFindings(found, opened);
-  // (Through tensors(): each file keeps its Tensor objects, so
-  // model.tensor(name) gives the same object every time.)
-  const where = new Map();
-  for (const { file } of opened) for (const t of file.tensors()) where.set(t.name, file);
-  return new ShardedModel(json, opened, where);
+  const dataBytes = (file) => file.fileSize - file.dataOffset;
+  if (!agree || totalSizeFinding(json, opened.reduce((n, s) => n + dataBytes(s.file), 0)) !== null) {
+    const found = checkShards(json, opened.map(({ name, file }) => ({ name, names: file.names(), dataBytes: dataBytes(file) })));
+    failOnFindings(found, opened);
+  }
+  return new ShardedModel(json, opened);
 }
 
 // Throws openSharded's error for checkShards' findings over the opened

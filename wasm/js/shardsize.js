@@ -26,29 +26,44 @@ const ESCAPED_OR_WIDE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
  * index has no weight_map object or a weight_map value is not a string.
  */
 export function shardHeaderBytes(json) {
+  const first = new Map();
+  for (const [file, { bytes }] of indexShards(json)) first.set(file, bytes);
+  return first;
+}
+
+/**
+ * @internal What the index says of each shard, in one pass over its
+ * weight_map: file name → `{ bytes, names }`, the first range to fetch (as
+ * shardHeaderBytes) and the tensor names the index puts in it, in index
+ * order (what openSharded compares each shard's header with as it arrives).
+ */
+export function indexShards(json) {
   const map = json !== null && typeof json === 'object' ? json.weight_map : undefined;
   if (map === null || typeof map !== 'object' || Array.isArray(map)) {
     fail(KIND.IndexInvalid, 'index has no "weight_map" object (tensor name to shard file name): pass the parsed model.safetensors.index.json');
   }
-  const files = new Map(); // file → [bytes of its tensors' names as JSON, tensors]
+  const files = new Map(); // file → { bytes of its tensors' names as JSON, names }
+  // (Neighbouring entries mostly share a shard: its record is at hand
+  // without a Map lookup. `last` is a string once `shard` is set.)
+  let last;
+  let shard;
   for (const name of Object.keys(map)) {
     const file = map[name];
-    if (typeof file !== 'string') fail(KIND.IndexInvalid, 'weight_map value is not a string', { tensor: name });
+    if (file !== last || shard === undefined) {
+      if (typeof file !== 'string') fail(KIND.IndexInvalid, 'weight_map value is not a string', { tensor: name });
+      shard = files.get(file);
+      if (shard === undefined) files.set(file, (shard = { bytes: 0, names: [] }));
+      last = file;
+    }
     // Bytes of the name as a JSON string: for printable ASCII without `"`
     // or `\` (almost every name) its length and the quotes.
-    const bytes = ESCAPED_OR_WIDE.test(name) ? encoder.encode(JSON.stringify(name)).length : name.length + 2;
-    const sum = files.get(file);
-    if (sum === undefined) files.set(file, [bytes, 1]);
-    else {
-      sum[0] += bytes;
-      sum[1] += 1;
-    }
+    shard.bytes += ESCAPED_OR_WIDE.test(name) ? encoder.encode(JSON.stringify(name)).length : name.length + 2;
+    shard.names.push(name);
   }
   const total = Number(json.metadata?.total_size);
   // Offsets of a shard twice the mean size; 12 digits (a TB) without total_size.
   const offsetDigits = Number.isSafeInteger(total) && total > 0 ? String(Math.ceil((2 * total) / files.size)).length : 12;
   const perEntry = ENTRY_SYNTAX + 2 * offsetDigits;
-  const first = new Map();
-  for (const [file, [nameBytes, tensors]] of files) first.set(file, 8 + HEADER_MARGIN + nameBytes + tensors * perEntry);
-  return first;
+  for (const shard of files.values()) shard.bytes = 8 + HEADER_MARGIN + shard.bytes + shard.names.length * perEntry;
+  return files;
 }

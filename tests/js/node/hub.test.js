@@ -14,8 +14,16 @@ import { deepSeekLike, minimumBytes, virtualFiles } from '../lib/hub.js';
 const model = deepSeekLike();
 let server;
 
+// The same index with its weight_map sorted by name, as transformers
+// writes it: each shard's tensors in another order than its header's.
+const sorted = new TextEncoder().encode(
+  JSON.stringify({ ...model.index, weight_map: Object.fromEntries(Object.entries(model.index.weight_map).sort(([a], [b]) => (a < b ? -1 : 1))) }),
+);
+
 before(async () => {
-  server = await startServer({ root: scratch('stn-hub-'), virtual: virtualFiles(model).files, delay: 30 });
+  const { files } = virtualFiles(model);
+  files.set('/hub/sorted.index.json', { size: BigInt(sorted.length), read: (start, end) => sorted.subarray(Number(start), Number(end)) });
+  server = await startServer({ root: scratch('stn-hub-'), virtual: files, delay: 30 });
 });
 after(() => server.close());
 
@@ -47,4 +55,13 @@ test('an explicit prefetch is used as given', async () => {
   // A first range of 64 KiB leaves the longer headers a second request.
   const long = model.shards.filter((s) => s.header.length > 65536).length;
   assert.equal(server.requests.length, 1 + model.shards.length + long);
+});
+
+test('an index sorted by name opens the same model', async () => {
+  server.requests.length = 0;
+  const m = await openSharded(`${server.url}/hub/sorted.index.json`);
+  assert.equal(m.names().length, 91_990);
+  assert.equal(m.names()[0], 'model.embed_tokens.weight');
+  assert.equal(m.tensor('model.layers.60.mlp.experts.255.down_proj.weight_scale_inv').dtype, 'F32');
+  assert.equal(server.requests.length, 1 + model.shards.length);
 });

@@ -98,6 +98,11 @@ test('openSharded fails with the first finding, worded as before', async () => {
   // Shard-order first: a problem in the first shard wins over an earlier index entry.
   assert.deepEqual(await error(index({ c: A, a: B, b: A })), ['IndexMismatch', `the index puts it in ${B}, it is in ${A} (tensor "a")`]);
   assert.deepEqual(await error(index({ ghost: A, c: B, b: A })), ['IndexMismatch', `in ${A} but not in the index (tensor "a")`]);
+  // Each shard's names against the index's, in any order: the index may
+  // list them otherwise than the headers do (sorted by name, as the Hub's).
+  assert.equal(await error(index({ c: B, b: A, a: A }, { total_size: 16 })), null);
+  // Two tensors swapped between shards leave every shard its count of names.
+  assert.deepEqual(await error(index({ a: A, c: A, b: B })), ['IndexMismatch', `the index puts it in ${B}, it is in ${A} (tensor "b")`]);
   // File names, before any shard is opened.
   assert.deepEqual(await error(index({ a: A, b: A, c: B, z: 'z.safetensors', y: 'y.safetensors' })), ['ShardMissing', 'shard y.safetensors named by the index was not given']);
   assert.deepEqual(await error(index({ a: A, b: A }), files()), ['IndexMismatch', `shard ${B} is not named by the index`]);
@@ -152,6 +157,11 @@ test('shardHeaderBytes of an index without a weight_map object is IndexInvalid, 
     assert.throws(() => shardHeaderBytes(index), invalid, JSON.stringify(index));
   }
   assert.throws(() => shardHeaderBytes({ weight_map: { a: 3 } }), invalid);
+  // Whichever entry it is: the first, or one after others of a shard.
+  for (const weight_map of [{ a: undefined }, { a: null }, { a: 'x', b: 'x', c: null }, { a: 'x', b: undefined }]) {
+    const bad = Object.keys(weight_map).at(-1);
+    assert.throws(() => shardHeaderBytes({ weight_map }), (e) => invalid(e) && e.tensor === bad, JSON.stringify(weight_map));
+  }
   await assert.rejects(openSharded({ metadata: {} }, []), invalid);
   assert.deepEqual([...shardHeaderBytes({ weight_map: { a: 'x.safetensors' } }).keys()], ['x.safetensors']);
 });

@@ -63,6 +63,24 @@ test('openSharded with an index File and shard Files', async () => {
   assert.ok(model.bytesRead > 0);
 });
 
+test('model.tensor gives one object a name, the one tensors() lists, also once the index is changed', async () => {
+  const idx = structuredClone(index);
+  const model = await openSharded(idx, files());
+  const t = model.tensor('head.bias');
+  assert.equal(model.tensor('head.bias'), t);
+  assert.equal(model.tensors().find((x) => x.name === 'head.bias'), t);
+  // The index lists each tensor's shard; changed after the open, it does
+  // not change what the model holds.
+  idx.weight_map['head.bias'] = names[0];
+  delete idx.weight_map['layers.0.w'];
+  idx.weight_map.ghost = names[1];
+  assert.equal(model.tensor('head.bias'), t);
+  assert.deepEqual([...(await model.tensor('layers.0.w').readFloat32())], [1, -2]);
+  assert.equal(model.tensor('ghost'), undefined);
+  assert.equal(model.tensor('constructor'), undefined);
+  assert.deepEqual(model.names(), ['embed.weight', 'layers.0.w', 'layers.1.w', 'head.bias']);
+});
+
 test('openSharded takes the index as an object or as JSON text', async () => {
   check(await openSharded(index, files()));
   check(await openSharded(JSON.stringify(index), files()));
