@@ -32,7 +32,8 @@ pub(crate) struct Corrected {
     /// Added to a code (wrapping) and masked with `index_mask`: its index in
     /// the corrections (16 and above: none).
     pub(crate) offset: u8,
-    /// `0x7F` for signed formats (both signs share a correction), `0xFF`.
+    /// `0x7F` for signed formats (both signs share a correction), else
+    /// `0xFF`.
     pub(crate) index_mask: u8,
     /// The corrections' low bytes, by index.
     pub(crate) low: [u8; 16],

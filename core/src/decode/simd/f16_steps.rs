@@ -1,7 +1,8 @@
 //! `F16` to `f32` in two steps, the first on the 16-bit words (eight per
 //! `v128`), the second on 32-bit lanes:
 //! - the word's magnitude says whether it is infinity or NaN: those get
-//!   [`special`] bits, kept in the low half of the lane beside the word;
+//!   [`SPECIAL`] bits (and NaN [`QUIET`]), kept in the low half of the
+//!   lane beside the word;
 //! - the word's exponent and mantissa, shifted into an `f32`'s places with
 //!   its sign, are that `f32` with bias 15 instead of 127: one exact
 //!   multiplication by 2^112 gives the value, subnormals included (their
@@ -11,9 +12,10 @@
 //!   payload kept, as `half`, the scalar spec, decodes it).
 //!
 //! Why: a handful of lane operations per four words, with no select. An
-//! `f32` subnormal operand costs x86 a slow assist when it is rare among
-//! normal ones (weights have few `F16` subnormals); avoiding it costs more
-//! on every word than the assists cost on weights.
+//! `f32` subnormal operand costs x86 a slow assist when such operands are
+//! sparse among normal ones; avoiding them costs more on every word than
+//! the assists cost on weights (few `F16` subnormals), though data with a
+//! sprinkling of subnormals decodes slower.
 
 /// A word's magnitude bits.
 pub(super) const MAGNITUDE: u16 = 0x7FFF;
