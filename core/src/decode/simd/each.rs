@@ -1,41 +1,83 @@
-//! The bulk loops where the build names no vector instructions: the lane
-//! tricks on one `u32` per element. Builds without wasm SIMD128 decode
-//! through the scalar spec instead (`mode::VECTOR_DECODE`); these loops are
-//! how the tests check the tricks, which the npm reader runs on `v128`,
+//! The bulk loops where the build names no vector instructions: the steps
+//! of the wasm SIMD128 decoders (`wasm`), one element at a time. Builds
+//! without wasm SIMD128 decode through the scalar spec instead
+//! (`mode::VECTOR_DECODE`); these loops are how the tests check the steps
 //! against it on every target.
 
-use super::bf16::bf16;
-use super::rebias::{Rebias, F16};
+use super::corrected::Corrected;
+use super::f16_steps;
 
 /// A format of up to 8 bits, as [`decode_bytes`] takes it.
-pub(crate) type ByteFormat = Rebias;
+pub(crate) type ByteFormat = Corrected;
 
-/// `BF16`: two bytes per element.
+/// `BF16`: two bytes per element. The top half of an `f32`: only a NaN
+/// gets its quiet bit, as `half` (the scalar spec) decodes it.
 #[inline(never)]
 pub(crate) fn decode_bf16(bytes: &[u8], out: &mut [f32]) {
-    halves(bytes, out, bf16::<u32>);
+    halves(bytes, out, |h| {
+        let quiet = if h & 0x7FFF > 0x7F80 { 0x0040 } else { 0 };
+        u32::from(h | quiet) << 16
+    });
 }
 
-/// `F16`: two bytes per element.
+/// `F16`: two bytes per element ([`f16_steps`]).
 #[inline(never)]
 pub(crate) fn decode_f16(bytes: &[u8], out: &mut [f32]) {
-    halves(bytes, out, |x: u32| F16.apply(x));
+    halves(bytes, out, |h| {
+        f16_value(u32::from(h) << 16 | u32::from(f16_special(h)))
+    });
+}
+
+/// The 16-bit step of [`f16_steps`]: the bits ORed into the top half of
+/// the decoded `f32` of word `h` (0 for finite words).
+fn f16_special(h: u16) -> u16 {
+    let magnitude = h & f16_steps::MAGNITUDE;
+    if magnitude > f16_steps::INFINITY {
+        f16_steps::SPECIAL | f16_steps::QUIET
+    } else if magnitude == f16_steps::INFINITY {
+        f16_steps::SPECIAL
+    } else {
+        0
+    }
+}
+
+/// The 32-bit step of [`f16_steps`] on one lane: `h << 16 | f16_special(h)`.
+#[allow(clippy::cast_possible_wrap, clippy::cast_sign_loss)]
+fn f16_value(lane: u32) -> u32 {
+    let moved = ((lane as i32) >> f16_steps::SHIFT) as u32 & f16_steps::MOVED;
+    (f32::from_bits(moved) * f16_steps::SCALE).to_bits() | lane << 16
 }
 
 /// An 8-bit format: one byte per element (the code at the byte's top).
 #[inline(never)]
-pub(crate) fn decode_bytes(format: &Rebias, bytes: &[u8], out: &mut [f32]) {
+pub(crate) fn decode_bytes(format: &Corrected, bytes: &[u8], out: &mut [f32]) {
     for (o, &b) in out.iter_mut().zip(bytes) {
-        *o = f32::from_bits(format.apply(u32::from(b) << 24));
+        *o = f32::from_bits(u32::from(corrected(format, b)) << 16);
     }
 }
 
-/// `trick` on every little-endian `u16` of `bytes`, put at the top of a lane.
+/// [`Corrected`]'s steps on one code (`lane`: the code at the byte's top):
+/// the top half of its `f32`.
+fn corrected(format: &Corrected, lane: u8) -> u16 {
+    let index = usize::from(lane.wrapping_add(format.offset) & format.index_mask);
+    let fix = match (format.low.get(index), format.high.get(index)) {
+        (Some(&lo), Some(&hi)) => u16::from_le_bytes([lo, hi]),
+        _ => 0,
+    };
+    let value = format.shifted(lane).wrapping_add(fix);
+    if u16::from(lane) << 8 == format.odd_lane {
+        value | format.odd_bits
+    } else {
+        value
+    }
+}
+
+/// `bits` of every little-endian `u16` of `bytes`.
 #[inline(always)]
-fn halves(bytes: &[u8], out: &mut [f32], trick: impl Fn(u32) -> u32) {
+fn halves(bytes: &[u8], out: &mut [f32], bits: impl Fn(u16) -> u32) {
     for (o, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
         if let &[lo, hi] = pair {
-            *o = f32::from_bits(trick(u32::from(u16::from_le_bytes([lo, hi])) << 16));
+            *o = f32::from_bits(bits(u16::from_le_bytes([lo, hi])));
         }
     }
 }

@@ -1,25 +1,24 @@
 //! The bulk decoders of [`decode_f32_into`](super::decode_f32_into) for
 //! `F16`, `BF16`, the 8-bit floats and the packed `F6`s and `F4`: the same
 //! bits as the scalar decoders ([`layout`](super::layout)'s tables and
-//! `half`, which stay the spec: tests compare every code), computed four
-//! lanes at a time with no branch and no table.
+//! `half`, which stay the spec: tests compare every code), computed many
+//! lanes at a time with no branch and no per-element load.
 //!
-//! - [`lanes`]: the lane type the tricks are written against (wasm SIMD128
-//!   in the npm package's reader; elsewhere plain arrays the optimiser
-//!   vectorises).
-//! - [`bf16`]: `BF16` → `f32` is a shift (and a quiet bit for NaN).
-//! - [`rebias`]: every other format, by moving its bits into an `f32`'s
-//!   places and one multiplication.
-//! - here: the block loops, and the unpacking of `F4` and `F6` codes into
-//!   one byte each.
+//! - [`corrected`]: the 8-bit floats in two integer steps on 16-bit lanes.
+//! - [`f16_steps`]: `F16` in a step on 16-bit words and one multiplication.
+//! - `wasm`: the decoders of the npm package's reader on wasm SIMD128
+//!   (`BF16` is a shift, and a quiet bit for NaN, besides the two above).
+//! - `each`: elsewhere, the same steps one element at a time, which the
+//!   tests compare with the scalar spec.
+//! - here: the unpacking of `F4` and `F6` codes into one byte each, as the
+//!   `F8_E4M3` code of the same value (every `F4` and `F6` value is one).
 
-mod bf16;
-pub(crate) mod lanes;
-mod rebias;
+mod corrected;
+mod f16_steps;
 // The bulk loops: wasm SIMD128 where the build enables it, else the same
-// tricks on one `u32` lane per element (which the tests compare with the
-// scalar spec everywhere; `mode::VECTOR_DECODE` says which builds decode
-// through them).
+// steps one element at a time (which the tests compare with the scalar
+// spec everywhere; `mode::VECTOR_DECODE` says which builds decode through
+// them).
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 mod each;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -31,8 +30,8 @@ pub(super) use each::{decode_bf16, decode_bytes, decode_f16, ByteFormat};
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub(super) use wasm::{decode_bf16, decode_bytes, decode_f16, ByteFormat};
 
-use crate::decode::layout::format_of;
-use crate::dtype::Dtype;
+use crate::decode::layout::{f32_bits, format_of};
+use crate::dtype::{Dtype, FloatFormat};
 
 // The formats of up to 8 bits.
 pub(crate) static F8_E5M2: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E5M2));
@@ -40,67 +39,80 @@ pub(crate) static F8_E4M3: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F
 pub(crate) static F8_E8M0: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E8M0));
 pub(crate) static F8_E4M3FNUZ: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E4M3FNUZ));
 pub(crate) static F8_E5M2FNUZ: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E5M2FNUZ));
-pub(crate) static F6_E2M3: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F6_E2M3));
-pub(crate) static F6_E3M2: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F6_E3M2));
-pub(crate) static F4: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F4));
+
+// The packed formats' codes as `F8_E4M3` codes of the same values.
+pub(crate) static F6_E2M3: [u8; 64] = as_e4m3(format_of(Dtype::F6_E2M3));
+pub(crate) static F6_E3M2: [u8; 64] = as_e4m3(format_of(Dtype::F6_E3M2));
+static F4: [u8; 16] = as_e4m3(format_of(Dtype::F4));
+
+/// The `F8_E4M3` code of each code `0..N` of `format` (at compile time: it
+/// runs in `static` initialisers, and fails to compile if a value has no
+/// `F8_E4M3` code).
+#[allow(
+    clippy::arithmetic_side_effects,
+    clippy::cast_possible_truncation,
+    clippy::indexing_slicing
+)]
+const fn as_e4m3<const N: usize>(format: FloatFormat) -> [u8; N] {
+    let e4m3 = format_of(Dtype::F8_E4M3);
+    let mut out = [0u8; N];
+    let mut code = 0;
+    while code < N {
+        let want = f32_bits(format, code as u32);
+        assert!(want.is_some(), "a code of the format is not an f32");
+        let mut c = 0;
+        while !matches!((f32_bits(e4m3, c), want), (Some(a), Some(b)) if a == b) {
+            c += 1;
+            assert!(c < 256, "a value has no F8_E4M3 code");
+        }
+        out[code] = c as u8;
+        code += 1;
+    }
+    out
+}
 
 /// `F4`: two codes per byte, the first in the low nibble.
 pub(super) fn decode_f4(bytes: &[u8], out: &mut [f32]) {
-    decode_packed(&F4, STRETCH / 2, nibbles, bytes, out);
+    decode_packed(&F4, 4, bytes, out);
 }
 
-/// An `F6`: four codes per three bytes.
-pub(super) fn decode_f6(format: &ByteFormat, bytes: &[u8], out: &mut [f32]) {
-    decode_packed(format, STRETCH / 4 * 3, sixes, bytes, out);
+/// An `F6` (`codes`: its codes as `F8_E4M3` codes): four codes per three
+/// bytes.
+pub(super) fn decode_f6(codes: &[u8; 64], bytes: &[u8], out: &mut [f32]) {
+    decode_packed(codes, 6, bytes, out);
 }
 
-/// A packed format: unpacked `stretch_bytes` (the bytes of `STRETCH`
-/// codes) at a time into one code per byte (`unpack`), then decoded as
-/// 8-bit codes.
+/// A packed format of `bits`-bit codes (`codes`: them as `F8_E4M3` codes):
+/// unpacked `STRETCH` codes at a time into one `F8_E4M3` code per byte,
+/// then decoded as those.
 #[inline(never)]
-fn decode_packed(
-    format: &ByteFormat,
-    stretch_bytes: usize,
-    unpack: fn(&[u8], &mut [u8]),
-    bytes: &[u8],
-    out: &mut [f32],
-) {
+#[allow(clippy::arithmetic_side_effects)] // `bits` is 4 or 6
+fn decode_packed(codes: &[u8], bits: usize, bytes: &[u8], out: &mut [f32]) {
+    let stretch_bytes = STRETCH * bits / 8;
     for (packed, out) in bytes.chunks(stretch_bytes).zip(out.chunks_mut(STRETCH)) {
-        let mut codes = [0u8; STRETCH];
-        unpack(packed, &mut codes);
-        decode_bytes(format, codes.get(..out.len()).unwrap_or(&[]), out);
+        let mut unpacked = [0u8; STRETCH];
+        let unpacked = unpacked.get_mut(..out.len()).unwrap_or(&mut []);
+        unpack(codes, bits, packed, unpacked);
+        decode_bytes(&F8_E4M3, unpacked, out);
     }
 }
 
 /// How many `F4` or `F6` codes are unpacked at a time (on the stack).
 const STRETCH: usize = 256;
 
-/// `F4` codes, each at the top of a byte: the low nibble first
-/// (docs/format.md, packing-f4).
-fn nibbles(mut packed: &[u8], mut codes: &mut [u8]) {
-    while let (Some((&[b], rest)), Some(([first, second], more))) = (
-        packed.split_first_chunk::<1>(),
-        core::mem::take(&mut codes).split_first_chunk_mut::<2>(),
-    ) {
-        *first = b << 4;
-        *second = b & 0xF0;
-        (packed, codes) = (rest, more);
-    }
-}
-
-/// `F6` codes, each at the top of a byte: element `i` of three bytes is
-/// bits `6i..6i+5` of `b0 | b1 << 8 | b2 << 16` (docs/format.md,
-/// packing-f6).
-fn sixes(mut packed: &[u8], mut codes: &mut [u8]) {
-    while let (Some((&[b0, b1, b2], rest)), Some(([e0, e1, e2, e3], more))) = (
-        packed.split_first_chunk::<3>(),
-        core::mem::take(&mut codes).split_first_chunk_mut::<4>(),
-    ) {
-        *e0 = b0 << 2;
-        *e1 = ((b0 >> 4) & 0x0C) | (b1 << 4);
-        *e2 = ((b1 >> 2) & 0x3C) | (b2 << 6);
-        *e3 = b2 & 0xFC;
-        (packed, codes) = (rest, more);
+/// Code `i` of `packed` is bits `bits·i ..` of it read as one
+/// little-endian integer (docs/format.md, packing-f4 and packing-f6: the
+/// first `F4` in the low nibble; element `i` of three `F6` bytes is bits
+/// `6i..6i+5` of `b0 | b1 << 8 | b2 << 16`); each is written as
+/// `codes[code]`.
+#[allow(clippy::arithmetic_side_effects)] // `bits` is 4 or 6, `i` below `STRETCH`
+fn unpack(codes: &[u8], bits: usize, packed: &[u8], out: &mut [u8]) {
+    let mask = (1u16 << bits) - 1;
+    for (i, o) in out.iter_mut().enumerate() {
+        let at = i * bits;
+        let byte = |k: usize| packed.get(at / 8 + k).copied().unwrap_or(0);
+        let code = (u16::from_le_bytes([byte(0), byte(1)]) >> (at % 8)) & mask;
+        *o = codes.get(usize::from(code)).copied().unwrap_or(0);
     }
 }
 

@@ -1,76 +1,24 @@
 //! The bulk decoders on wasm SIMD128, for builds that enable it (the npm
-//! package's reader: `scripts/build-package.sh`): [`Lane`] on `v128` (each
-//! operation one instruction), the spreads that put 16 loaded bytes at the
-//! tops of lanes (one shuffle per vector), and the block loops. Written for
-//! the reader's size-first build (no loop vectoriser, no unrolling): one
-//! loop per decoder, its body straight-line.
+//! package's reader: `scripts/build-package.sh`): the spreads that put
+//! loaded words at the tops of lanes (one shuffle per vector), the steps of
+//! each format on `v128`s, and the block loops. Written for the reader's
+//! size-first build (no loop vectoriser, no unrolling): one loop per
+//! decoder, its body straight-line (`BF16`'s over 32 bytes: its steps are
+//! so few that the loop's own would be a fair share of 16).
+//!
+//! Comparisons of magnitudes take a mask the optimiser cannot see through
+//! (`opaque_magnitude`): knowing both sides non-negative, it would turn a
+//! signed 16-bit comparison (one x86 instruction) into an unsigned one,
+//! which SSE lacks (four).
 
 use core::arch::wasm32::{
-    f32x4_convert_i32x4, f32x4_gt, f32x4_mul, f32x4_ne, f32x4_splat, i16x8_add, i16x8_eq, i16x8_gt,
-    i16x8_mul, i16x8_shuffle, i32x4_add, i32x4_eq, i8x16_shuffle, i8x16_swizzle, u16x8_shr,
-    u16x8_splat, u32x4_shr, u32x4_splat, v128, v128_and, v128_bitselect, v128_or,
+    f32x4_mul, f32x4_splat, i16x8_add, i16x8_eq, i16x8_gt, i16x8_shr, i16x8_shuffle, i32x4_shl,
+    i32x4_shr, i8x16_add, i8x16_shuffle, i8x16_swizzle, u16x8_splat, u32x4_splat, u8x16_splat,
+    v128, v128_and, v128_or,
 };
 
-use super::bf16::bf16;
-use super::lanes::Lane;
-use super::rebias::{Rebias, F16};
-use crate::decode::layout::f32_bits;
-use crate::dtype::FloatFormat;
-
-impl Lane for v128 {
-    #[inline(always)]
-    fn splat(x: u32) -> Self {
-        u32x4_splat(x)
-    }
-    #[inline(always)]
-    fn and(self, other: Self) -> Self {
-        v128_and(self, other)
-    }
-    #[inline(always)]
-    fn or(self, other: Self) -> Self {
-        v128_or(self, other)
-    }
-    #[inline(always)]
-    fn shr(self, n: u32) -> Self {
-        u32x4_shr(self, n)
-    }
-    #[inline(always)]
-    fn nan(self) -> Self {
-        f32x4_ne(self, self)
-    }
-    #[inline(always)]
-    fn above(self, other: Self) -> Self {
-        f32x4_gt(self, other)
-    }
-    #[inline(always)]
-    fn eq(self, other: Self) -> Self {
-        i32x4_eq(self, other)
-    }
-    #[inline(always)]
-    fn select(mask: Self, a: Self, b: Self) -> Self {
-        v128_bitselect(a, b, mask)
-    }
-    #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        i32x4_add(self, other)
-    }
-    #[inline(always)]
-    fn int_times(self, scale: f32) -> Self {
-        f32x4_mul(f32x4_convert_i32x4(self), f32x4_splat(scale))
-    }
-}
-
-/// Each little-endian `u16` of `block` at the top of a lane (`h << 16`):
-/// interleaved with zeros (one instruction each on x86 and Arm).
-#[inline(always)]
-fn spread_halves(block: [u8; 16]) -> [v128; 2] {
-    let v: v128 = bytemuck::cast(block);
-    let zero = u32x4_splat(0);
-    [
-        i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(zero, v),
-        i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(zero, v),
-    ]
-}
+use super::corrected::Corrected;
+use super::f16_steps;
 
 /// The lanes as four `f32`s.
 #[inline(always)]
@@ -78,180 +26,181 @@ fn to_f32s(v: v128) -> [f32; 4] {
     bytemuck::cast(v)
 }
 
-/// `BF16`: two bytes per element.
-#[inline(never)]
-pub(crate) fn decode_bf16(bytes: &[u8], out: &mut [f32]) {
-    blocks(bytes, out, |block: &[u8; 16], out: &mut [f32; 8]| {
-        let [lo, hi] = bytemuck::cast_mut::<_, [[f32; 4]; 2]>(out);
-        let [a, b] = spread_halves(*block);
-        *lo = to_f32s(bf16(a));
-        *hi = to_f32s(bf16(b));
-    });
+/// `0x7FFF` in every 16-bit lane, as a value the optimiser does not know.
+#[inline(always)]
+fn opaque_magnitude() -> v128 {
+    core::hint::black_box(u16x8_splat(f16_steps::MAGNITUDE))
 }
 
-/// `F16`: two bytes per element (both halves written out: the size-first
-/// build would keep a two-step loop, which costs F16 a third of its
-/// speed).
+/// Each of the eight words of `v` at the top of a lane, `low`'s beside it.
+#[inline(always)]
+fn spread(low: v128, v: v128) -> [v128; 2] {
+    [
+        i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(low, v),
+        i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(low, v),
+    ]
+}
+
+/// `BF16`: two bytes per element, sixteen at a time. The top half of an
+/// `f32`: a NaN gets its quiet bit (as `half`, the scalar spec, decodes
+/// it) while still 16 bits wide, then each word goes to the top of a lane.
+#[inline(never)]
+pub(crate) fn decode_bf16(bytes: &[u8], out: &mut [f32]) {
+    let magnitude = opaque_magnitude();
+    let quiet = |v: v128| {
+        let nan = i16x8_gt(v128_and(v, magnitude), u16x8_splat(0x7F80));
+        v128_or(v, v128_and(nan, u16x8_splat(f16_steps::QUIET)))
+    };
+    let step = |block: &[u8; 32], out: &mut [f32; 16]| {
+        let [a, b, c, d] = bytemuck::cast_mut::<_, [[f32; 4]; 4]>(out);
+        let [v, w]: [v128; 2] = bytemuck::cast(*block);
+        let zero = u32x4_splat(0);
+        let ([x0, x1], [x2, x3]) = (spread(zero, quiet(v)), spread(zero, quiet(w)));
+        (*a, *b, *c, *d) = (to_f32s(x0), to_f32s(x1), to_f32s(x2), to_f32s(x3));
+    };
+    blocks(bytes, out, step, &decode_bf16);
+}
+
+/// `F16`: two bytes per element, eight at a time ([`f16_steps`]'s steps).
 #[inline(never)]
 pub(crate) fn decode_f16(bytes: &[u8], out: &mut [f32]) {
-    blocks(bytes, out, |block: &[u8; 16], out: &mut [f32; 8]| {
-        let [lo, hi] = bytemuck::cast_mut::<_, [[f32; 4]; 2]>(out);
-        let [a, b] = spread_halves(*block);
-        *lo = to_f32s(F16.apply(a));
-        *hi = to_f32s(F16.apply(b));
-    });
+    let magnitude = opaque_magnitude();
+    let step = |block: &[u8; 16], out: &mut [f32; 8]| {
+        let [a, b] = bytemuck::cast_mut::<_, [[f32; 4]; 2]>(out);
+        let v: v128 = bytemuck::cast(*block);
+        // The 16-bit step: infinity's and NaN's bits.
+        let abs = v128_and(v, magnitude);
+        let special = i16x8_gt(abs, u16x8_splat(f16_steps::INFINITY - 1));
+        let nan = i16x8_gt(abs, u16x8_splat(f16_steps::INFINITY));
+        let bits = v128_or(
+            v128_and(special, u16x8_splat(f16_steps::SPECIAL)),
+            v128_and(nan, u16x8_splat(f16_steps::QUIET)),
+        );
+        let [x0, x1] = spread(bits, v);
+        (*a, *b) = (to_f32s(f16_value(x0)), to_f32s(f16_value(x1)));
+    };
+    blocks(bytes, out, step, &decode_f16);
+}
+
+/// [`f16_steps::value`] on four lanes.
+#[inline(always)]
+fn f16_value(x: v128) -> v128 {
+    let moved = v128_and(
+        i32x4_shr(x, f16_steps::SHIFT),
+        u32x4_splat(f16_steps::MOVED),
+    );
+    v128_or(
+        f32x4_mul(moved, f32x4_splat(f16_steps::SCALE)),
+        i32x4_shl(x, 16),
+    )
 }
 
 /// An 8-bit format: one byte per element (the code at the byte's top),
-/// sixteen at a time: each code at the top of a 16-bit lane, decoded to
-/// the top half of its `f32` there ([`Narrow::apply`]), each half then at
-/// the top of a 32-bit lane (the interleaves are one instruction each on
-/// x86 and Arm).
+/// sixteen at a time: [`Corrected`]'s steps on each code at the top of a
+/// 16-bit lane, the corrections looked up for all sixteen at once; each
+/// top half then at the top of a 32-bit lane (the interleaves are one
+/// instruction each on x86 and Arm).
 #[inline(never)]
-pub(crate) fn decode_bytes(narrow: &Narrow, bytes: &[u8], out: &mut [f32]) {
-    blocks(bytes, out, |block: &[u8; 16], out: &mut [f32; 16]| {
-        let quarters = bytemuck::cast_mut::<_, [[f32; 4]; 4]>(out);
+pub(crate) fn decode_bytes(format: &Corrected, bytes: &[u8], out: &mut [f32]) {
+    let f = *format;
+    let steps = Steps {
+        shift: f.shift,
+        keep: u16x8_splat(f.keep),
+        rebias: u16x8_splat(f.rebias),
+        odd_lane: u16x8_splat(f.odd_lane),
+        odd_bits: u16x8_splat(f.odd_bits),
+    };
+    let (offset, index_mask) = (u8x16_splat(f.offset), u8x16_splat(f.index_mask));
+    let low: v128 = bytemuck::cast(f.low);
+    let high: v128 = bytemuck::cast(f.high);
+    let step = |block: &[u8; 16], out: &mut [f32; 16]| {
+        let [a, b, c, d] = bytemuck::cast_mut::<_, [[f32; 4]; 4]>(out);
         let v: v128 = bytemuck::cast(*block);
+        let index = v128_and(i8x16_add(v, offset), index_mask);
+        let (fix_low, fix_high) = (i8x16_swizzle(low, index), i8x16_swizzle(high, index));
         let zero = u32x4_splat(0);
-        let codes = [
-            i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(zero, v),
-            i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(zero, v),
-        ];
-        for (pair, x) in quarters.chunks_exact_mut(2).zip(codes) {
-            let halves = narrow.apply(x);
-            if let [lo, hi] = pair {
-                *lo = to_f32s(i16x8_shuffle::<0, 8, 1, 9, 2, 10, 3, 11>(zero, halves));
-                *hi = to_f32s(i16x8_shuffle::<4, 12, 5, 13, 6, 14, 7, 15>(zero, halves));
-            }
-        }
+        let [codes_0, codes_1] = spread_bytes(zero, v);
+        let [fixes_0, fixes_1] = spread_bytes(fix_low, fix_high);
+        let [x0, x1] = spread(zero, steps.apply(codes_0, fixes_0));
+        let [x2, x3] = spread(zero, steps.apply(codes_1, fixes_1));
+        (*a, *b, *c, *d) = (to_f32s(x0), to_f32s(x1), to_f32s(x2), to_f32s(x3));
+    };
+    blocks(bytes, out, step, &|bytes, out| {
+        decode_bytes(format, bytes, out)
     });
 }
 
-/// A format of up to 8 bits, as [`decode_bytes`] takes it.
-pub(crate) type ByteFormat = Narrow;
-
-/// A format of up to 8 bits on the top halves of lanes: every value of
-/// such a format is a `BF16` (the top half of its `f32`), so eight codes
-/// decode at a time, through the top halves of [`Rebias`]'s constants.
-/// Codes with exponent field 0 (zero, the subnormals, `F8_E8M0`'s
-/// 2^−127) are looked up in a table of eight (one swizzle) instead of
-/// converted.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Narrow {
-    sign: u16,
-    shift: u16,
-    rebias: u16,
-    /// The top halves of the `f32`s of exponent field 0 and mantissa 0..8.
-    low: [u16; 8],
-    /// How far a moved magnitude shifts right to its mantissa alone.
-    low_shift: u16,
-    nan_above: u16,
-    infinity: u16,
-    odd_lane: u16,
-    odd_bits: u16,
+/// Each of the sixteen bytes of `v` at the top of a 16-bit lane, `low`'s
+/// beside it.
+#[inline(always)]
+fn spread_bytes(low: v128, v: v128) -> [v128; 2] {
+    [
+        i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(low, v),
+        i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(low, v),
+    ]
 }
 
-/// The top half of the `f32` of the code with exponent field 0 and
-/// mantissa `i` (0 past the format's mantissas).
-#[allow(clippy::cast_possible_truncation)]
-const fn low_half(format: FloatFormat, i: u32) -> u16 {
-    if i >= 1 << format.mantissa_bits {
-        return 0;
-    }
-    match f32_bits(format, i) {
-        Some(bits) => (bits >> 16) as u16,
-        None => 0,
-    }
+/// [`Corrected`]'s lane constants, splatted once per call.
+#[derive(Clone, Copy)]
+struct Steps {
+    shift: u32,
+    keep: v128,
+    rebias: v128,
+    odd_lane: v128,
+    odd_bits: v128,
 }
 
-// Evaluated at compile time (in `static`s), on formats of up to 8 bits.
-#[allow(clippy::cast_possible_truncation, clippy::arithmetic_side_effects)]
-impl Narrow {
-    /// The constants of `format`, up to 8 bits wide.
-    pub(crate) const fn for_bytes(format: FloatFormat) -> Self {
-        let r = Rebias::new(format, false);
-        let f = format;
-        Narrow {
-            sign: (r.sign >> 16) as u16,
-            shift: r.shift as u16,
-            rebias: (r.rebias >> 16) as u16,
-            low: [
-                low_half(f, 0),
-                low_half(f, 1),
-                low_half(f, 2),
-                low_half(f, 3),
-                low_half(f, 4),
-                low_half(f, 5),
-                low_half(f, 6),
-                low_half(f, 7),
-            ],
-            low_shift: 7 - format.mantissa_bits as u16,
-            nan_above: (r.nan_above >> 16) as u16,
-            infinity: (r.infinity >> 16) as u16,
-            // (No lane: a value whose low bits no code at the top has.)
-            odd_lane: ((r.odd_lane >> 16) | (r.odd_lane & 1)) as u16,
-            odd_bits: (r.odd_bits >> 16) as u16,
-        }
-    }
-
+impl Steps {
     /// The top halves of the `f32`s of the codes at the tops of the 16-bit
-    /// lanes of `x` ([`Rebias::apply`]'s steps; signed comparisons: a
-    /// moved magnitude is below 2^15).
+    /// lanes of `x`, whose corrections are `fix`.
     #[inline(always)]
-    fn apply(&self, x: v128) -> v128 {
-        let sign = v128_and(x, u16x8_splat(self.sign));
-        let moved = u16x8_shr(v128_and(x, u16x8_splat(!self.sign)), u32::from(self.shift));
-        let normal = i16x8_add(moved, u16x8_splat(self.rebias));
-        // Bytes 2i and 2i + 1 of the table for mantissa i.
-        let mantissa = u16x8_shr(moved, u32::from(self.low_shift));
-        let index = i16x8_add(
-            i16x8_mul(mantissa, u16x8_splat(0x0202)),
-            u16x8_splat(0x0100),
-        );
-        let low = i8x16_swizzle(bytemuck::cast(self.low), index);
-        let exponent_zero = i16x8_eq(v128_and(moved, u16x8_splat(0x7F80)), u16x8_splat(0));
-        let finite = v128_bitselect(low, normal, exponent_zero);
-        let nan = i16x8_gt(moved, u16x8_splat(self.nan_above));
-        let infinite = i16x8_eq(moved, u16x8_splat(self.infinity));
-        let special = v128_bitselect(u16x8_splat(0x7FC0), u16x8_splat(0x7F80), nan);
-        let value = v128_or(
-            v128_bitselect(special, finite, v128_or(nan, infinite)),
-            sign,
-        );
-        v128_bitselect(
-            u16x8_splat(self.odd_bits),
-            value,
-            i16x8_eq(x, u16x8_splat(self.odd_lane)),
-        )
+    fn apply(&self, x: v128, fix: v128) -> v128 {
+        let shifted = v128_and(i16x8_shr(x, self.shift), self.keep);
+        let value = i16x8_add(i16x8_add(shifted, self.rebias), fix);
+        v128_or(value, v128_and(i16x8_eq(x, self.odd_lane), self.odd_bits))
     }
 }
+
+/// A format of up to 8 bits, as [`decode_bytes`] takes it.
+pub(crate) type ByteFormat = Corrected;
 
 /// Runs `block` on every `IN` bytes of `bytes` and their `OUT` elements
-/// of `out`, including a last, partial block (a whole number of elements),
-/// which runs zero-padded on the stack.
+/// of `out` (at most 32 and 16); a last, partial block (a whole number of
+/// elements) goes to `decode` (the decoder itself) zero-padded on the
+/// stack.
 #[inline(always)]
 fn blocks<const IN: usize, const OUT: usize>(
     bytes: &[u8],
     out: &mut [f32],
     block: impl Fn(&[u8; IN], &mut [f32; OUT]),
+    decode: &dyn Fn(&[u8], &mut [f32]),
 ) {
     let (rest, tail) = whole_blocks(bytes, out, &block);
     if !rest.is_empty() {
-        let mut input = [0u8; IN];
-        let mut decoded = [0.0f32; OUT];
-        for (i, &b) in input.iter_mut().zip(rest) {
-            *i = b;
-        }
-        whole_blocks(&input, &mut decoded, &block);
-        for (t, &d) in tail.iter_mut().zip(&decoded) {
-            *t = d;
-        }
+        padded(rest, [IN, OUT], tail, decode);
+    }
+}
+
+/// `decode` on `rest`, zero-padded to one block (`block`: its bytes and
+/// elements), into `tail`. (One copy in the `.wasm`, not one per decoder.)
+#[inline(never)]
+fn padded(rest: &[u8], block: [usize; 2], tail: &mut [f32], decode: &dyn Fn(&[u8], &mut [f32])) {
+    let mut input = [0u8; 32];
+    let mut decoded = [0.0f32; 16];
+    for (i, &b) in input.iter_mut().zip(rest) {
+        *i = b;
+    }
+    let [bytes, elements] = block;
+    if let (Some(input), Some(decoded)) = (input.get(..bytes), decoded.get_mut(..elements)) {
+        decode(input, decoded);
+    }
+    for (t, &d) in tail.iter_mut().zip(&decoded) {
+        *t = d;
     }
 }
 
 /// Runs `block` on every whole block; returns what is left of `bytes` and
-/// `out`. (Not inlined: `blocks` calls it twice, and the `.wasm` holds it
-/// once.)
+/// `out`.
 #[inline(never)]
 fn whole_blocks<'a, 'b, const IN: usize, const OUT: usize>(
     mut bytes: &'a [u8],
