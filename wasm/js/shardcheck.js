@@ -37,6 +37,21 @@ export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
   // Each tensor's first occurrence: the shard (its position there is
   // looked up when a finding needs it).
   const where = new Map();
+  // A shard's name → first position, made on the shard's first misplaced
+  // finding (a search per finding would be quadratic when two shards swap
+  // their names).
+  const positions = new Map();
+  const positionIn = (shard, tensor) => {
+    let at = positions.get(shard);
+    if (at === undefined) {
+      at = new Map();
+      shards[shard].names.forEach((name, i) => {
+        if (!at.has(name)) at.set(name, i);
+      });
+      positions.set(shard, at);
+    }
+    return at.get(tensor);
+  };
   const inShards = [];
   let bytes = 0;
   shards.forEach(({ names, dataBytes }, shard) => {
@@ -74,7 +89,7 @@ export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
     if (s !== undefined && shards[s].names !== null) {
       const seen = where.get(tensor);
       if (seen === undefined) findings.push({ kind: 'missing', tensor, file });
-      else if (seen !== s) findings.push({ kind: 'misplaced', tensor, file, shard: seen, at: shards[seen].names.indexOf(tensor) });
+      else if (seen !== s) findings.push({ kind: 'misplaced', tensor, file, shard: seen, at: positionIn(seen, tensor) });
     }
   }
   findings.push(...inShards);

@@ -46,6 +46,40 @@ test('checkShards reports each kind of disagreement, in its documented order', (
   ]);
 });
 
+test('checkShards reads each name a bounded number of times when two shards swap all their names', () => {
+  // A shard's names behind a Proxy that counts the reads of its items: a
+  // search per misplaced finding would read about n²/4 of them.
+  let reads = 0;
+  const counted = (names) =>
+    new Proxy(names, {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+  const half = 2000;
+  const a = Array.from({ length: half }, (_, i) => `a.${i}`);
+  const b = Array.from({ length: half }, (_, i) => `b.${i}`);
+  const weight_map = Object.fromEntries([...a.map((t) => [t, B]), ...b.map((t) => [t, A])]);
+  const found = checkShards(index(weight_map), [
+    { name: A, names: counted(a), dataBytes: 0 },
+    { name: B, names: counted(b), dataBytes: 0 },
+  ]);
+  assert.deepEqual(found, [
+    ...a.map((tensor, at) => ({ kind: 'misplaced', tensor, file: B, shard: 0, at })),
+    ...b.map((tensor, at) => ({ kind: 'misplaced', tensor, file: A, shard: 1, at })),
+  ]);
+  assert.ok(reads <= 3 * 2 * half, `${reads} reads of ${2 * half} names`);
+  // The position reported is the first occurrence in that shard.
+  assert.deepEqual(checkShards(index({ x: B, y: B }), [{ name: A, names: ['y', 'x', 'x'] }, { name: B, names: ['y'] }]), [
+    { kind: 'misplaced', tensor: 'x', file: B, shard: 0, at: 1 },
+    { kind: 'misplaced', tensor: 'y', file: B, shard: 0, at: 0 },
+    { kind: 'duplicate', tensor: 'x', shard: 0, at: 2, first: 0 },
+    { kind: 'duplicate', tensor: 'y', shard: 1, at: 0, first: 0 },
+    { kind: 'unnamedShard', shard: 0 },
+  ]);
+});
+
 test('checkShards: an unread header, a null index, fileKey, and names that are Object properties', () => {
   // A shard whose header was not read: only its file name counts.
   const unread = [{ name: A, names: null }, { name: B, names: ['c'], dataBytes: 10 }];
