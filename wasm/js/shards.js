@@ -39,8 +39,9 @@ function baseName(s) {
 
 /** A model split into shards, one namespace over all (see index.d.ts). */
 export class ShardedModel {
-  // The index's weight_map as opened, when every header agreed with it:
-  // it says which shard holds a name without a map of all the names.
+  // The caller's weight_map (a live object, which may change after the
+  // open): a hint at which shard holds a name, without a map of all the
+  // names; #tensorIn checks it against that shard's header.
   #map;
   #files;
   // Name → shard file for the names the weight_map does not lead to (it
