@@ -217,6 +217,12 @@ export class ShardedModel {
   readonly bytesRead: number;
   /** Names in shard order, then data-offset order. */
   names(): string[];
+  /**
+   * The tensor called `name`, the same object every time; undefined when no
+   * shard has it. The first name the index's weight_map does not lead to
+   * (such as one not in the model) builds a map of all the shards' names,
+   * so existence checks after it are cheap.
+   */
   tensor(name: string): Tensor | undefined;
   tensors(): Tensor[];
   /** The index's "metadata" object, or null. */
