@@ -163,7 +163,7 @@ async function settled(page) {
   await page.waitForFunction(
     () => window.__during && document.body.dataset.state === 'ready' && document.querySelector('[data-testid="integrity"]')?.hasAttribute('data-value') && document.getElementById('sec-integrity'),
     null,
-    { polling: 100, timeout: 5000 },
+    { polling: 100, timeout: 15000 },
   );
 }
 
