@@ -22,7 +22,7 @@ const state = {
   prefix: null,
   filtered: null, // the rows the list shows
   tab: 'tensors',
-  opening: 0,
+  opening: { a: 0, b: 0 }, // counts of main opens and of all opens: the latest of each wins
 };
 
 let jobs = null;
@@ -62,22 +62,29 @@ function formatPct(x) {
 
 // ---------------------------------------------------------------- opening
 
-/** Runs an open (`fn` → Model) as the main model or the compared one; errors never blank the page. */
+/**
+ * Runs an open (`fn` → Model) as the main model or the compared one; errors never blank the page.
+ * A main open supersedes every earlier open; a compare supersedes only earlier compares, so a
+ * main open it overlaps still finishes. The latest main open sets the page's state.
+ */
 async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url = null } = {}) {
-  const ticket = ++state.opening;
+  if (as === 'a') state.opening.a++;
+  const ticket = { a: state.opening.a, b: ++state.opening.b };
+  const latest = () => (as === 'a' ? ticket.a === state.opening.a : ticket.b === state.opening.b);
+  const toastId = `opening-${ticket.b}`;
   // Marks of this open's steps (viewer:*), for tests/browser/bench-viewer.mjs and the curious.
   performance.clearMarks();
   performance.mark('viewer:open', { startTime: t0 });
   hideError();
   const prev = document.body.dataset.state;
   if (as === 'a') setState('loading');
-  toast(`Opening ${label}…`, { id: 'opening', sticky: true });
+  toast(`Opening ${label}…`, { id: toastId, sticky: true });
   try {
     const model = await fn();
     const tRead = performance.now();
-    if (ticket !== state.opening) return;
+    if (!latest()) return;
     await new Promise((resolve) => setTimeout(resolve, 0)); // paint between building and showing
-    if (ticket !== state.opening) return;
+    if (!latest()) return;
     if (as === 'a') {
       state.a = model;
       state.filtered = null;
@@ -93,35 +100,37 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url 
     updateIo();
     const paint = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
     await paint();
-    if (as === 'a') {
-      // The list is on screen; the integrity report (which compares every tensor with the index)
-      // and the side panels follow.
-      const listed = performance.now() - t0;
-      performance.mark('viewer:listed');
-      if (ticket !== state.opening) return;
-      const later = renderChecks();
-      await paint();
-      const ms = performance.now() - t0;
-      performance.mark('viewer:painted');
-      // Split for the curious (and the tests): reading and parsing headers, the list on screen,
-      // then everything else.
-      document.body.dataset.readMs = (tRead - t0).toFixed(1);
-      document.body.dataset.listMs = listed.toFixed(1);
-      document.body.dataset.renderMs = (performance.now() - tRead).toFixed(1);
-      document.body.dataset.openMs = ms.toFixed(1);
-      $('open-time').textContent = `opened in ${fmtMs(ms)}`;
-      setState('ready');
-      setTimeout(later, 0);
-      // The address bar says what is open: ?url= for a remote model (shareable), nothing for files.
-      history.replaceState(null, '', url ? `?url=${encodeURIComponent(url)}` : location.pathname);
-    }
-    toast(null, { id: 'opening' });
+    // The list is on screen; the integrity report (which compares every tensor with the index)
+    // and the side panels follow whenever this model is still the one shown, even if a newer
+    // open has started meanwhile: should that one fail, this model stays on screen.
+    if (as !== 'a' || state.a !== model) return;
+    const listed = performance.now() - t0;
+    performance.mark('viewer:listed');
+    const later = renderChecks();
+    await paint();
+    if (state.a !== model) return;
+    // The address bar says what is open: ?url= for a remote model (shareable), nothing for files.
+    history.replaceState(null, '', url ? `?url=${encodeURIComponent(url)}` : location.pathname);
+    setTimeout(later, 0);
+    if (!latest()) return; // the newer open sets the page's state when it ends
+    const ms = performance.now() - t0;
+    performance.mark('viewer:painted');
+    // Split for the curious (and the tests): reading and parsing headers, the list on screen,
+    // then everything else.
+    document.body.dataset.readMs = (tRead - t0).toFixed(1);
+    document.body.dataset.listMs = listed.toFixed(1);
+    document.body.dataset.renderMs = (performance.now() - tRead).toFixed(1);
+    document.body.dataset.openMs = ms.toFixed(1);
+    $('open-time').textContent = `opened in ${fmtMs(ms)}`;
+    setState('ready');
   } catch (err) {
-    if (ticket !== state.opening) return;
-    toast(null, { id: 'opening' });
+    toast(null, { id: toastId });
+    if (!latest()) return;
     if (as === 'a') setState(state.a ? 'ready' : prev === 'loading' ? 'empty' : prev);
     await showError(err, as === 'b' ? 'Could not open the model to compare' : 'Could not open');
     if (!state.a) setState('error');
+  } finally {
+    toast(null, { id: toastId });
   }
 }
 
@@ -212,10 +221,16 @@ function renderSummary(m, s) {
     card(m.sharded ? 'Files' : 'File', m.sharded ? `${m.shards.length}` : fmtBytes(m.fileBytes), m.sharded ? fmtBytes(m.fileBytes) : `${fmtInt(m.fileBytes)} B`, { 'data-testid': 'files', 'data-value': m.shards.length }),
     card('Zero-copy', s.tensors ? formatPct(s.aligned / s.tensors) : '—', s.aligned === s.tensors ? 'all tensors' : `${fmtInt(s.aligned)} of ${fmtInt(s.tensors)}`, { 'data-testid': 'aligned', 'data-value': s.aligned }),
     card('Integrity', !checked ? 'checking…' : errors ? `${errors} error${errors === 1 ? '' : 's'}` : warns ? `${warns} warning${warns === 1 ? '' : 's'}` : 'OK',
-      m.index ? 'index vs headers' : 'header and size', {
-        class: `card link ${!checked ? '' : errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': checked ? errors : null,
+      // A link to the report once there is one (renderChecks builds it with the side panels).
+      m.index ? 'index vs headers' : 'header and size', !checked ? { 'data-testid': 'integrity', title: 'Checking the integrity…' } : {
+        class: `card link ${errors ? 'bad' : warns ? 'warn' : 'good'}`, 'data-testid': 'integrity', 'data-value': errors,
         role: 'link', tabindex: 0, title: 'Show the integrity report',
-        onclick: showIntegrity, onkeydown: (e) => e.key === 'Enter' && showIntegrity(),
+        onclick: showIntegrity,
+        onkeydown: (e) => {
+          if (e.key !== 'Enter') return;
+          e.preventDefault(); // else the key, landing on the report's focused summary, folds it again
+          showIntegrity();
+        },
       }),
   );
   const total = s.bytes || 1;

@@ -126,6 +126,47 @@ function close(a, b, what, rel = 1e-6) {
   assert.ok(Math.abs(a - b) <= rel * Math.max(1, Math.abs(b)), `${what}: viewer ${a}, expected ${b}`);
 }
 
+/**
+ * Arms the page for the next open: in the same task that puts its list on screen (while its
+ * integrity report is still being checked), clicks the integrity card, presses Enter on it, and,
+ * given `input` and `paths`, starts a second open by picking `paths` through that file input.
+ */
+async function duringNextOpen(page, input = null, paths = []) {
+  await page.evaluate(() => {
+    if (!document.getElementById('__next')) {
+      const el = Object.assign(document.createElement('input'), { type: 'file', multiple: true, id: '__next', hidden: true });
+      document.documentElement.append(el);
+    }
+  });
+  if (paths.length) await page.setInputFiles('#__next', paths);
+  await page.evaluate((input) => {
+    window.__during = null;
+    const observer = new MutationObserver(() => {
+      const card = document.querySelector('#summary [data-testid="integrity"]');
+      if (!card?.textContent.includes('checking')) return;
+      observer.disconnect();
+      card.click();
+      card.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+      if (input) {
+        const el = document.getElementById(input);
+        el.files = document.getElementById('__next').files;
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+      }
+      window.__during = { card: card.textContent };
+    });
+    observer.observe(document.getElementById('summary'), { childList: true, subtree: true });
+  }, input);
+}
+
+/** Waits until the page is ready with the integrity report and the side panels of the open model. */
+async function settled(page) {
+  await page.waitForFunction(
+    () => window.__during && document.body.dataset.state === 'ready' && document.querySelector('[data-testid="integrity"]')?.hasAttribute('data-value') && document.getElementById('sec-integrity'),
+    null,
+    { polling: 100, timeout: 15000 },
+  );
+}
+
 describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
   before(async () => {
     if (!existsSync(join(DEMO, 'index.html')) || !existsSync(join(DEMO, 'vendor/safetensors-nano/node.js'))) {
@@ -553,6 +594,57 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     await drop(page2, [join(dir, 'B.safetensors')], '#drop-overlay [data-target="compare"]');
     await page2.waitForSelector('[data-testid="compare-summary"]');
     assert.deepEqual([...page.errors, ...page2.errors], []);
+  });
+
+  test('a second open while the first one is painting leaves the page whole', async () => {
+    const one = writeFile(join(dir, 'race-one.safetensors'), safetensors([{ name: 'a.weight', dtype: 'F32', shape: [3], data: Float32Array.from([1, 2, 3]) }]));
+    const two = writeFile(join(dir, 'race-two.safetensors'), safetensors([{ name: 'b.weight', dtype: 'F32', shape: [2], data: Float32Array.from([1, 2]) }]));
+    const bad = writeFile(join(dir, 'race-bad.safetensors'), new Uint8Array([1, 2, 3]));
+
+    // A compare started then: the main open still finishes, and the comparison is with it.
+    const page = await newPage();
+    await duringNextOpen(page, 'compare-input', [two]);
+    await page.setInputFiles('#file-input', [one]);
+    await settled(page);
+    await page.waitForSelector('[data-testid="compare-summary"]');
+    assert.equal(await page.evaluate(() => [window.viewer.a.name, window.viewer.b.name].join()), 'race-one.safetensors,race-two.safetensors');
+    assert.equal(await cardValue(page, 'integrity'), 0);
+    assert.equal(await page.locator('[data-testid="integrity-list"]').count(), 1);
+    assert.equal(await page.locator('#toasts .toast').count(), 0, 'no "Opening…" toast is left');
+
+    // A main open started then that fails: the first model stays, with its report and panels.
+    const page2 = await newPage();
+    await duringNextOpen(page2, 'file-input', [bad]);
+    await page2.setInputFiles('#file-input', [one]);
+    await page2.waitForFunction(() => !document.getElementById('error').hidden);
+    assert.match(await page2.locator('#error').innerText(), /Could not open race-bad\.safetensors/);
+    await settled(page2);
+    assert.equal(await page2.evaluate(() => window.viewer.a.name), 'race-one.safetensors');
+    assert.equal(await cardValue(page2, 'integrity'), 0);
+    assert.equal(await page2.locator('#sec-tree').count(), 1);
+    assert.equal(await page2.locator('#toasts .toast').count(), 0, 'no "Opening…" toast is left');
+    assert.deepEqual([...page.errors, ...page2.errors], []);
+  });
+
+  test('the integrity card links to the report only once it is there', async () => {
+    const page = await newPage();
+    await duringNextOpen(page);
+    await page.setInputFiles('#file-input', [writeFile(join(dir, 'card.safetensors'), safetensors([{ name: 'w', dtype: 'F32', shape: [2], data: Float32Array.from([1, 2]) }]))]);
+    await settled(page);
+    assert.match((await page.evaluate(() => window.__during)).card, /checking/, 'clicked while checking');
+    assert.deepEqual(page.errors, [], 'a click and Enter while checking do nothing');
+    await page.evaluate(() => {
+      document.getElementById('sec-integrity').open = false;
+    });
+    await page.locator('[data-testid="integrity"]').press('Enter');
+    assert.equal(await page.evaluate(() => document.getElementById('sec-integrity').open), true);
+    assert.equal(await page.evaluate(() => document.activeElement === document.querySelector('#sec-integrity > summary')), true);
+    await page.evaluate(() => {
+      document.getElementById('sec-integrity').open = false;
+    });
+    await page.locator('[data-testid="integrity"]').click();
+    assert.equal(await page.evaluate(() => document.getElementById('sec-integrity').open), true);
+    assert.deepEqual(page.errors, []);
   });
 
   test('export a tensor as .npy and the header as JSON', async () => {
