@@ -50,11 +50,14 @@ test('F6 codes packed four per three bytes decode as ml_dtypes says, in a file a
   }
 });
 
-// The reader decodes these four lanes at a time with wasm SIMD128 (the core's
-// decode/simd), in blocks of 16 bytes with a zero-padded partial last block:
-// every code must come out as the scalar decoders give it (the golden values,
-// which the core's tests check the scalar spec against) in every position of
-// a block and of a partial block, and in random sequences of 16-bit words.
+// The reader decodes these with wasm SIMD128 (the core's decode/simd) in whole
+// blocks, 16 bytes for the 8-bit floats (16 elements) and F16 (8), 32 bytes for
+// BF16 (16 elements), then a zero-padded partial last block. Starting 0..16
+// elements in puts each code from index 15 on in every one of a block's 16
+// element positions (codes 0..14 in fewer), and the lengths end in partial
+// blocks of many sizes: every code must come out as the scalar decoders give it
+// (the golden values, which the core's tests check the scalar spec against),
+// and so must random sequences of 16-bit words.
 test('the SIMD decoders give every code its scalar value in every lane and block position', { skip: ref.skip }, () => {
   const st = SafeTensors.fromBytes(ref.floats);
   const expected = (d) => new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer);

@@ -50,7 +50,7 @@ pub(crate) struct Corrected {
 /// A lane no code gives (codes sit in the top byte).
 const NO_LANE: u16 = 1;
 
-// Evaluated at compile time (in `static`s), on formats of up to 8 bits.
+// Evaluated at compile time only (in `static`s), on formats of up to 8 bits.
 #[allow(
     clippy::arithmetic_side_effects,
     clippy::cast_possible_truncation,
@@ -133,11 +133,16 @@ impl Corrected {
         );
         f
     }
+}
 
+// Run on input bytes too (`each`'s loop), so held to the crate's lints.
+impl Corrected {
     /// The first step on one code (`lane`: the code in the top bits of a
-    /// byte): shifted, masked, rebiased.
+    /// byte): at the top of a 16-bit lane, shifted right (arithmetic),
+    /// masked, rebiased. (`shift` is below 16, so the wrapping shift is the
+    /// plain one, as wasm's `i16x8_shr` also takes it.)
     pub(crate) const fn shifted(&self, lane: u8) -> u16 {
-        let top = ((lane as u16) << 8) as i16;
-        ((top >> self.shift) as u16 & self.keep).wrapping_add(self.rebias)
+        let moved = i16::from_be_bytes([lane, 0]).wrapping_shr(self.shift);
+        (u16::from_ne_bytes(moved.to_ne_bytes()) & self.keep).wrapping_add(self.rebias)
     }
 }

@@ -7,9 +7,6 @@
 use super::corrected::Corrected;
 use super::f16_steps;
 
-/// A format of up to 8 bits, as [`decode_bytes`] takes it.
-pub(crate) type ByteFormat = Corrected;
-
 /// `BF16`: two bytes per element. The top half of an `f32`: only a NaN
 /// gets its quiet bit, as `half` (the scalar spec) decodes it.
 #[inline(never)]

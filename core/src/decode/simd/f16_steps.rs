@@ -11,11 +11,19 @@
 //!   the special bits, ORed in, turn into all ones (and NaN's quiet bit on,
 //!   payload kept, as `half`, the scalar spec, decodes it).
 //!
-//! Why: a handful of lane operations per four words, with no select. An
-//! `f32` subnormal operand costs x86 a slow assist when such operands are
-//! sparse among normal ones; avoiding them costs more on every word than
-//! the assists cost on weights (few `F16` subnormals), though data with a
-//! sprinkling of subnormals decodes slower.
+//! Why: a handful of lane operations per four words, with no select.
+//!
+//! Exact: the product is exact (an integer below 2^24 times a power of two
+//! in the normal range: no rounding), and wasm's `f32` operations, SIMD128's
+//! `f32x4.mul` included, follow IEEE 754 with subnormals honoured (the spec
+//! allows no flushing to zero; an engine on hardware that flushes must
+//! emulate), so a subnormal `F16` word, a subnormal operand here, scales
+//! like any other. Natively (`each`) Rust's `f32` has the same semantics.
+//!
+//! The trade-off: a subnormal operand costs many CPUs (x86 among them) a
+//! microcode assist, so the time per word grows with the share of subnormal
+//! words in the data. Weights have few; steering them around the
+//! multiplication would cost every word a compare and a select.
 
 /// A word's magnitude bits.
 pub(super) const MAGNITUDE: u16 = 0x7FFF;

@@ -23,12 +23,14 @@ mod f16_steps;
 mod each;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm;
-// (`ByteFormat`: the constants `decode_bytes` takes for a format of up to
-// 8 bits.)
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-pub(super) use each::{decode_bf16, decode_bytes, decode_f16, ByteFormat};
+pub(super) use each::{decode_bf16, decode_bytes, decode_f16};
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub(super) use wasm::{decode_bf16, decode_bytes, decode_f16, ByteFormat};
+pub(super) use wasm::{decode_bf16, decode_bytes, decode_f16};
+
+/// A format of up to 8 bits, as `decode_bytes` takes it (both loops run
+/// the same [`Corrected`](corrected::Corrected) steps).
+type ByteFormat = corrected::Corrected;
 
 use crate::decode::layout::{f32_bits, format_of};
 use crate::dtype::{Dtype, FloatFormat};
@@ -142,9 +144,10 @@ mod tests {
         for (i, (got, want)) in out.iter().zip(spec).enumerate() {
             assert_eq!(got.to_bits(), *want, "{what}: element {i}");
         }
-        // Shifted by whole groups, cut short: each element in every lane
-        // position and in the zero-padded tail.
-        for skip in 0..8 {
+        // Shifted by whole groups, cut short: each element in every
+        // position of a block of up to 16 elements (the widest, `BF16`'s
+        // and the 8-bit floats') and in the zero-padded tail.
+        for skip in 0..16 {
             for keep in [1, 2, 3, 5, 7, 9, 13, 17] {
                 let start = skip * group;
                 let end = (start + keep * group).min(bytes.len());

@@ -6,6 +6,11 @@
 //! decoder, its body straight-line (`BF16`'s over 32 bytes: its steps are
 //! so few that the loop's own would be a fair share of 16).
 //!
+//! `F16`'s subnormal words reach `f32x4_mul` as subnormal operands: exact,
+//! as wasm's IEEE semantics require subnormals honoured, but each costs the
+//! CPU an assist, so the decoding time depends on their share of the words
+//! ([`f16_steps`] says why that is the trade made).
+//!
 //! Comparisons of magnitudes take a mask the optimiser cannot see through
 //! (`opaque_magnitude`): knowing both sides non-negative, it would turn a
 //! signed 16-bit comparison (one x86 instruction) into an unsigned one,
@@ -82,7 +87,9 @@ pub(crate) fn decode_f16(bytes: &[u8], out: &mut [f32]) {
     blocks(bytes, out, step, &decode_f16);
 }
 
-/// [`f16_steps::value`] on four lanes.
+/// The 32-bit step of [`f16_steps`] on four lanes (each word at the top of
+/// its lane, its [`f16_steps::SPECIAL`] bits below): the word moved into an
+/// `f32`'s places, times [`f16_steps::SCALE`], the special bits ORed in.
 #[inline(always)]
 fn f16_value(x: v128) -> v128 {
     let moved = v128_and(
@@ -160,9 +167,6 @@ impl Steps {
         v128_or(value, v128_and(i16x8_eq(x, self.odd_lane), self.odd_bits))
     }
 }
-
-/// A format of up to 8 bits, as [`decode_bytes`] takes it.
-pub(crate) type ByteFormat = Corrected;
 
 /// Runs `block` on every `IN` bytes of `bytes` and their `OUT` elements
 /// of `out` (at most 32 and 16); a last, partial block (a whole number of
