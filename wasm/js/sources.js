@@ -115,6 +115,7 @@ export class InOrderReader {
   #spares = []; // buffers neither read into nor handed out (byte streams)
   #rest = null;
   #next = null;
+  #calls = 0;
 
   constructor(source, start, end) {
     this.#source = source;
@@ -131,13 +132,19 @@ export class InOrderReader {
     }
   }
 
-  // Asks for the next piece, into a spare buffer (the stream holds it until
-  // the piece is in): one is always free, as at most one other is in use.
-  #ask() {
+  // Asks for the piece at file byte `from`, into a spare buffer (the stream
+  // holds it until the piece is in): one is always free, as at most one
+  // other is in use. Reads stop at what a call asked for (`upTo`) until
+  // calls follow each other in order: then the next tensor's first piece
+  // is read while the last one of this call is used.
+  #ask(from, upTo) {
+    const to = this.#calls > 1 ? this.end : upTo;
+    if (from >= to) return null;
     let r;
     if (!this.#byob) r = this.#reader.read();
     else {
-      const view = new Uint8Array(this.#spares.pop());
+      const buf = this.#spares.pop();
+      const view = new Uint8Array(buf, 0, Math.min(buf.byteLength, to - from));
       r = this.#reader.read(view, { min: view.byteLength });
     }
     r.catch(() => {}); // (a failure surfaces when the piece is awaited)
@@ -149,6 +156,7 @@ export class InOrderReader {
    * during the call: their memory takes a later piece); pos ends at upTo.
    */
   async take(upTo, signal, use) {
+    this.#calls++;
     while (this.pos < upTo) {
       let piece = this.#rest;
       this.#rest = null;
@@ -156,7 +164,7 @@ export class InOrderReader {
         signal?.throwIfAborted();
         let r;
         try {
-          r = await (this.#next ?? this.#ask());
+          r = await (this.#next ?? this.#ask(this.pos, upTo));
         } catch (e) {
           throw blobError(e);
         }
@@ -167,7 +175,7 @@ export class InOrderReader {
         }
         piece = r.value;
         this.#source.bytesRead += piece.byteLength;
-        if (!r.done && this.pos + piece.byteLength < this.end) this.#next = this.#ask();
+        if (!r.done) this.#next = this.#ask(this.pos + piece.byteLength, upTo);
         signal?.throwIfAborted();
       }
       const n = Math.min(piece.byteLength, upTo - this.pos);

@@ -270,13 +270,17 @@ function wholeElementBytes(d) {
  * element, or a typed error.
  */
 function writableOutput(out, elements, tensor) {
-  if (!(out instanceof Float32Array) || out.length !== elements) {
-    const what = out instanceof Float32Array ? `a Float32Array of ${out.length} floats` : `${Object.prototype.toString.call(out).slice(8, -1)}`;
-    fail(KIND.LengthMismatch, `out: ${what} where a Float32Array of ${elements} floats is needed`, { tensor });
+  if (!(out instanceof Float32Array)) {
+    fail(KIND.LengthMismatch, `out: ${Object.prototype.toString.call(out).slice(8, -1)} where a Float32Array of ${elements} floats is needed`, { tensor });
   }
+  let view;
   try {
-    return new Float32Array(out.buffer, out.byteOffset, out.length);
+    view = new Float32Array(out.buffer, out.byteOffset, out.length);
   } catch (e) {
-    return fail(KIND.InvalidArgument, 'out cannot be written (its buffer was detached)', { tensor, cause: e });
+    fail(KIND.InvalidArgument, 'out cannot be written (its buffer was detached)', { tensor, cause: e });
   }
+  if (view.length !== elements) {
+    fail(KIND.LengthMismatch, `out: a Float32Array of ${view.length} floats where ${elements} are needed`, { tensor });
+  }
+  return view;
 }

@@ -169,3 +169,38 @@ test('readFloat32 refuses a chunkBytes that is not a positive integer (TypeError
   }
   same(await st.tensor('t0').readFloat32({ chunkBytes: 25 }), 't0');
 });
+
+test('pieces of a Blob\'s stream that cut elements in two (F8 of odd length, F6 in threes) decode as toFloat32', async () => {
+  const { piecesFile } = await import('../lib/pieces.js');
+  const file = piecesFile();
+  const mem = SafeTensors.fromBytes(file);
+  for (const chunkBytes of [undefined, 1024 * 1024 + 5]) {
+    const st = await SafeTensors.fromBlob(new Blob([file]));
+    for (const t of st.tensors()) {
+      const got = await t.readFloat32({ chunkBytes });
+      assert.deepEqual(new Uint32Array(got.buffer), new Uint32Array(mem.tensor(t.name).toFloat32().buffer), `${t.name}, chunks of ${chunkBytes}`);
+    }
+    assert.equal(st.bytesRead, file.length);
+  }
+});
+
+test('readFloat32 decodes into `out` (a Blob read in order, bytes in memory), and refuses a wrong one', async () => {
+  for (const st of [await SafeTensors.fromBlob(new Blob([bytes])), SafeTensors.fromBytes(bytes)]) {
+    const largest = Math.max(...st.tensors().map((t) => t.elementCount));
+    const buf = new Float32Array(largest + 2).fill(NaN);
+    for (const t of st.tensors()) {
+      const out = buf.subarray(1, 1 + t.elementCount);
+      const got = await t.readFloat32({ out, chunkBytes: 48 });
+      assert.equal(got, out);
+      same(got.slice(), t.name);
+    }
+    assert.ok(Number.isNaN(buf[0]) && Number.isNaN(buf[largest + 1]), 'nothing written outside out');
+    const t = st.tensor('t0');
+    for (const out of [new Float32Array(t.elementCount + 1), new Float32Array(t.elementCount - 1), new Float64Array(t.elementCount), [0], null]) {
+      await assert.rejects(t.readFloat32({ out }), (e) => e.kind === 'LengthMismatch' && e.tensor === 't0' && /Float32Array of/.test(e.message), String(out?.constructor?.name));
+    }
+    const detached = new Float32Array(t.elementCount);
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    await assert.rejects(t.readFloat32({ out: detached }), (e) => e.kind === 'InvalidArgument' && e.tensor === 't0');
+  }
+});
