@@ -80,7 +80,7 @@ export interface BlobOptions extends ReadOptions, OpenOptions {}
 export interface ReadFloat32Options extends ReadOptions {
   /** Called after each chunk with bytes done and the tensor's byte length. */
   onProgress?: (done: number, total: number) => void;
-  /** Bytes read per request or slice (default 8 MiB; rounded down to a multiple of 24). Not a positive integer: TypeError. */
+  /** Bytes a step: each request of a URL, and between onProgress calls (default 8 MiB; rounded down to a multiple of 24). Not a positive integer: TypeError. */
   chunkBytes?: number;
   /**
    * Decode into this array instead of a new one, and resolve to it: one

@@ -49,9 +49,9 @@ test('a read-ahead cut short by an abort does not spoil the next read', async ()
   same(await b.readFloat32({ chunkBytes: 48 }), b.name);
 });
 
-test('a Blob larger than the read-ahead window: chunks that straddle two windows', async () => {
-  // Two F32 tensors of 36 MiB; 3 MiB chunks do not divide the 64 MiB
-  // windows, so some chunk is put together from two of them.
+test('a Blob many times the stream\'s pieces: chunks that straddle two pieces', async () => {
+  // Two F32 tensors of 36 MiB; 3 MiB chunks do not divide the pieces the
+  // stream is read in, so some chunk is decoded from two of them.
   const n = 9 * 1024 * 1024;
   const a = new Float32Array(n).map((_, i) => i);
   const b = new Float32Array(n).map((_, i) => -i);
