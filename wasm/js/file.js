@@ -4,7 +4,7 @@
 import { DTYPES } from './dtypes.js';
 import { headerLimitOption, openPrefix } from './description.js';
 import { KIND, fail } from './errors.js';
-import { BlobSource, BytesSource, NoSource, UrlSource, openLazy } from './sources.js';
+import { BlobSource, BytesSource, InOrderReader, NoSource, UrlSource, openLazy } from './sources.js';
 import { Tensor } from './tensor.js';
 import { u8 } from './wire.js';
 
@@ -16,9 +16,6 @@ import { u8 } from './wire.js';
  * real headers (about 100 bytes a tensor); pass headerLimit for more.
  */
 export const URL_HEADER_LIMIT = 25_000_000;
-
-/** The read-ahead window for Blobs read chunk by chunk in order (see _readChunk). */
-const READ_AHEAD = 64 * 1024 * 1024;
 
 /** A parameter count with nothing counted yet. */
 export function emptyCount() {
@@ -48,63 +45,36 @@ export class SafeTensors {
     this.fileSize = Number(fileSize);
   }
 
-  // Read-ahead for chunked reads (Tensor.readFloat32) of a Blob: once a
-  // chunk starts where the previous one ended (tensors read in offset
-  // order), chunks are served from windows of READ_AHEAD bytes, the next
-  // window read while the current one is used. A browser reads a Blob in
-  // large slices at close to the speed of blob.arrayBuffer(), in small ones
-  // (a tensor, a chunk) at a fraction of it. At most two windows are held,
-  // none once a chunk reaches the end of the last.
-  // (Only Blobs: a speculative HTTP read costs a request and bytes.)
-  #lastEnd = -1;
-  #window = null;
-  #next = null;
+  // Reads of a Blob in order (Tensor.readFloat32): the stream where the
+  // last one ended, kept while no other call uses it, so that tensors read
+  // one after another in offset order are one stream of the file. A pass
+  // that reaches the data end keeps none.
+  #inOrder = null;
 
-  #readWindow(start) {
-    const end = Math.min(this.fileSize, start + READ_AHEAD);
-    // (No signal: a window serves whichever call reads next.)
-    const bytes = this._source.read(start, end);
-    bytes.catch(() => {}); // a failure surfaces when (if) the window is used
-    return { start, end, bytes };
-  }
-
-  /** @internal Bytes [start, end) of the file for a chunked reader. */
-  _readChunk(start, end, signal) {
-    const sequential = start === this.#lastEnd;
-    this.#lastEnd = end;
-    if (!sequential || !(this._source instanceof BlobSource) || end - start > READ_AHEAD) {
-      this.#window = null;
-      this.#next = null;
-      return this._source.read(start, end, signal);
+  /**
+   * @internal Bytes [start, end) of a Blob's file, handed to `use` piece by
+   * piece in order (views valid during the call).
+   */
+  async _readInOrder(start, end, signal, use) {
+    let reader = this.#inOrder;
+    this.#inOrder = null; // (a call reading meanwhile starts its own)
+    if (reader !== null && reader.pos !== start) {
+      reader.close();
+      reader = null;
     }
-    const has = (w, at) => w !== null && w.start <= at && at < w.end;
-    if (!has(this.#window, start)) {
-      this.#window = has(this.#next, start) ? this.#next : this.#readWindow(start);
-      this.#next = null;
+    reader ??= new InOrderReader(this._source, start, this.fileSize);
+    try {
+      await reader.take(end, signal, use);
+    } catch (e) {
+      reader.close();
+      throw e;
     }
-    const w = this.#window;
-    if (w.end < this.fileSize && this.#next?.start !== w.end) this.#next = this.#readWindow(w.end);
-    const n = this.#next;
-    // A window this chunk reads to its end is let go (the chunk holds it
-    // until it is in): a pass that reaches the data end keeps no window.
-    if (end >= w.end) {
-      this.#window = n !== null && end < n.end ? n : null;
-      this.#next = null;
+    if (reader.pos === this.fileSize) {
+      reader.close();
+    } else {
+      this.#inOrder?.close();
+      this.#inOrder = reader;
     }
-    const bytes = (async () => {
-      const a = await w.bytes;
-      signal?.throwIfAborted();
-      if (end <= w.end) return a.subarray(start - w.start, end - w.start);
-      // The chunk runs on into the next window: its two parts, copied together.
-      const b = await n.bytes;
-      signal?.throwIfAborted();
-      const out = new Uint8Array(end - start);
-      out.set(a.subarray(start - w.start));
-      out.set(b.subarray(0, end - w.end), w.end - start);
-      return out;
-    })();
-    bytes.catch(() => {}); // (rejections surface where the chunk is awaited)
-    return bytes;
   }
 
   /** Bytes read from the source so far (the whole input for fromBytes). */

@@ -80,8 +80,21 @@ export interface BlobOptions extends ReadOptions, OpenOptions {}
 export interface ReadFloat32Options extends ReadOptions {
   /** Called after each chunk with bytes done and the tensor's byte length. */
   onProgress?: (done: number, total: number) => void;
-  /** Bytes read per request or slice (default 8 MiB; rounded down to a multiple of 24). Not a positive integer: TypeError. */
+  /** Bytes a step: each request of a URL, and between onProgress calls (default 8 MiB; rounded down to a multiple of 24). Not a positive integer: TypeError. */
   chunkBytes?: number;
+  /**
+   * Decode into this array instead of a new one, and resolve to it: one
+   * slot per element (`elementCount`), else LengthMismatch (InvalidArgument
+   * when its buffer was detached). Reusing one array for tensor after
+   * tensor spares the allocation of each result, which costs more than
+   * the decode:
+   *
+   * ```ts
+   * const buf = new Float32Array(largest);
+   * for (const t of st.tensors()) use(await t.readFloat32({ out: buf.subarray(0, t.elementCount) }));
+   * ```
+   */
+  out?: Float32Array;
 }
 
 /** One tensor of an opened file or sharded model. */

@@ -3,7 +3,7 @@
 // source: the header when it opens (openLazy), tensor data on demand.
 
 import { checkHeaderLength, openPrefix } from './description.js';
-import { KIND, fail } from './errors.js';
+import { KIND, SafeTensorsError, fail } from './errors.js';
 import { concat, httpError, httpOptions, readBody, refuseEncoded, request } from './http.js';
 
 /**
@@ -68,6 +68,9 @@ export class BlobSource {
     this.size = blob.size;
     this.bytesRead = 0;
     this.bytes = null;
+    // Whether it is read in order through its stream (InOrderReader); a
+    // Blob-like object with slice() and arrayBuffer() alone is read by range.
+    this.streams = typeof blob.stream === 'function';
   }
   async read(start, end, signal) {
     signal?.throwIfAborted();
@@ -75,12 +78,7 @@ export class BlobSource {
     try {
       buf = await this.blob.slice(start, end).arrayBuffer();
     } catch (e) {
-      // Browsers (and Node's fs.openAsBlob) refuse to read a File whose
-      // file on disk changed after it was picked: NotReadableError.
-      if (e?.name === 'NotReadableError') {
-        fail(KIND.SourceChanged, `the file changed on disk since it was opened (${e.message}): open it again`, { cause: e });
-      }
-      throw e;
+      throw blobError(e);
     }
     signal?.throwIfAborted();
     if (buf.byteLength !== end - start) {
@@ -88,6 +86,113 @@ export class BlobSource {
     }
     this.bytesRead += buf.byteLength;
     return new Uint8Array(buf);
+  }
+}
+
+// Browsers (and Node's fs.openAsBlob) refuse to read a File whose file on
+// disk changed after it was picked: NotReadableError, a SourceChanged here.
+function blobError(e) {
+  if (e?.name !== 'NotReadableError') return e;
+  return new SafeTensorsError(KIND.SourceChanged, `the file changed on disk since it was opened (${e.message}): open it again`, { cause: e });
+}
+
+// The bytes of one read of an InOrderReader's stream, at most.
+const IN_ORDER_PIECE = 4 * 1024 * 1024;
+
+/**
+ * Reads a BlobSource in order, from `start` up to `end`, through the Blob's
+ * stream, the next piece read while one is used. A browser reads a Blob this
+ * way at the speed of blob.arrayBuffer() without a new buffer for each
+ * range: pieces go into two buffers taken in turn (a byte stream's own
+ * reader), or are the stream's chunks where Blob streams are not byte
+ * streams. `pos` is the first byte not handed out yet; a piece that runs on
+ * past what a call asked for is kept for the next call.
+ */
+export class InOrderReader {
+  #source;
+  #reader;
+  #byob = false;
+  #spares = []; // buffers neither read into nor handed out (byte streams)
+  #rest = null;
+  #next = null;
+  #calls = 0;
+
+  constructor(source, start, end) {
+    this.#source = source;
+    this.pos = start;
+    this.end = end;
+    const stream = source.blob.slice(start, end).stream();
+    try {
+      this.#reader = stream.getReader({ mode: 'byob' });
+      this.#byob = true;
+      const size = Math.min(IN_ORDER_PIECE, end - start);
+      this.#spares.push(new ArrayBuffer(size), new ArrayBuffer(size));
+    } catch {
+      this.#reader = stream.getReader();
+    }
+  }
+
+  // Asks for the piece at file byte `from`, into a spare buffer (the stream
+  // holds it until the piece is in): one is always free, as at most one
+  // other is in use. Reads stop at what a call asked for (`upTo`) until
+  // calls follow each other in order: then the next tensor's first piece
+  // is read while the last one of this call is used.
+  #ask(from, upTo) {
+    const to = this.#calls > 1 ? this.end : upTo;
+    if (from >= to) return null;
+    let r;
+    if (!this.#byob) r = this.#reader.read();
+    else {
+      const buf = this.#spares.pop();
+      const view = new Uint8Array(buf, 0, Math.min(buf.byteLength, to - from));
+      r = this.#reader.read(view, { min: view.byteLength });
+    }
+    r.catch(() => {}); // (a failure surfaces when the piece is awaited)
+    return r;
+  }
+
+  /**
+   * Hands bytes [pos, upTo) to `use` piece by piece (views valid only
+   * during the call: their memory takes a later piece); pos ends at upTo.
+   */
+  async take(upTo, signal, use) {
+    this.#calls++;
+    while (this.pos < upTo) {
+      let piece = this.#rest;
+      this.#rest = null;
+      if (piece === null) {
+        signal?.throwIfAborted();
+        let r;
+        try {
+          r = await (this.#next ?? this.#ask(this.pos, upTo));
+        } catch (e) {
+          throw blobError(e);
+        }
+        this.#next = null;
+        // (A byte stream's last read may bring bytes with done set.)
+        if (r.value === undefined || r.value.byteLength === 0) {
+          fail(KIND.SourceChanged, `the file ended at byte ${this.pos}, before byte ${this.end}: it changed since it was opened`);
+        }
+        piece = r.value;
+        this.#source.bytesRead += piece.byteLength;
+        if (!r.done) this.#next = this.#ask(this.pos + piece.byteLength, upTo);
+        signal?.throwIfAborted();
+      }
+      const n = Math.min(piece.byteLength, upTo - this.pos);
+      if (n < piece.byteLength) this.#rest = piece.subarray(n);
+      this.pos += n;
+      use(piece.subarray(0, n));
+      // Its buffer is free once the piece is used up: the next one goes in.
+      if (this.#rest === null && this.#byob) this.#spares.push(piece.buffer);
+    }
+  }
+
+  /** Lets the stream and its buffers go. */
+  close() {
+    this.#rest = null;
+    this.#next = null;
+    this.#spares = [];
+    this.#reader.cancel().catch(() => {});
   }
 }
 

@@ -5,6 +5,7 @@ import * as wasm from './safetensors_nano_wasm.js';
 import { BITS, DTYPE_INDEX, VIEW } from './dtypes.js';
 import { KIND, fail, wasmError } from './errors.js';
 import { requireReader } from './init.js';
+import { BlobSource } from './sources.js';
 import { u8, wasmMemory, wasmNumbers } from './wire.js';
 
 // Source bytes read per step by default (readFloat32, serializeStream); a
@@ -167,21 +168,78 @@ export class Tensor {
   }
 
   /**
-   * Reads and decodes a float tensor in chunks, from any source. Chunks are
-   * pipelined: the next one is read while the previous one decodes (and a
-   * Blob is read ahead in large windows when tensors are read in order).
+   * Reads and decodes a float tensor in chunks, from any source, into a new
+   * Float32Array or the caller's `out`. Chunks are pipelined: the next one
+   * is read while the previous one decodes. A Blob is read through its
+   * stream, which runs on into the next tensor when tensors are read in
+   * offset order.
    */
-  async readFloat32({ signal, onProgress, chunkBytes } = {}) {
+  async readFloat32({ signal, onProgress, chunkBytes, out } = {}) {
     const d = dtypeIndex(this.dtype);
     const step = readStep(chunkBytes);
-    const file = this.#file;
-    const out = new Float32Array(this.elementCount);
     // A dtype that does not decode fails here, before anything is read.
-    decodeInto(d, new Uint8Array(0), out, 0);
+    decodeInto(d, new Uint8Array(0), new Float32Array(0), 0);
+    const result = out === undefined ? new Float32Array(this.elementCount) : out;
+    const values = out === undefined ? result : writableOutput(out, this.elementCount, this.name);
+    const total = this.byteLength;
+    onProgress?.(0, total);
+    if (this.#file._source instanceof BlobSource && this.#file._source.streams) await this.#readBlob(d, values, step, signal, onProgress);
+    else await this.#readRanges(d, values, step, signal, onProgress);
+    return result;
+  }
+
+  // A Blob: its stream's pieces, decoded as they come (an element split
+  // between two pieces is put together first); onProgress after each
+  // `step` bytes, as for ranges.
+  async #readBlob(d, values, step, signal, onProgress) {
+    const total = this.byteLength;
+    if (total === 0) return;
+    const unit = wholeElementBytes(d);
+    const part = new Uint8Array(unit);
+    let held = 0;
+    let at = 0;
+    let done = 0;
+    let mark = Math.min(total, step);
+    const use = (piece) => {
+      while (piece.byteLength > 0) {
+        const n = Math.min(piece.byteLength, mark - done);
+        let bytes = piece.subarray(0, n);
+        piece = piece.subarray(n);
+        if (held > 0) {
+          const k = Math.min(unit - held, bytes.byteLength);
+          part.set(bytes.subarray(0, k), held);
+          held += k;
+          bytes = bytes.subarray(k);
+          if (held === unit) {
+            at = decodeInto(d, part, values, at);
+            held = 0;
+          }
+        }
+        const whole = bytes.byteLength - (bytes.byteLength % unit);
+        if (whole > 0) at = decodeInto(d, bytes.subarray(0, whole), values, at);
+        if (whole < bytes.byteLength) {
+          part.set(bytes.subarray(whole));
+          held = bytes.byteLength - whole;
+        }
+        done += n;
+        if (done === mark) {
+          onProgress?.(done, total);
+          if (done < total) signal?.throwIfAborted();
+          mark = Math.min(total, mark + step);
+        }
+      }
+    };
+    await this.#file._readInOrder(this.byteOffset, this.byteOffset + total, signal, use);
+  }
+
+  // Any other source: ranges of `step` bytes, the next one asked for before
+  // the previous one decodes.
+  async #readRanges(d, values, step, signal, onProgress) {
+    const source = this.#file._source;
     const total = this.byteLength;
     const start = this.byteOffset;
     const read = (from) => {
-      const bytes = file._readChunk(start + from, start + Math.min(total, from + step), signal);
+      const bytes = source.read(start + from, start + Math.min(total, from + step), signal);
       // A read left pending when decoding or onProgress throws must not be
       // an unhandled rejection (it still rejects where it is awaited).
       bytes.catch(() => {});
@@ -189,16 +247,42 @@ export class Tensor {
     };
     let at = 0;
     let done = 0;
-    onProgress?.(0, total);
     let pending = read(0);
     do {
       const bytes = await pending;
       const end = Math.min(total, done + step);
       pending = end < total ? read(end) : null;
-      at = decodeInto(d, bytes, out, at);
+      at = decodeInto(d, bytes, values, at);
       done = end;
       if (end > 0) onProgress?.(done, total);
     } while (done < total);
-    return out;
   }
+}
+
+/** Bytes of the fewest whole elements of dtype index d (3 for F6: four elements). */
+function wholeElementBytes(d) {
+  let bytes = 1;
+  while ((bytes * 8) % BITS[d] !== 0) bytes++;
+  return bytes;
+}
+
+/**
+ * readFloat32's `out`, as a plain view of its memory (wasm writes through
+ * it: a subclass's own `set` never runs): a Float32Array of one slot per
+ * element, or a typed error.
+ */
+function writableOutput(out, elements, tensor) {
+  if (!(out instanceof Float32Array)) {
+    fail(KIND.LengthMismatch, `out: ${Object.prototype.toString.call(out).slice(8, -1)} where a Float32Array of ${elements} floats is needed`, { tensor });
+  }
+  let view;
+  try {
+    view = new Float32Array(out.buffer, out.byteOffset, out.length);
+  } catch (e) {
+    fail(KIND.InvalidArgument, 'out cannot be written (its buffer was detached)', { tensor, cause: e });
+  }
+  if (view.length !== elements) {
+    fail(KIND.LengthMismatch, `out: a Float32Array of ${view.length} floats where ${elements} are needed`, { tensor });
+  }
+  return view;
 }

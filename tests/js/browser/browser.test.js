@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawFile, tensorFile } from '../lib/format.js';
 import { makeSparseFile, SPARSE } from '../lib/sparse.js';
+import { piecesFile } from '../lib/pieces.js';
 import { startServer } from '../lib/server.js';
 import { openPage } from '../lib/chromium.js';
 import { scratch } from '../lib/env.js';
@@ -33,6 +34,7 @@ const badHeader = '{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dt
 const bad = rawFile(badHeader.replace('[2,6]', '[3,7]'), new Uint8Array(7));
 writeFileSync(join(fixtures, 'model.safetensors'), model);
 writeFileSync(join(fixtures, 'bad.safetensors'), bad);
+writeFileSync(join(fixtures, 'pieces.safetensors'), piecesFile());
 // Names the browser's TextDecoder must keep: a leading U+FEFF (raw and
 // escaped), an astral character.
 const bomNames = ['\ufeffw', '\ufeff', '\u{1f600}'];
@@ -249,4 +251,37 @@ test('a malformed file gives a SafeTensorsError with kind, offset and tensor', a
     assert.equal(typeof e.offset === 'number' || e.offset === null, true);
     assert.match(e.message, /tensor "b"/);
   }
+});
+
+test('readFloat32 over every tensor of a File in order (its stream cut mid-element), new arrays and one reused `out`', async () => {
+  await pick(join(fixtures, 'pieces.safetensors'));
+  const r = await page.evaluate(async () => {
+    const { SafeTensors } = window.stn;
+    const file = document.querySelector('#file').files[0];
+    const mem = SafeTensors.fromBytes(await file.arrayBuffer());
+    const same = (a, b) => a.length === b.length && new Uint32Array(a.buffer, a.byteOffset, a.length).every((v, i) => v === new Uint32Array(b.buffer)[i]);
+    const st = await SafeTensors.fromBlob(file);
+    const fresh = [];
+    for (const t of st.tensors()) fresh.push([t.name, same(await t.readFloat32(), mem.tensor(t.name).toFloat32())]);
+    const again = await SafeTensors.fromBlob(file);
+    const buf = new Float32Array(Math.max(...again.tensors().map((t) => t.elementCount)));
+    const reused = [];
+    for (const t of again.tensors()) {
+      const out = buf.subarray(0, t.elementCount);
+      const got = await t.readFloat32({ out });
+      reused.push([t.name, got === out && same(got, mem.tensor(t.name).toFloat32())]);
+    }
+    let wrong;
+    try {
+      await again.tensor('bf16').readFloat32({ out: buf.subarray(0, 3) });
+    } catch (e) {
+      wrong = { kind: e.kind, tensor: e.tensor };
+    }
+    return { fresh, reused, wrong, bytesRead: st.bytesRead, size: file.size };
+  });
+  const names = ['odd', 'bf16', 'f6', 'e5m2', 'f32', 'f16'];
+  assert.deepEqual(r.fresh, names.map((n) => [n, true]));
+  assert.deepEqual(r.reused, names.map((n) => [n, true]));
+  assert.deepEqual(r.wrong, { kind: 'LengthMismatch', tensor: 'bf16' });
+  assert.equal(r.bytesRead, r.size);
 });

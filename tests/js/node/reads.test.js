@@ -49,9 +49,9 @@ test('a read-ahead cut short by an abort does not spoil the next read', async ()
   same(await b.readFloat32({ chunkBytes: 48 }), b.name);
 });
 
-test('a Blob larger than the read-ahead window: chunks that straddle two windows', async () => {
-  // Two F32 tensors of 36 MiB; 3 MiB chunks do not divide the 64 MiB
-  // windows, so some chunk is put together from two of them.
+test('a Blob many times the stream\'s pieces: chunks that straddle two pieces', async () => {
+  // Two F32 tensors of 36 MiB; 3 MiB chunks do not divide the pieces the
+  // stream is read in, so some chunk is decoded from two of them.
   const n = 9 * 1024 * 1024;
   const a = new Float32Array(n).map((_, i) => i);
   const b = new Float32Array(n).map((_, i) => -i);
@@ -111,21 +111,41 @@ test('readFloat32 of a dtype that does not decode is DtypeMismatch before any by
   assert.equal(counting.count(), before);
 });
 
-test('a pass in order to the data end keeps no read-ahead window', async () => {
+test('a pass in order to the data end keeps no read-ahead buffer', async () => {
   const { setFlagsFromString } = await import('node:v8');
   const { runInNewContext } = await import('node:vm');
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc');
-  // Every buffer the Blob's slices give, watched for being let go.
+  // Every buffer the Blob's slices give (by arrayBuffer() or through their
+  // streams' readers), watched for being let go.
   const refs = [];
+  const watch = (buf) => {
+    if (buf?.byteLength > 0) refs.push(new WeakRef(buf));
+  };
   class WatchedBlob extends Blob {
     slice(...args) {
       const part = super.slice(...args);
       const arrayBuffer = part.arrayBuffer.bind(part);
       part.arrayBuffer = async () => {
         const buf = await arrayBuffer();
-        refs.push(new WeakRef(buf));
+        watch(buf);
         return buf;
+      };
+      const stream = part.stream.bind(part);
+      part.stream = () => {
+        const s = stream();
+        const getReader = s.getReader.bind(s);
+        s.getReader = (opts) => {
+          const reader = getReader(opts);
+          const read = reader.read.bind(reader);
+          reader.read = async (...a) => {
+            const r = await read(...a);
+            watch(r.value?.buffer);
+            return r;
+          };
+          return reader;
+        };
+        return s;
       };
       return part;
     }
@@ -133,12 +153,12 @@ test('a pass in order to the data end keeps no read-ahead window', async () => {
   const st = await SafeTensors.fromBlob(new WatchedBlob([bytes]));
   for (const t of st.tensors()) same(await t.readFloat32({ chunkBytes: 48 }), t.name);
   const largest = refs.reduce((a, b) => (b.deref().byteLength > a.deref().byteLength ? b : a));
-  assert.ok(largest.deref().byteLength > bytes.length / 2, 'the window holds most of the file');
-  for (let i = 0; i < 3 && largest.deref() !== undefined; i++) {
+  assert.ok(largest.deref().byteLength > bytes.length / 2, 'the read-ahead holds most of the file');
+  for (let i = 0; i < 3 && refs.some((r) => r.deref() !== undefined); i++) {
     await new Promise((r) => setTimeout(r, 10));
     gc();
   }
-  assert.equal(largest.deref(), undefined, 'the read-ahead window is still held');
+  assert.equal(refs.filter((r) => r.deref() !== undefined).length, 0, 'a read-ahead buffer is still held');
   assert.equal(st.length, 24);
 });
 
@@ -148,4 +168,39 @@ test('readFloat32 refuses a chunkBytes that is not a positive integer (TypeError
     await assert.rejects(st.tensor('t0').readFloat32({ chunkBytes }), TypeError, `chunkBytes ${chunkBytes}`);
   }
   same(await st.tensor('t0').readFloat32({ chunkBytes: 25 }), 't0');
+});
+
+test('pieces of a Blob\'s stream that cut elements in two (F8 of odd length, F6 in threes) decode as toFloat32', async () => {
+  const { piecesFile } = await import('../lib/pieces.js');
+  const file = piecesFile();
+  const mem = SafeTensors.fromBytes(file);
+  for (const chunkBytes of [undefined, 1024 * 1024 + 5]) {
+    const st = await SafeTensors.fromBlob(new Blob([file]));
+    for (const t of st.tensors()) {
+      const got = await t.readFloat32({ chunkBytes });
+      assert.deepEqual(new Uint32Array(got.buffer), new Uint32Array(mem.tensor(t.name).toFloat32().buffer), `${t.name}, chunks of ${chunkBytes}`);
+    }
+    assert.equal(st.bytesRead, file.length);
+  }
+});
+
+test('readFloat32 decodes into `out` (a Blob read in order, bytes in memory), and refuses a wrong one', async () => {
+  for (const st of [await SafeTensors.fromBlob(new Blob([bytes])), SafeTensors.fromBytes(bytes)]) {
+    const largest = Math.max(...st.tensors().map((t) => t.elementCount));
+    const buf = new Float32Array(largest + 2).fill(NaN);
+    for (const t of st.tensors()) {
+      const out = buf.subarray(1, 1 + t.elementCount);
+      const got = await t.readFloat32({ out, chunkBytes: 48 });
+      assert.equal(got, out);
+      same(got.slice(), t.name);
+    }
+    assert.ok(Number.isNaN(buf[0]) && Number.isNaN(buf[largest + 1]), 'nothing written outside out');
+    const t = st.tensor('t0');
+    for (const out of [new Float32Array(t.elementCount + 1), new Float32Array(t.elementCount - 1), new Float64Array(t.elementCount), [0], null]) {
+      await assert.rejects(t.readFloat32({ out }), (e) => e.kind === 'LengthMismatch' && e.tensor === 't0' && /Float32Array of/.test(e.message), String(out?.constructor?.name));
+    }
+    const detached = new Float32Array(t.elementCount);
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    await assert.rejects(t.readFloat32({ out: detached }), (e) => e.kind === 'InvalidArgument' && e.tensor === 't0');
+  }
 });

@@ -23,7 +23,8 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
     const f: Float32Array = t.toFloat32();
     const r: Uint8Array = await t.read({ signal: undefined });
     const g: Float32Array = await t.readFloat32({ chunkBytes: 1 << 20, onProgress: (done: number, total: number) => void [done, total] });
-    void [d, shape, begin, end, bytes, view, f, r, g, t.byteOffset, t.byteLength, t.elementCount, t.name];
+    const into: Float32Array = await t.readFloat32({ out: new Float32Array(t.elementCount) });
+    void [d, shape, begin, end, bytes, view, f, r, g, into, t.byteOffset, t.byteLength, t.elementCount, t.name];
   }
   const count: ParameterCount = h.parameterCount();
   const bf: number | undefined = count.byDtype.BF16;
