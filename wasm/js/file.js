@@ -45,11 +45,14 @@ export class SafeTensors {
     this.fileSize = Number(fileSize);
   }
 
-  // Reads of a Blob in order (Tensor.readFloat32): the stream where the
-  // last one ended, kept while no other call uses it, so that tensors read
-  // one after another in offset order are one stream of the file. A pass
-  // that reaches the data end keeps none.
+  // Reads of a Blob in order (Tensor.readFloat32). A call reads the stream
+  // of its own bytes alone; a call that starts where the previous one ended
+  // opens a stream to the file's end instead (an in-order pass), kept while
+  // no other call uses it, so that tensors read one after another in
+  // offset order are one stream of the file. A pass that reaches the data
+  // end keeps none. `#lastEnd` is where the last call ended.
   #inOrder = null;
+  #lastEnd = -1;
 
   /**
    * @internal Bytes [start, end) of a Blob's file, handed to `use` piece by
@@ -62,14 +65,17 @@ export class SafeTensors {
       reader.close();
       reader = null;
     }
-    reader ??= new InOrderReader(this._source, start, this.fileSize);
+    const pass = reader !== null || start === this.#lastEnd;
+    this.#lastEnd = -1;
+    reader ??= new InOrderReader(this._source, start, pass ? this.fileSize : end);
     try {
       await reader.take(end, signal, use);
     } catch (e) {
       reader.close();
       throw e;
     }
-    if (reader.pos === this.fileSize) {
+    this.#lastEnd = end;
+    if (!pass || reader.broken || reader.pos === this.fileSize) {
       reader.close();
     } else {
       this.#inOrder?.close();

@@ -83,11 +83,11 @@ export interface ReadFloat32Options extends ReadOptions {
   /** Bytes a step: each request of a URL, and between onProgress calls (default 8 MiB; rounded down to a multiple of 24). Not a positive integer: TypeError. */
   chunkBytes?: number;
   /**
-   * Decode into this array instead of a new one, and resolve to it: one
-   * slot per element (`elementCount`), else LengthMismatch (InvalidArgument
-   * when its buffer was detached). Reusing one array for tensor after
-   * tensor spares the allocation of each result, which costs more than
-   * the decode:
+   * Decode into this array instead of a new one, and resolve to it: a
+   * Float32Array (of any realm) with one slot per element (`elementCount`).
+   * Another length is LengthMismatch; not a Float32Array, or a detached
+   * one, is InvalidArgument. Reusing one array for tensor after tensor
+   * spares allocating (and first writing) a new result each time:
    *
    * ```ts
    * const buf = new Float32Array(largest);
@@ -321,7 +321,8 @@ export function wasmMemoryBytes(): number;
 
 /**
  * Decodes whole elements of a float dtype (a {@link FloatDtype}; others throw
- * DtypeMismatch) to f32, exactly as the core does.
+ * DtypeMismatch) to f32, exactly as the core does. `out`, when given, is
+ * checked as readFloat32's (LengthMismatch, InvalidArgument) and returned.
  */
 export function decodeFloat32(dtype: Dtype, bytes: ArrayBufferLike | ArrayBufferView, out?: Float32Array): Float32Array;
 

@@ -100,13 +100,17 @@ function blobError(e) {
 const IN_ORDER_PIECE = 4 * 1024 * 1024;
 
 /**
- * Reads a BlobSource in order, from `start` up to `end`, through the Blob's
- * stream, the next piece read while one is used. A browser reads a Blob this
- * way at the speed of blob.arrayBuffer() without a new buffer for each
- * range: pieces go into two buffers taken in turn (a byte stream's own
- * reader), or are the stream's chunks where Blob streams are not byte
- * streams. `pos` is the first byte not handed out yet; a piece that runs on
- * past what a call asked for is kept for the next call.
+ * Reads a BlobSource in order, from `start` up to `end`, through the stream
+ * of that slice of the Blob, the next piece read while one is used. A
+ * browser reads a Blob this way at the speed of blob.arrayBuffer() without a
+ * new buffer for each range: pieces go into two buffers taken in turn (a
+ * byte stream's own reader), or are the stream's chunks where Blob streams
+ * are not byte streams. The buffers are no bigger than the slice, so a
+ * reader of one small tensor is small. `pos` is the first byte not handed
+ * out yet; a piece that runs on past what a call asked for is kept for the
+ * next call. A read of the stream that fails is made again by range
+ * (BlobSource.read), whose error says what happened (a browser's stream
+ * reports any failure as a bare "network error").
  */
 export class InOrderReader {
   #source;
@@ -115,30 +119,31 @@ export class InOrderReader {
   #spares = []; // buffers neither read into nor handed out (byte streams)
   #rest = null;
   #next = null;
-  #calls = 0;
 
   constructor(source, start, end) {
     this.#source = source;
     this.pos = start;
     this.end = end;
+    this.broken = false; // a read failed: the stream is not to be used again
     const stream = source.blob.slice(start, end).stream();
     try {
       this.#reader = stream.getReader({ mode: 'byob' });
       this.#byob = true;
-      const size = Math.min(IN_ORDER_PIECE, end - start);
-      this.#spares.push(new ArrayBuffer(size), new ArrayBuffer(size));
     } catch {
       this.#reader = stream.getReader();
+    }
+    if (this.#byob) {
+      const size = Math.min(IN_ORDER_PIECE, end - start);
+      this.#spares.push(new ArrayBuffer(size), new ArrayBuffer(size));
     }
   }
 
   // Asks for the piece at file byte `from`, into a spare buffer (the stream
   // holds it until the piece is in): one is always free, as at most one
-  // other is in use. Reads stop at what a call asked for (`upTo`) until
-  // calls follow each other in order: then the next tensor's first piece
-  // is read while the last one of this call is used.
-  #ask(from, upTo) {
-    const to = this.#calls > 1 ? this.end : upTo;
+  // other is in use. A reader whose `end` lies past a call's reads the
+  // next tensor's first piece while the last one of this call is used.
+  #ask(from) {
+    const to = this.end;
     if (from >= to) return null;
     let r;
     if (!this.#byob) r = this.#reader.read();
@@ -156,7 +161,6 @@ export class InOrderReader {
    * during the call: their memory takes a later piece); pos ends at upTo.
    */
   async take(upTo, signal, use) {
-    this.#calls++;
     while (this.pos < upTo) {
       let piece = this.#rest;
       this.#rest = null;
@@ -164,9 +168,16 @@ export class InOrderReader {
         signal?.throwIfAborted();
         let r;
         try {
-          r = await (this.#next ?? this.#ask(this.pos, upTo));
+          r = await (this.#next ?? this.#ask(this.pos));
         } catch (e) {
-          throw blobError(e);
+          this.#next = null;
+          this.broken = true;
+          // The same bytes by range: their error is typed (SourceChanged
+          // for a file changed on disk), or they are the file's.
+          const bytes = await this.#source.read(this.pos, upTo, signal);
+          this.pos = upTo;
+          use(bytes);
+          return;
         }
         this.#next = null;
         // (A byte stream's last read may bring bytes with done set.)
@@ -175,7 +186,7 @@ export class InOrderReader {
         }
         piece = r.value;
         this.#source.bytesRead += piece.byteLength;
-        if (!r.done) this.#next = this.#ask(this.pos + piece.byteLength, upTo);
+        if (!r.done) this.#next = this.#ask(this.pos + piece.byteLength);
         signal?.throwIfAborted();
       }
       const n = Math.min(piece.byteLength, upTo - this.pos);

@@ -89,18 +89,7 @@ export function decodeFloat32(dtype, bytes, out) {
     fail(KIND.DataLengthMismatch, `${src.byteLength} bytes are not a whole number of ${dtype} elements`);
   }
   if (out === undefined) out = new Float32Array(elements);
-  else if (!(out instanceof Float32Array) || out.length !== elements) {
-    fail(KIND.LengthMismatch, `output of ${out?.length} floats where ${elements} are needed`);
-  }
-  // wasm writes through a plain view of the caller's memory: a subclass's
-  // own `set`, or a detached buffer, never runs or throws inside wasm.
-  let view;
-  try {
-    view = new Float32Array(out.buffer, out.byteOffset, out.length);
-  } catch (e) {
-    fail(KIND.InvalidArgument, 'the output array cannot be written (its buffer was detached)', { cause: e });
-  }
-  decodeInto(d, src, view, 0);
+  decodeInto(d, src, writableOutput(out, elements, {}), 0);
   return out;
 }
 
@@ -180,7 +169,8 @@ export class Tensor {
     // A dtype that does not decode fails here, before anything is read.
     decodeInto(d, new Uint8Array(0), new Float32Array(0), 0);
     const result = out === undefined ? new Float32Array(this.elementCount) : out;
-    const values = out === undefined ? result : writableOutput(out, this.elementCount, this.name);
+    const values = out === undefined ? result : writableOutput(out, this.elementCount, { tensor: this.name });
+    signal?.throwIfAborted();
     const total = this.byteLength;
     onProgress?.(0, total);
     if (this.#file._source instanceof BlobSource && this.#file._source.streams) await this.#readBlob(d, values, step, signal, onProgress);
@@ -267,22 +257,25 @@ function wholeElementBytes(d) {
 }
 
 /**
- * readFloat32's `out`, as a plain view of its memory (wasm writes through
- * it: a subclass's own `set` never runs): a Float32Array of one slot per
- * element, or a typed error.
+ * An output array (decodeFloat32's and readFloat32's `out`) as a plain view
+ * of its memory: wasm writes through it, so a subclass's own `set` never
+ * runs and a detached buffer never throws inside wasm. A Float32Array of
+ * another realm (an iframe, a vm context) is one too. Not a Float32Array,
+ * or detached: InvalidArgument; another length: LengthMismatch.
  */
-function writableOutput(out, elements, tensor) {
-  if (!(out instanceof Float32Array)) {
-    fail(KIND.LengthMismatch, `out: ${Object.prototype.toString.call(out).slice(8, -1)} where a Float32Array of ${elements} floats is needed`, { tensor });
+function writableOutput(out, elements, where) {
+  if (Object.prototype.toString.call(out) !== '[object Float32Array]') {
+    const what = out === null || typeof out !== 'object' ? String(out) : Object.prototype.toString.call(out).slice(8, -1);
+    fail(KIND.InvalidArgument, `out: ${what} where a Float32Array of ${elements} floats is needed`, where);
   }
   let view;
   try {
     view = new Float32Array(out.buffer, out.byteOffset, out.length);
   } catch (e) {
-    fail(KIND.InvalidArgument, 'out cannot be written (its buffer was detached)', { tensor, cause: e });
+    fail(KIND.InvalidArgument, 'out cannot be written (its buffer was detached): pass a Float32Array whose memory is still yours', { ...where, cause: e });
   }
   if (view.length !== elements) {
-    fail(KIND.LengthMismatch, `out: a Float32Array of ${view.length} floats where ${elements} are needed`, { tensor });
+    fail(KIND.LengthMismatch, `out: a Float32Array of ${view.length} floats where ${elements} are needed`, where);
   }
   return view;
 }

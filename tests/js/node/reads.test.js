@@ -111,18 +111,10 @@ test('readFloat32 of a dtype that does not decode is DtypeMismatch before any by
   assert.equal(counting.count(), before);
 });
 
-test('a pass in order to the data end keeps no read-ahead buffer', async () => {
-  const { setFlagsFromString } = await import('node:v8');
-  const { runInNewContext } = await import('node:vm');
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc');
-  // Every buffer the Blob's slices give (by arrayBuffer() or through their
-  // streams' readers), watched for being let go.
-  const refs = [];
-  const watch = (buf) => {
-    if (buf?.byteLength > 0) refs.push(new WeakRef(buf));
-  };
-  class WatchedBlob extends Blob {
+// Every buffer a Blob's slices give (by arrayBuffer() or through their
+// streams' readers) goes to `watch`.
+function watchedBlob(parts, watch) {
+  return new (class extends Blob {
     slice(...args) {
       const part = super.slice(...args);
       const arrayBuffer = part.arrayBuffer.bind(part);
@@ -149,8 +141,20 @@ test('a pass in order to the data end keeps no read-ahead buffer', async () => {
       };
       return part;
     }
-  }
-  const st = await SafeTensors.fromBlob(new WatchedBlob([bytes]));
+  })(parts);
+}
+
+test('a pass in order to the data end keeps no read-ahead buffer', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  // Every buffer the Blob's slices give, watched for being let go.
+  const refs = [];
+  const watch = (buf) => {
+    if (buf?.byteLength > 0) refs.push(new WeakRef(buf));
+  };
+  const st = await SafeTensors.fromBlob(watchedBlob([bytes], watch));
   for (const t of st.tensors()) same(await t.readFloat32({ chunkBytes: 48 }), t.name);
   const largest = refs.reduce((a, b) => (b.deref().byteLength > a.deref().byteLength ? b : a));
   assert.ok(largest.deref().byteLength > bytes.length / 2, 'the read-ahead holds most of the file');
@@ -196,11 +200,131 @@ test('readFloat32 decodes into `out` (a Blob read in order, bytes in memory), an
     }
     assert.ok(Number.isNaN(buf[0]) && Number.isNaN(buf[largest + 1]), 'nothing written outside out');
     const t = st.tensor('t0');
-    for (const out of [new Float32Array(t.elementCount + 1), new Float32Array(t.elementCount - 1), new Float64Array(t.elementCount), [0], null]) {
-      await assert.rejects(t.readFloat32({ out }), (e) => e.kind === 'LengthMismatch' && e.tensor === 't0' && /Float32Array of/.test(e.message), String(out?.constructor?.name));
+    for (const out of [new Float32Array(t.elementCount + 1), new Float32Array(t.elementCount - 1)]) {
+      await assert.rejects(t.readFloat32({ out }), (e) => e.kind === 'LengthMismatch' && e.tensor === 't0' && /Float32Array of/.test(e.message), String(out.length));
+    }
+    for (const out of [new Float64Array(t.elementCount), [0], null, 7]) {
+      await assert.rejects(t.readFloat32({ out }), (e) => e.kind === 'InvalidArgument' && e.tensor === 't0' && /where a Float32Array of/.test(e.message), String(out?.constructor?.name));
     }
     const detached = new Float32Array(t.elementCount);
     structuredClone(detached.buffer, { transfer: [detached.buffer] });
-    await assert.rejects(t.readFloat32({ out: detached }), (e) => e.kind === 'InvalidArgument' && e.tensor === 't0');
+    await assert.rejects(t.readFloat32({ out: detached }), (e) => e.kind === 'InvalidArgument' && e.tensor === 't0' && /detached/.test(e.message));
+    // A Float32Array of another realm is one.
+    const { runInNewContext } = await import('node:vm');
+    const foreign = runInNewContext(`new Float32Array(${t.elementCount})`);
+    assert.equal(foreign instanceof Float32Array, false);
+    assert.equal(await t.readFloat32({ out: foreign }), foreign);
+    same(Float32Array.from(foreign), 't0');
+  }
+});
+
+test('decodeFloat32 checks `out` as readFloat32 does', async () => {
+  const { decodeFloat32 } = await import('safetensors-nano');
+  const { runInNewContext } = await import('node:vm');
+  const src = new Uint16Array([0x3c00, 0xc000]);
+  const kind = (out) => {
+    try {
+      decodeFloat32('F16', src, out);
+      return 'ok';
+    } catch (e) {
+      return e.kind;
+    }
+  };
+  assert.equal(kind(new Float32Array(3)), 'LengthMismatch');
+  assert.equal(kind(new Float64Array(2)), 'InvalidArgument');
+  assert.equal(kind([0, 0]), 'InvalidArgument');
+  const detached = new Float32Array(2);
+  structuredClone(detached.buffer, { transfer: [detached.buffer] });
+  assert.equal(kind(detached), 'InvalidArgument');
+  const foreign = runInNewContext('new Float32Array(2)');
+  assert.equal(decodeFloat32('F16', src, foreign), foreign);
+  assert.deepEqual(Array.from(foreign), [1, -2]);
+});
+
+test('an already aborted signal rejects readFloat32, even of a tensor served from the read-ahead or of no bytes', async () => {
+  const file = tensorFile([
+    ['a', 'F16', [4], new Uint16Array(4)],
+    ['b', 'F16', [2], new Uint16Array(2)],
+    ['empty', 'F32', [0], new Float32Array(0)],
+    ['c', 'F16', [3], new Uint16Array(3)],
+  ]);
+  const gone = AbortSignal.abort(new Error('stop'));
+  for (const st of [await SafeTensors.fromBlob(new Blob([file])), SafeTensors.fromBytes(file)]) {
+    // a, then b: an in-order pass whose stream holds the rest of the file.
+    await st.tensor('a').readFloat32();
+    for (const name of ['b', 'empty', 'c']) {
+      await assert.rejects(st.tensor(name).readFloat32({ signal: gone }), /stop/, name);
+    }
+    assert.deepEqual(Array.from(await st.tensor('b').readFloat32()), [0, 0]);
+  }
+});
+
+test('one read out of order holds nothing of the file once it is done', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  // A file of one small tensor then 8 MiB more: a stream to the file's end
+  // would read megabytes.
+  const big = tensorFile([
+    ['small', 'F32', [32], new Float32Array(32).fill(1.5)],
+    ['big', 'F32', [2 * 1024 * 1024], new Float32Array(2 * 1024 * 1024)],
+  ]);
+  const refs = [];
+  let largest = 0;
+  const st = await SafeTensors.fromBlob(
+    watchedBlob([big], (buf) => {
+      if (buf?.byteLength > 0) {
+        refs.push(new WeakRef(buf));
+        largest = Math.max(largest, buf.byteLength);
+      }
+    }),
+  );
+  const before = refs.length;
+  assert.deepEqual(Array.from(await st.tensor('small').readFloat32()), new Array(32).fill(1.5));
+  assert.ok(refs.length > before, 'the read went through the watched Blob');
+  assert.ok(largest <= 1 << 16, `a buffer of ${largest} bytes for a 128-byte tensor`);
+  for (let i = 0; i < 3 && refs.some((r) => r.deref() !== undefined); i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    gc();
+  }
+  assert.equal(refs.filter((r) => r.deref() !== undefined).length, 0, 'a buffer of the read is still held');
+  assert.equal(st.length, 2);
+});
+
+test('many small reads at once hold memory of their size, not of the file', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  const n = 300;
+  const tiny = [];
+  for (let i = 0; i < n; i++) tiny.push([`t${i}`, 'F32', [32], new Float32Array(32).fill(i)]);
+  tiny.push(['tail', 'U8', [16 * 1024 * 1024], new Uint8Array(16 * 1024 * 1024)]);
+  const file = tensorFile(tiny);
+  const { writeFileSync, mkdtempSync, rmSync, openAsBlob } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'reads-'));
+  writeFileSync(join(dir, 'm.safetensors'), file);
+  try {
+    for (const blob of [new Blob([file]), await openAsBlob(join(dir, 'm.safetensors'))]) {
+      const st = await SafeTensors.fromBlob(blob);
+      gc();
+      const base = process.memoryUsage().arrayBuffers;
+      let peak = 0;
+      const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers - base)), 1);
+      // Every other tensor, all at once: no read starts where another ended.
+      const names = [];
+      for (let i = 0; i < n; i += 2) names.push(`t${i}`);
+      const got = await Promise.all(names.map((name) => st.tensor(name).readFloat32()));
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers - base);
+      clearInterval(timer);
+      got.forEach((v, k) => assert.equal(v[31], 2 * k));
+      // Before, each read held two buffers of 4 MiB (a stream to the end).
+      assert.ok(peak < 64 * 1024 * 1024, `${(peak / 2 ** 20).toFixed(1)} MiB of ArrayBuffers for ${names.length} reads of 128 bytes`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
