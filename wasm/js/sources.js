@@ -119,12 +119,14 @@ export class InOrderReader {
   #spares = []; // buffers neither read into nor handed out (byte streams)
   #rest = null;
   #next = null;
+  #file = false;
 
   constructor(source, start, end) {
     this.#source = source;
     this.pos = start;
     this.end = end;
     this.broken = false; // a read failed: the stream is not to be used again
+    this.#file = typeof File === 'function' && source.blob instanceof File;
     const stream = source.blob.slice(start, end).stream();
     try {
       this.#reader = stream.getReader({ mode: 'byob' });
@@ -154,6 +156,19 @@ export class InOrderReader {
     }
     r.catch(() => {}); // (a failure surfaces when the piece is awaited)
     return r;
+  }
+
+  // A File's stream, once open, may go on reading its file after the file
+  // was edited on disk (Chromium's does), and give the new bytes. A range
+  // read is refused once the file changed (NotReadableError): one byte
+  // read by range after each piece came in says the piece was read before
+  // any change.
+  async #unchanged() {
+    try {
+      await this.#source.blob.slice(this.pos, this.pos + 1).arrayBuffer();
+    } catch (e) {
+      throw blobError(e);
+    }
   }
 
   /**
@@ -187,6 +202,7 @@ export class InOrderReader {
         piece = r.value;
         this.#source.bytesRead += piece.byteLength;
         if (!r.done) this.#next = this.#ask(this.pos + piece.byteLength);
+        if (this.#file) await this.#unchanged();
         signal?.throwIfAborted();
       }
       const n = Math.min(piece.byteLength, upTo - this.pos);

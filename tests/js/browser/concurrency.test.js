@@ -122,3 +122,50 @@ test('a File edited on disk after fromBlob: the browser refuses it (NotReadableE
   });
   assert.deepEqual(r, { kind: 'SourceChanged', cause: 'NotReadableError' });
 });
+
+test('readFloat32 of a File edited on disk: SourceChanged before a pass, and never the new bytes after its stream started', async () => {
+  const { tensorFile } = await import('../lib/format.js');
+  const big = 2 * 1024 * 1024; // floats: 8 MiB, two of the stream's pieces
+  const version = (v) =>
+    tensorFile([
+      ['a', 'F32', [64], new Float32Array(64).fill(v)],
+      ['b', 'F32', [big], new Float32Array(big).fill(v)],
+      ['c', 'F32', [big], new Float32Array(big).fill(v)],
+    ]);
+  const path = join(mixed, 'edited-floats.safetensors');
+  const edit = async (v) => {
+    // A moment later: a new modification time, the same size.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    writeFileSync(path, version(v));
+  };
+  // What readFloat32 of a tensor gives: its distinct values, or the error's kind.
+  const readAll = (name) =>
+    page.evaluate(async (name) => {
+      try {
+        return { values: [...new Set(await window.floats.tensor(name).readFloat32())] };
+      } catch (e) {
+        return { kind: e.kind ?? e.name, message: e.message, cause: e.cause?.name };
+      }
+    }, name);
+  const open = () => page.evaluate(async () => (window.floats = await window.stn.SafeTensors.fromBlob(document.querySelector('#file').files[0])).names());
+
+  // Edited before any read: the first read (of its own bytes) says so.
+  writeFileSync(path, version(1));
+  await page.setInputFiles('#file', path);
+  assert.deepEqual(await open(), ['a', 'b', 'c']);
+  await edit(2);
+  const first = await readAll('a');
+  assert.equal(first.kind, 'SourceChanged', JSON.stringify(first));
+
+  // Edited while an in-order pass streams the file (a, then b: the stream
+  // runs on into c): c is the old values or SourceChanged, never new ones.
+  writeFileSync(path, version(1));
+  await page.setInputFiles('#file', path);
+  assert.deepEqual(await open(), ['a', 'b', 'c']);
+  assert.deepEqual(await readAll('a'), { values: [1] });
+  assert.deepEqual(await readAll('b'), { values: [1] });
+  await edit(3);
+  const after = await readAll('c');
+  console.log(`chromium: c after an edit mid-pass: ${JSON.stringify(after)}`);
+  assert.ok(after.kind === 'SourceChanged' || (after.values?.length === 1 && after.values[0] === 1), JSON.stringify(after));
+});
