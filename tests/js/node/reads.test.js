@@ -328,3 +328,67 @@ test('many small reads at once hold memory of their size, not of the file', asyn
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a Blob whose stream gives small chunks of random sizes: every float dtype, in any order, as toFloat32', async () => {
+  const dtypes = [
+    ['F4', 4],
+    ['F6_E2M3', 6],
+    ['F6_E3M2', 6],
+    ['F8_E5M2', 8],
+    ['F8_E4M3', 8],
+    ['F8_E8M0', 8],
+    ['F8_E4M3FNUZ', 8],
+    ['F8_E5M2FNUZ', 8],
+    ['F16', 16],
+    ['BF16', 16],
+    ['F32', 32],
+    ['F64', 64],
+  ];
+  let s = 99;
+  const rnd = (n) => (s = (s * 1103515245 + 12345) >>> 0) % n;
+  const list = [];
+  for (let i = 0; i < 60; i++) {
+    const [dtype, bits] = dtypes[i % dtypes.length];
+    // Whole bytes: elements in groups of 8 / gcd(bits, 8); some empty.
+    const group = bits % 8 === 0 ? 1 : bits === 4 ? 2 : 4;
+    const n = i % 7 === 3 ? 0 : group * (1 + rnd(40));
+    const data = new Uint8Array((n * bits) / 8).map(() => rnd(256));
+    list.push([`t${i}`, dtype, [n], data]);
+  }
+  const file = tensorFile(list);
+  const mem = SafeTensors.fromBytes(file);
+  // A Blob-like object: its stream is not a byte stream and gives chunks of
+  // 1 to 37 bytes, so elements of every width are cut at every place.
+  const blobLike = (bytes) => ({
+    size: bytes.length,
+    slice: (a = 0, b = bytes.length) => blobLike(bytes.subarray(a, Math.min(b, bytes.length))),
+    arrayBuffer: async () => bytes.slice().buffer,
+    stream() {
+      let at = 0;
+      return new ReadableStream({
+        pull(c) {
+          if (at >= bytes.length) return c.close();
+          const n = 1 + rnd(37);
+          c.enqueue(bytes.slice(at, at + n));
+          at += n;
+        },
+      });
+    },
+  });
+  const same = async (t, got) => assert.deepEqual(new Uint32Array((await got).buffer), new Uint32Array(mem.tensor(t.name).toFloat32().buffer), `${t.name} (${t.dtype}, ${t.elementCount})`);
+  for (const order of ['in order', 'reversed', 'all at once', 'mixed with read()']) {
+    const st = await SafeTensors.fromBlob(blobLike(file));
+    const tensors = st.tensors();
+    if (order === 'reversed') tensors.reverse();
+    if (order === 'all at once') await Promise.all(tensors.map((t) => same(t, t.readFloat32({ chunkBytes: 1 + rnd(100) }))));
+    else {
+      for (const t of tensors) {
+        if (order === 'mixed with read()' && rnd(3) === 0) {
+          const raw = await t.read();
+          assert.deepEqual(raw, mem.tensor(t.name).bytes(), t.name);
+        }
+        await same(t, t.readFloat32({ chunkBytes: order === 'in order' ? undefined : 1 + rnd(100) }));
+      }
+    }
+  }
+});
