@@ -1,14 +1,15 @@
 // make bench-wasm, part 3: whole-model reads. Every tensor of a 1 GB BF16
-// file (a Llama-like layout) read as Float32 through readFloat32, one after
-// another as a user loops over tensors(), against blob.arrayBuffer() of the
-// same file: reading its bytes at all; beside it the same loop decoding into
-// one reused array (readFloat32's `out`: no new array a tensor, whose
-// allocation and first writes cost more than the decode), and reading each
-// tensor whole, then decoding it (no overlap). The goal is the first loop's. The file is on disk, opened with
-// fs.openAsBlob (a File-like Blob, read on demand); the two sides alternate,
-// fastest and median of the runs, wall clock. Then the same in headless
-// Chromium (Debian's /usr/bin/chromium through playwright-core), the file
-// given to the page through a file input, as a user picks it.
+// file (a Llama-like layout) read as Float32, one after another as a user
+// loops over tensors(), four sides interleaved in each run: blob.arrayBuffer()
+// of the same file (reading its bytes at all: the baseline); readFloat32
+// into a new array a tensor (the goal row, "readFloat32 over all tensors");
+// readFloat32 into one reused array (its `out`: no new array a tensor); and
+// read() of each tensor whole, then decodeFloat32 (no overlap of reading
+// and decoding). The file is on disk, opened with fs.openAsBlob (a
+// File-like Blob, read on demand); fastest and median of the runs, wall
+// clock. Then the same in headless Chromium (Debian's /usr/bin/chromium
+// through playwright-core), the file given to the page through a file
+// input, as a user picks it.
 
 import { existsSync, openAsBlob, openSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -182,4 +183,4 @@ if (!existsSync(CHROMIUM)) {
     await server.close();
   }
 }
-console.log('\nGoal: readFloat32 over all tensors (new arrays, the first loop) at ≥ 0.7× the throughput of arrayBuffer() (in Chromium).');
+console.log('\nGoal (row "readFloat32 over all tensors"): readFloat32 into new arrays at ≥ 0.7× the throughput of arrayBuffer() (in Chromium).');

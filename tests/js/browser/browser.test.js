@@ -279,7 +279,7 @@ test('readFloat32 over every tensor of a File in order (its stream cut mid-eleme
     }
     return { fresh, reused, wrong, bytesRead: st.bytesRead, size: file.size };
   });
-  const names = ['odd', 'bf16', 'f6', 'e5m2', 'f32', 'f16'];
+  const names = ['lead', 'odd', 'bf16', 'f6', 'e5m2', 'f32', 'f16'];
   assert.deepEqual(r.fresh, names.map((n) => [n, true]));
   assert.deepEqual(r.reused, names.map((n) => [n, true]));
   assert.deepEqual(r.wrong, { kind: 'LengthMismatch', tensor: 'bf16' });

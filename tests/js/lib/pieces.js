@@ -1,8 +1,12 @@
-// A file whose float tensors a reader in order cuts mid-element: a piece of
-// a Blob's stream ends at a round size from where it began, so after an
-// odd-length F8 tensor a BF16 one is cut between its two bytes, and an F6
-// tensor (3 bytes to 4 elements) anywhere a size is not a multiple of 3.
-// Seeded bytes: every code of the 8-bit types, 16-bit words of all kinds.
+// A file whose float tensors a reader in order cuts mid-element. Read in
+// offset order, the first tensor ('lead') is read alone and the second
+// opens one stream to the file's end; where Blob streams are byte streams
+// (browsers) its pieces are 4 MiB from 'odd''s first byte, and as 'odd' is
+// 5 bytes long the first cut falls between the two bytes of a BF16 element
+// and the second inside a group of 3 F6 bytes. Only those two cuts are
+// certain; where streams are not byte streams (Node) the chunks are the
+// stream's own. Seeded bytes: every code of the 8-bit types, 16-bit words
+// of all kinds.
 
 import { tensorFile } from './format.js';
 
@@ -17,9 +21,10 @@ function seeded(n, seed) {
   return out;
 }
 
-/** About 14 MiB: an F8 of 5 bytes, then BF16, F6, F8, F32 and F16 tensors of a few MiB each. */
+/** About 14 MiB: an F8 of 1 byte, one of 5 bytes, then BF16, F6, F8, F32 and F16 tensors of a few MiB each. */
 export function piecesFile() {
   const entries = [
+    ['lead', 'F8_E4M3', [1], seeded(1, 7)],
     ['odd', 'F8_E4M3', [5], seeded(5, 1)],
     ['bf16', 'BF16', [(5 * MiB + 6) / 2], seeded(5 * MiB + 6, 2)],
     ['f6', 'F6_E2M3', [((4 * MiB + 2) / 3) * 4], seeded(4 * MiB + 2, 3)],
