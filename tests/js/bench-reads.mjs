@@ -141,7 +141,10 @@ if (!existsSync(CHROMIUM)) {
     await page.goto(`${server.url}/browser/page.html`);
     await page.waitForFunction(() => document.title === 'ready', null, { timeout: 20000 });
     await page.setInputFiles('#file', path);
-    const inPage = await page.evaluate(async (runs) => {
+    // A renderer that dies mid-run (out of memory, say) would leave evaluate
+    // waiting for ever: it ends the bench with an error instead.
+    const crashed = new Promise((_, reject) => page.once('crash', () => reject(new Error('the Chromium page crashed during the whole-model reads'))));
+    const inPage = await Promise.race([crashed, page.evaluate(async (runs) => {
       const { SafeTensors, decodeFloat32 } = window.stn;
       const file = document.getElementById('file').files[0];
       const sides = [
@@ -176,7 +179,7 @@ if (!existsSync(CHROMIUM)) {
         }
       }
       return times;
-    }, runs);
+    }, runs)]);
     table('Chromium (a File from a file input)', inPage);
   } finally {
     await browser.close();
