@@ -6,8 +6,25 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { SafeTensors } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
+
+/** The engine's garbage collector as a function (node:v8's --expose-gc, turned on at run time). */
+function collector() {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc');
+}
+
+/** How many of `refs` (WeakRefs) still hold their object after up to three collections. */
+async function stillHeld(refs, gc) {
+  for (let i = 0; i < 3 && refs.some((r) => r.deref() !== undefined); i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    gc();
+  }
+  return refs.filter((r) => r.deref() !== undefined).length;
+}
 
 // 24 tensors of three float dtypes and various lengths, seeded values.
 let seed = 12345;
@@ -145,10 +162,7 @@ function watchedBlob(parts, watch) {
 }
 
 test('a pass in order to the data end keeps no read-ahead buffer', async () => {
-  const { setFlagsFromString } = await import('node:v8');
-  const { runInNewContext } = await import('node:vm');
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc');
+  const gc = collector();
   // Every buffer the Blob's slices give, watched for being let go.
   const refs = [];
   const watch = (buf) => {
@@ -158,11 +172,7 @@ test('a pass in order to the data end keeps no read-ahead buffer', async () => {
   for (const t of st.tensors()) same(await t.readFloat32({ chunkBytes: 48 }), t.name);
   const largest = refs.reduce((a, b) => (b.deref().byteLength > a.deref().byteLength ? b : a));
   assert.ok(largest.deref().byteLength > bytes.length / 2, 'the read-ahead holds most of the file');
-  for (let i = 0; i < 3 && refs.some((r) => r.deref() !== undefined); i++) {
-    await new Promise((r) => setTimeout(r, 10));
-    gc();
-  }
-  assert.equal(refs.filter((r) => r.deref() !== undefined).length, 0, 'a read-ahead buffer is still held');
+  assert.equal(await stillHeld(refs, gc), 0, 'a read-ahead buffer is still held');
   assert.equal(st.length, 24);
 });
 
@@ -260,10 +270,7 @@ test('an already aborted signal rejects readFloat32, even of a tensor served fro
 });
 
 test('one read out of order holds nothing of the file once it is done', async () => {
-  const { setFlagsFromString } = await import('node:v8');
-  const { runInNewContext } = await import('node:vm');
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc');
+  const gc = collector();
   // A file of one small tensor then 8 MiB more: a stream to the file's end
   // would read megabytes.
   const big = tensorFile([
@@ -284,19 +291,12 @@ test('one read out of order holds nothing of the file once it is done', async ()
   assert.deepEqual(Array.from(await st.tensor('small').readFloat32()), new Array(32).fill(1.5));
   assert.ok(refs.length > before, 'the read went through the watched Blob');
   assert.ok(largest <= 1 << 16, `a buffer of ${largest} bytes for a 128-byte tensor`);
-  for (let i = 0; i < 3 && refs.some((r) => r.deref() !== undefined); i++) {
-    await new Promise((r) => setTimeout(r, 10));
-    gc();
-  }
-  assert.equal(refs.filter((r) => r.deref() !== undefined).length, 0, 'a buffer of the read is still held');
+  assert.equal(await stillHeld(refs, gc), 0, 'a buffer of the read is still held');
   assert.equal(st.length, 2);
 });
 
 test('many small reads at once hold memory of their size, not of the file', async () => {
-  const { setFlagsFromString } = await import('node:v8');
-  const { runInNewContext } = await import('node:vm');
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc');
+  const gc = collector();
   const n = 300;
   const tiny = [];
   for (let i = 0; i < n; i++) tiny.push([`t${i}`, 'F32', [32], new Float32Array(32).fill(i)]);
