@@ -86,7 +86,8 @@ export interface ReadFloat32Options extends ReadOptions {
    * Decode into this array instead of a new one, and resolve to it: a
    * Float32Array (of any realm) with one slot per element (`elementCount`).
    * Another length is LengthMismatch; not a Float32Array, or a detached
-   * one, is InvalidArgument. Reusing one array for tensor after tensor
+   * one, is InvalidArgument. When the call rejects, what `out` holds is
+   * unspecified (decoding may have begun). Reusing one array for tensor after tensor
    * spares allocating (and first writing) a new result each time:
    *
    * ```ts

@@ -96,8 +96,21 @@ function blobError(e) {
   return new SafeTensorsError(KIND.SourceChanged, `the file changed on disk since it was opened (${e.message}): open it again`, { cause: e });
 }
 
-// The bytes of one read of an InOrderReader's stream, at most.
+// The bytes of one piece of an InOrderReader's stream, at most.
 const IN_ORDER_PIECE = 4 * 1024 * 1024;
+
+// Chromium collects a Blob's stream that nothing in JavaScript refers to,
+// even with a read in flight, and that read then never settles: a caller
+// awaiting it (through an async function, which only the read's promise
+// refers to) would wait for ever. Each reader with a read in flight is
+// kept here until the read settles.
+const reading = new Set();
+
+function holdWhile(reader, read) {
+  reading.add(reader);
+  const release = () => reading.delete(reader);
+  read.then(release, release);
+}
 
 /**
  * Reads a BlobSource in order, from `start` up to `end`, through the stream
@@ -120,12 +133,18 @@ export class InOrderReader {
   #rest = null;
   #next = null;
   #file = false;
+  #arrived; // the end of the bytes the stream has brought so far
+  #confirmed; // bytes before it were read before any change to the File
+  #checking = null; // the range read confirming them, while in flight
+  #changed = null; // the SourceChanged error, once a check failed
 
   constructor(source, start, end) {
     this.#source = source;
     this.pos = start;
     this.end = end;
     this.broken = false; // a read failed: the stream is not to be used again
+    this.#arrived = start;
+    this.#confirmed = start;
     this.#file = typeof File === 'function' && source.blob instanceof File;
     const stream = source.blob.slice(start, end).stream();
     try {
@@ -154,6 +173,7 @@ export class InOrderReader {
       const view = new Uint8Array(buf, 0, Math.min(buf.byteLength, to - from));
       r = this.#reader.read(view, { min: view.byteLength });
     }
+    holdWhile(this, r);
     r.catch(() => {}); // (a failure surfaces when the piece is awaited)
     return r;
   }
@@ -161,19 +181,43 @@ export class InOrderReader {
   // A File's stream, once open, may go on reading its file after the file
   // was edited on disk (Chromium's does), and give the new bytes. A range
   // read is refused once the file changed (NotReadableError): one byte
-  // read by range after each piece came in says the piece was read before
-  // any change.
-  async #unchanged() {
-    try {
-      await this.#source.blob.slice(this.pos, this.pos + 1).arrayBuffer();
-    } catch (e) {
-      throw blobError(e);
+  // read by range after bytes came in says they came before any change.
+  // A call checks once, after its last piece came in, beside the use of
+  // that piece, and waits for it before it returns (#confirm); bytes that
+  // came in before a check that passed need none of their own.
+  #startCheck() {
+    const covers = this.#arrived;
+    this.#checking = this.#source.blob
+      .slice(covers - 1, covers)
+      .arrayBuffer()
+      .then(
+        () => {
+          if (covers > this.#confirmed) this.#confirmed = covers;
+        },
+        (e) => {
+          this.#changed ??= blobError(e);
+        },
+      )
+      .finally(() => {
+        this.#checking = null;
+      });
+  }
+
+  // Resolves once the bytes before `upTo` are known to be the File's as it
+  // was opened; throws SourceChanged if the file changed on disk.
+  async #confirm(upTo) {
+    while (this.#file && this.#changed === null && this.#confirmed < upTo) {
+      if (this.#checking === null) this.#startCheck();
+      await this.#checking;
     }
+    if (this.#changed !== null) throw this.#changed;
   }
 
   /**
    * Hands bytes [pos, upTo) to `use` piece by piece (views valid only
    * during the call: their memory takes a later piece); pos ends at upTo.
+   * Resolves once those bytes are known to be the file's as opened: `use`
+   * may have seen bytes of an edited File when this rejects.
    */
   async take(upTo, signal, use) {
     while (this.pos < upTo) {
@@ -192,17 +236,19 @@ export class InOrderReader {
           const bytes = await this.#source.read(this.pos, upTo, signal);
           this.pos = upTo;
           use(bytes);
+          this.#confirmed = this.#arrived = upTo; // (the range read was the check)
           return;
         }
         this.#next = null;
-        // (A byte stream's last read may bring bytes with done set.)
         if (r.value === undefined || r.value.byteLength === 0) {
           fail(KIND.SourceChanged, `the file ended at byte ${this.pos}, before byte ${this.end}: it changed since it was opened`);
         }
         piece = r.value;
+        this.#arrived = this.pos + piece.byteLength;
         this.#source.bytesRead += piece.byteLength;
-        if (!r.done) this.#next = this.#ask(this.pos + piece.byteLength);
-        if (this.#file) await this.#unchanged();
+        if (!r.done) this.#next = this.#ask(this.#arrived);
+        // The piece that completes this call: its check runs while it is used.
+        if (this.#file && this.#checking === null && this.#arrived >= upTo) this.#startCheck();
         signal?.throwIfAborted();
       }
       const n = Math.min(piece.byteLength, upTo - this.pos);
@@ -212,6 +258,7 @@ export class InOrderReader {
       // Its buffer is free once the piece is used up: the next one goes in.
       if (this.#rest === null && this.#byob) this.#spares.push(piece.buffer);
     }
+    await this.#confirm(upTo);
   }
 
   /** Lets the stream and its buffers go. */

@@ -28,7 +28,8 @@ const errors = [];
 
 before(async () => {
   server = await startServer({ root: project, range: true });
-  ({ browser, page } = await openPage(`${server.url}/browser/page.html`, { errors }));
+  // (gc() in the page: a test collects garbage while a read is in flight.)
+  ({ browser, page } = await openPage(`${server.url}/browser/page.html`, { errors, args: ['--js-flags=--expose-gc'] }));
 });
 
 after(async () => {
@@ -168,4 +169,39 @@ test('readFloat32 of a File edited on disk: SourceChanged before a pass, and nev
   const after = await readAll('c');
   console.log(`chromium: c after an edit mid-pass: ${JSON.stringify(after)}`);
   assert.ok(after.kind === 'SourceChanged' || (after.values?.length === 1 && after.values[0] === 1), JSON.stringify(after));
+});
+
+test('readFloat32 of a File settles while the page collects garbage during its reads', async () => {
+  const { tensorFile } = await import('../lib/format.js');
+  // 32 MiB of BF16: eight of the stream's pieces, each a read in flight.
+  const count = 16 * 1024 * 1024;
+  const words = new Uint16Array(count);
+  for (let i = 0; i < count; i++) words[i] = 0x3c00 + (i % 128); // 0.0078125 … 0.0155…
+  const path = join(mixed, 'collected.safetensors');
+  writeFileSync(path, tensorFile([['w', 'BF16', [count], words]]));
+  await page.setInputFiles('#file', path);
+  const outcomes = await page.evaluate(async () => {
+    const file = document.querySelector('#file').files[0];
+    const outcomes = [];
+    for (let k = 0; k < 4; k++) {
+      // Nothing here refers to the SafeTensors or its stream once the read starts.
+      let outcome = null;
+      window.stn.SafeTensors.fromBlob(file)
+        .then((st) => st.tensor('w').readFloat32())
+        .then(
+          (f) => (outcome = { length: f.length, first: f[0], last: f[f.length - 1] }),
+          (e) => (outcome = { error: String(e) }),
+        );
+      const t0 = performance.now();
+      while (outcome === null && performance.now() - t0 < 10000) {
+        window.gc();
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      outcomes.push(outcome ?? 'still waiting after 10 s');
+    }
+    return outcomes;
+  });
+  const bf16 = (word) => new Float32Array(new Uint32Array([word << 16]).buffer)[0];
+  const want = { length: count, first: bf16(words[0]), last: bf16(words[count - 1]) };
+  assert.deepEqual(outcomes, Array(4).fill(want));
 });
