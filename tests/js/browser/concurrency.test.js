@@ -171,7 +171,7 @@ test('readFloat32 of a File edited on disk: SourceChanged before a pass, and nev
   assert.ok(after.kind === 'SourceChanged' || (after.values?.length === 1 && after.values[0] === 1), JSON.stringify(after));
 });
 
-test('readFloat32 of a File settles while the page collects garbage during its reads', async () => {
+test('readFloat32 and read of a File settle while the page collects garbage during their reads', async () => {
   const { tensorFile } = await import('../lib/format.js');
   // 32 MiB of BF16: eight of the stream's pieces, each a read in flight.
   const count = 16 * 1024 * 1024;
@@ -182,12 +182,14 @@ test('readFloat32 of a File settles while the page collects garbage during its r
   await page.setInputFiles('#file', path);
   const outcomes = await page.evaluate(async () => {
     const file = document.querySelector('#file').files[0];
+    const { SafeTensors, decodeFloat32 } = window.stn;
     const outcomes = [];
-    for (let k = 0; k < 4; k++) {
-      // Nothing here refers to the SafeTensors or its stream once the read starts.
+    for (let k = 0; k < 6; k++) {
+      // Nothing here refers to the SafeTensors or its stream once the read starts. readFloat32
+      // streams the File; read() reads it by range.
       let outcome = null;
-      window.stn.SafeTensors.fromBlob(file)
-        .then((st) => st.tensor('w').readFloat32())
+      SafeTensors.fromBlob(file)
+        .then((st) => (k % 2 === 0 ? st.tensor('w').readFloat32() : st.tensor('w').read().then((bytes) => decodeFloat32('BF16', bytes))))
         .then(
           (f) => (outcome = { length: f.length, first: f[0], last: f[f.length - 1] }),
           (e) => (outcome = { error: String(e) }),
@@ -203,5 +205,5 @@ test('readFloat32 of a File settles while the page collects garbage during its r
   });
   const bf16 = (word) => new Float32Array(new Uint32Array([word << 16]).buffer)[0];
   const want = { length: count, first: bf16(words[0]), last: bf16(words[count - 1]) };
-  assert.deepEqual(outcomes, Array(4).fill(want));
+  assert.deepEqual(outcomes, Array(6).fill(want));
 });
