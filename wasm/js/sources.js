@@ -240,6 +240,7 @@ export class InOrderReader {
           return;
         }
         this.#next = null;
+        // (A byte stream's last read may bring bytes with done set.)
         if (r.value === undefined || r.value.byteLength === 0) {
           fail(KIND.SourceChanged, `the file ended at byte ${this.pos}, before byte ${this.end}: it changed since it was opened`);
         }
