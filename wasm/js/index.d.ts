@@ -87,8 +87,9 @@ export interface ReadFloat32Options extends ReadOptions {
    * Float32Array (of any realm) with one slot per element (`elementCount`).
    * Another length is LengthMismatch; not a Float32Array, or a detached
    * one, is InvalidArgument. When the call rejects, what `out` holds is
-   * unspecified (decoding may have begun). Reusing one array for tensor after tensor
-   * spares allocating (and first writing) a new result each time:
+   * unspecified (decoding may have begun). Reusing one array for tensor
+   * after tensor spares allocating (and first writing) a new result each
+   * time:
    *
    * ```ts
    * const buf = new Float32Array(largest);

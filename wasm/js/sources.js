@@ -106,6 +106,8 @@ const IN_ORDER_PIECE = 4 * 1024 * 1024;
 // kept here until the read settles.
 const reading = new Set();
 
+// (This also handles the read's failure, which surfaces where the read is
+// awaited.)
 function holdWhile(reader, read) {
   reading.add(reader);
   const release = () => reading.delete(reader);
@@ -174,7 +176,6 @@ export class InOrderReader {
       r = this.#reader.read(view, { min: view.byteLength });
     }
     holdWhile(this, r);
-    r.catch(() => {}); // (a failure surfaces when the piece is awaited)
     return r;
   }
 
