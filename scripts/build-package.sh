@@ -10,7 +10,8 @@
 #   2. wasm-opt from the npm package binaryen (tests/js/node_modules):
 #      Debian's binaryen 108 produces a module that fails to load. The
 #      reader gets -O4 (its parse runs ~5% faster than after -Oz, for ~120
-#      bytes), the writer -Oz;
+#      bytes), the writer -Oz; both without the target-features section
+#      (the features the build used: for linkers and tools, not engines);
 #   3. the package directory: wasm-bindgen's glue and .wasm, the whole ES
 #      module layer of wasm/js/ (every module, any folder of them, the
 #      declarations; its package.json's `files` picks what ships), README;
@@ -51,7 +52,7 @@ for part in reader writer; do
   level=-Oz
   [ "$part" = reader ] && level=-O4
   log "wasm-opt $level: $part"
-  "$WASM_OPT" "$level" --strip-debug --strip-producers "${OPT_FEATURES[@]}" \
+  "$WASM_OPT" "$level" --strip-debug --strip-producers --strip-target-features "${OPT_FEATURES[@]}" \
     "$OUT/bindgen-$part/${name}_bg.wasm" -o "$OUT/${name}_bg.wasm"
   cp "$OUT/bindgen-$part/$name.js" "$OUT/"
 done

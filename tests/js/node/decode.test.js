@@ -100,6 +100,41 @@ test('the SIMD decoders give every code its scalar value in every lane and block
   }
 });
 
+// F4 and F6 are unpacked with wasm SIMD128 too, 16 codes (8 or 12 bytes) a
+// step, in stretches of 256 codes. Codes laid out so that each one sits in
+// every one of 32 element positions (code (k + r) mod N at element 32r + k, or
+// 64r + k for F6), cut to ranges that start at every group of a block and end
+// in partial blocks and stretches of many sizes.
+test('the SIMD unpacking gives every F4 and F6 code its value in every position and partial block', { skip: ref.skip }, () => {
+  const st = SafeTensors.fromBytes(ref.floats);
+  for (const [d, width, round] of [['F4', 4, 32], ['F6_E2M3', 6, 64], ['F6_E3M2', 6, 64]]) {
+    const values = bits(new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer));
+    const n = values.length;
+    const codes = Array.from({ length: round * 32 }, (_, i) => ((i % round) + Math.floor(i / round)) % n);
+    const packed = pack(codes, width);
+    const want = new Float32Array(Uint32Array.from(codes, (c) => values[c]).buffer);
+    const group = width === 4 ? [1, 2] : [3, 4]; // [bytes, codes]
+    const groups = packed.length / group[0];
+    for (let g = 0; g < 24; g++) {
+      for (const k of [1, 2, 3, 4, 5, 7, 8, 9, 11, 15, 16, 17, 63, 64, 65, 67, 129, 200, groups]) {
+        const end = Math.min(g + k, groups);
+        sameBits(decodeFloat32(d, packed.subarray(g * group[0], end * group[0])), want.subarray(g * group[1], end * group[1]), `${d} groups [${g}, ${end})`);
+      }
+    }
+  }
+});
+
+/** `codes` packed `bits` (4 or 6) wide, element i at bits i·bits.. of one little-endian integer. */
+function pack(codes, bits) {
+  const out = new Uint8Array((codes.length * bits) / 8);
+  codes.forEach((c, i) => {
+    const at = i * bits;
+    out[at >> 3] |= (c << (at & 7)) & 0xff;
+    if ((at & 7) + bits > 8) out[(at >> 3) + 1] |= c >> (8 - (at & 7));
+  });
+  return out;
+}
+
 test('decodeFloat32 fills a given output and rejects what the core rejects', () => {
   const out = new Float32Array(2);
   assert.equal(decodeFloat32('BF16', Uint8Array.of(0x80, 0x3f, 0x40, 0xc0), out), out);

@@ -78,3 +78,24 @@ fn halves(bytes: &[u8], out: &mut [f32], bits: impl Fn(u16) -> u32) {
         }
     }
 }
+
+/// The codes of `packed` (`bits` wide: 4 or 6) as `F8_E4M3` codes, into
+/// `out` from its start, as `wasm`'s steps give them: code `i` is bits
+/// `bits·i ..` of `packed` read as one little-endian integer
+/// (docs/format.md, packing-f4 and packing-f6: the first `F4` in the low
+/// nibble; element `i` of three `F6` bytes is bits `6i..6i+5` of
+/// `b0 | b1 << 8 | b2 << 16`); its low five bits index `codes` and its
+/// sign bit (the top one) is ORed in as `F8_E4M3`'s. Right for `F6` as the
+/// negative twin of each value has its code with that bit set; `F4`'s
+/// sixteen `codes` have it already.
+#[allow(clippy::arithmetic_side_effects)] // `bits` is 4 or 6, `i` below `out.len()`
+pub(crate) fn unpack(codes: &[u8], bits: usize, packed: &[u8], out: &mut [u8]) {
+    let mask = (1u16 << bits) - 1;
+    for (i, o) in out.iter_mut().take(packed.len() * 8 / bits).enumerate() {
+        let at = i * bits;
+        let byte = |k: usize| packed.get(at / 8 + k).copied().unwrap_or(0);
+        let code = (u16::from_le_bytes([byte(0), byte(1)]) >> (at % 8)) & mask;
+        let sign = if code >> (bits - 1) == 1 { 0x80 } else { 0 };
+        *o = codes.get(usize::from(code & 0x1F)).copied().unwrap_or(0) | sign;
+    }
+}

@@ -7,11 +7,15 @@
 //! - [`corrected`]: the 8-bit floats in two integer steps on 16-bit lanes.
 //! - [`f16_steps`]: `F16` in a step on 16-bit words and one multiplication.
 //! - `wasm`: the decoders of the npm package's reader on wasm SIMD128
-//!   (`BF16` is a shift, and a quiet bit for NaN, besides the two above).
+//!   (`BF16` is a shift, and a quiet bit for NaN, besides the two above),
+//!   and the unpacking of `F4` and `F6` codes.
 //! - `each`: elsewhere, the same steps one element at a time, which the
 //!   tests compare with the scalar spec.
-//! - here: the unpacking of `F4` and `F6` codes into one byte each, as the
-//!   `F8_E4M3` code of the same value (every `F4` and `F6` value is one).
+//! - here: the packed formats, a stretch at a time: their codes unpacked
+//!   (`unpack`, `wasm`'s or `each`'s) into one byte each, the `F8_E4M3`
+//!   code of the same value (every `F4` and `F6` value is one), then
+//!   decoded as those. So the packed formats add only their unpacking to
+//!   the 8-bit decoder, which keeps the reader's `.wasm` small.
 
 mod corrected;
 mod f16_steps;
@@ -24,9 +28,9 @@ mod each;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm;
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-pub(super) use each::{decode_bf16, decode_bytes, decode_f16};
+pub(super) use each::{decode_bf16, decode_bytes, decode_f16, unpack};
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub(super) use wasm::{decode_bf16, decode_bytes, decode_f16};
+pub(super) use wasm::{decode_bf16, decode_bytes, decode_f16, unpack};
 
 /// A format of up to 8 bits, as `decode_bytes` takes it (both loops run
 /// the same [`Corrected`](corrected::Corrected) steps).
@@ -42,9 +46,11 @@ pub(crate) static F8_E8M0: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F
 pub(crate) static F8_E4M3FNUZ: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E4M3FNUZ));
 pub(crate) static F8_E5M2FNUZ: ByteFormat = ByteFormat::for_bytes(format_of(Dtype::F8_E5M2FNUZ));
 
-// The packed formats' codes as `F8_E4M3` codes of the same values.
-pub(crate) static F6_E2M3: [u8; 64] = as_e4m3(format_of(Dtype::F6_E2M3));
-pub(crate) static F6_E3M2: [u8; 64] = as_e4m3(format_of(Dtype::F6_E3M2));
+// The packed formats' codes as `F8_E4M3` codes of the same values: every
+// `F4` code, the `F6`s' codes with the sign bit clear (`unpack` ORs a set
+// one in as `F8_E4M3`'s: each value's negative twin has that code).
+pub(crate) static F6_E2M3: [u8; 32] = as_e4m3(format_of(Dtype::F6_E2M3));
+pub(crate) static F6_E3M2: [u8; 32] = as_e4m3(format_of(Dtype::F6_E3M2));
 static F4: [u8; 16] = as_e4m3(format_of(Dtype::F4));
 
 /// The `F8_E4M3` code of each code `0..N` of `format` (at compile time: it
@@ -78,9 +84,9 @@ pub(super) fn decode_f4(bytes: &[u8], out: &mut [f32]) {
     decode_packed(&F4, 4, bytes, out);
 }
 
-/// An `F6` (`codes`: its codes as `F8_E4M3` codes): four codes per three
-/// bytes.
-pub(super) fn decode_f6(codes: &[u8; 64], bytes: &[u8], out: &mut [f32]) {
+/// An `F6` (`codes`: its codes with the sign bit clear as `F8_E4M3`
+/// codes): four codes per three bytes.
+pub(super) fn decode_f6(codes: &[u8; 32], bytes: &[u8], out: &mut [f32]) {
     decode_packed(codes, 6, bytes, out);
 }
 
@@ -91,32 +97,15 @@ pub(super) fn decode_f6(codes: &[u8; 64], bytes: &[u8], out: &mut [f32]) {
 #[allow(clippy::arithmetic_side_effects)] // `bits` is 4 or 6
 fn decode_packed(codes: &[u8], bits: usize, bytes: &[u8], out: &mut [f32]) {
     let stretch_bytes = STRETCH * bits / 8;
+    let mut unpacked = [0u8; STRETCH];
     for (packed, out) in bytes.chunks(stretch_bytes).zip(out.chunks_mut(STRETCH)) {
-        let mut unpacked = [0u8; STRETCH];
-        let unpacked = unpacked.get_mut(..out.len()).unwrap_or(&mut []);
-        unpack(codes, bits, packed, unpacked);
-        decode_bytes(&F8_E4M3, unpacked, out);
+        unpack(codes, bits, packed, &mut unpacked);
+        decode_bytes(&F8_E4M3, unpacked.get(..out.len()).unwrap_or(&[]), out);
     }
 }
 
 /// How many `F4` or `F6` codes are unpacked at a time (on the stack).
 const STRETCH: usize = 256;
-
-/// Code `i` of `packed` is bits `bits·i ..` of it read as one
-/// little-endian integer (docs/format.md, packing-f4 and packing-f6: the
-/// first `F4` in the low nibble; element `i` of three `F6` bytes is bits
-/// `6i..6i+5` of `b0 | b1 << 8 | b2 << 16`); each is written as
-/// `codes[code]`.
-#[allow(clippy::arithmetic_side_effects)] // `bits` is 4 or 6, `i` below `STRETCH`
-fn unpack(codes: &[u8], bits: usize, packed: &[u8], out: &mut [u8]) {
-    let mask = (1u16 << bits) - 1;
-    for (i, o) in out.iter_mut().enumerate() {
-        let at = i * bits;
-        let byte = |k: usize| packed.get(at / 8 + k).copied().unwrap_or(0);
-        let code = (u16::from_le_bytes([byte(0), byte(1)]) >> (at % 8)) & mask;
-        *o = codes.get(usize::from(code)).copied().unwrap_or(0);
-    }
-}
 
 #[cfg(test)]
 mod tests {

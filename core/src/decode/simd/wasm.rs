@@ -15,11 +15,18 @@
 //! (`opaque_magnitude`): knowing both sides non-negative, it would turn a
 //! signed 16-bit comparison (one x86 instruction) into an unsigned one,
 //! which SSE lacks (four).
+//!
+//! `F4` and `F6` codes are unpacked (`unpack`) by one loop for both
+//! widths, sixteen codes a step, what differs between them loaded from a
+//! table ([`Unpacking`]): one loop where two would cost the reader's
+//! `.wasm` bytes it does not have. Loaded, the per-lane multipliers also
+//! stay multiplications: as constants the optimiser would turn them into
+//! a shift of each lane on its own.
 
 use core::arch::wasm32::{
-    f32x4_mul, f32x4_splat, i16x8_add, i16x8_eq, i16x8_gt, i16x8_shr, i16x8_shuffle, i32x4_shl,
-    i32x4_shr, i8x16_add, i8x16_shuffle, i8x16_swizzle, u16x8_splat, u32x4_splat, u8x16_splat,
-    v128, v128_and, v128_or,
+    f32x4_mul, f32x4_splat, i16x8_add, i16x8_eq, i16x8_gt, i16x8_mul, i16x8_shr, i16x8_shuffle,
+    i32x4_shl, i32x4_shr, i8x16_add, i8x16_shuffle, i8x16_swizzle, u16x8_splat, u32x4_splat,
+    u8x16_shr, u8x16_splat, v128, v128_and, v128_or, v128_xor,
 };
 
 use super::corrected::Corrected;
@@ -220,3 +227,102 @@ fn whole_blocks<'a, 'b, const IN: usize, const OUT: usize>(
     }
     (bytes, out)
 }
+
+/// The codes of `packed` (`bits` wide: 4 or 6; as many as `out` holds, at
+/// most) as `F8_E4M3` codes, into `out` from its start (a partial last
+/// step's other codes: what zero bytes give), sixteen codes (`2·bits`
+/// bytes) a step, the steps the same for both widths ([`Unpacking`] says
+/// where the bytes go): each code's two bytes gathered into a 16-bit lane,
+/// that multiplied by the power of two that puts the code at the lane's top
+/// (wasm SIMD has no shift by lane), the lanes' high bytes taken. The code
+/// (for `F6`, its bits below the sign) then indexes `codes` (two lookups of
+/// sixteen) and its sign bit is ORed in, as `each::unpack` does (which
+/// says why that is right).
+pub(crate) fn unpack<const N: usize>(codes: &[u8], bits: usize, packed: &[u8], out: &mut [u8; N]) {
+    // `packed` zero-padded, in as many bytes as `out` has codes (each at
+    // most a byte): room for the last step's sixteen.
+    let mut input = [0u8; N];
+    for (i, &b) in input.iter_mut().zip(packed) {
+        *i = b;
+    }
+    // (Loaded, not known: see the module's docs.)
+    let how = core::hint::black_box(if bits == 4 {
+        &F4_UNPACKING
+    } else {
+        &F6_UNPACKING
+    });
+    let [lanes_0, lanes_1]: [v128; 2] = bytemuck::cast(how.lanes);
+    let to_top: v128 = bytemuck::cast(how.to_top);
+    let table = |at: usize| -> v128 {
+        let t = codes.get(at..).and_then(|t| t.first_chunk::<16>());
+        bytemuck::cast(t.copied().unwrap_or_default())
+    };
+    let (low, high) = (table(0), table(16));
+    let step = bits.saturating_mul(2);
+    let mut at = 0;
+    for out in out.chunks_exact_mut(16) {
+        let block = input.get(at..).and_then(|b| b.first_chunk::<16>());
+        let (Some(block), Some(out), true) =
+            (block, out.first_chunk_mut::<16>(), at < packed.len())
+        else {
+            break;
+        };
+        let v: v128 = bytemuck::cast(*block);
+        let tops = i8x16_shuffle::<1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31>(
+            i16x8_mul(i8x16_swizzle(v, lanes_0), to_top),
+            i16x8_mul(i8x16_swizzle(v, lanes_1), to_top),
+        );
+        let index = v128_and(u8x16_shr(tops, how.shift), u8x16_splat(0x1F));
+        let found = v128_or(
+            i8x16_swizzle(low, index),
+            i8x16_swizzle(high, v128_xor(index, u8x16_splat(0x10))),
+        );
+        *out = bytemuck::cast(v128_or(found, v128_and(tops, u8x16_splat(0x80))));
+        at = at.saturating_add(step);
+    }
+}
+
+/// Where [`unpack`] finds sixteen codes of one width in the sixteen bytes
+/// from a step's first.
+struct Unpacking {
+    /// The bytes that go low and high in each 16-bit lane (codes 0..8,
+    /// then 8..16): an `F6` code's two, an `F4` code's one twice.
+    lanes: [[u8; 16]; 2],
+    /// What each lane is multiplied by: the code at its top.
+    to_top: [u16; 8],
+    /// The right shift that brings a lane's high byte down to the code
+    /// (whose low five bits then index: an `F6` code's bits below its
+    /// sign, an `F4` code whole).
+    shift: u32,
+}
+
+/// `F4`: code `i` is in byte `i / 2`, the high nibble for odd `i` (already
+/// at the top).
+static F4_UNPACKING: Unpacking = Unpacking {
+    lanes: [
+        [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3],
+        [4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7],
+    ],
+    to_top: [1 << 4, 1, 1 << 4, 1, 1 << 4, 1, 1 << 4, 1],
+    shift: 4,
+};
+
+/// `F6`: code `j` of three bytes is bits `6j..6j+5` of them, in bytes
+/// `6j / 8` and the next from bit `6j % 8`.
+static F6_UNPACKING: Unpacking = Unpacking {
+    lanes: [
+        [0, 1, 0, 1, 1, 2, 2, 3, 3, 4, 3, 4, 4, 5, 5, 6],
+        [6, 7, 6, 7, 7, 8, 8, 9, 9, 10, 9, 10, 10, 11, 11, 12],
+    ],
+    to_top: [
+        1 << 10,
+        1 << 4,
+        1 << 6,
+        1 << 8,
+        1 << 10,
+        1 << 4,
+        1 << 6,
+        1 << 8,
+    ],
+    shift: 2,
+};
