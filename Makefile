@@ -28,7 +28,7 @@ lint:
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 	for part in reader writer; do $(CARGO) clippy -p safetensors-nano-wasm --all-targets --no-default-features --features $$part -- -D warnings; done
 	# The reader as the package builds it: wasm32 with SIMD128 (core/src/decode/simd/wasm.rs).
-	RUSTFLAGS="-C target-feature=+simd128" $(CARGO) clippy -p safetensors-nano-wasm --target wasm32-unknown-unknown --no-default-features --features reader -- -D warnings
+	RUSTFLAGS="$${RUSTFLAGS:-} -C target-feature=+simd128" $(CARGO) clippy -p safetensors-nano-wasm --target wasm32-unknown-unknown --no-default-features --features reader -- -D warnings
 	# No import circle in core/src, at most 12 files at its top, the size mode chosen in mode.rs.
 	python3 scripts/check-core-layout.py core/src
 

@@ -1,17 +1,21 @@
 // make bench-wasm, part 3: whole-model reads. Every tensor of a 1 GB BF16
 // file (a Llama-like layout) read as Float32, one after another as a user
-// loops over tensors(), four sides interleaved in each run: blob.arrayBuffer()
-// of the same file (reading its bytes at all: the baseline); readFloat32
-// into a new array a tensor (the goal row, "readFloat32 over all tensors");
-// readFloat32 into one reused array (its `out`: no new array a tensor);
-// read() of each tensor whole, then decodeFloat32 (no overlap of reading
-// and decoding); and, reading nothing, a new Float32Array of each tensor's
-// size written once: what the new arrays' memory alone costs, which bounds
-// the goal row from below whatever the reader does. The file is on disk, opened with fs.openAsBlob (a
-// File-like Blob, read on demand); fastest and median of the runs, wall
-// clock. Then the same in headless Chromium (Debian's /usr/bin/chromium
-// through playwright-core), the file given to the page through a file
-// input, as a user picks it.
+// loops over tensors(), five sides interleaved in each run:
+// - blob.arrayBuffer() of the same file (reading its bytes at all: the
+//   baseline);
+// - readFloat32 into a new array a tensor ("readFloat32 over all tensors");
+// - readFloat32 into one reused array (its `out`: no new array a tensor);
+// - read() of each tensor whole, then decodeFloat32 (no overlap of reading
+//   and decoding);
+// - reading nothing, a new Float32Array of each tensor's size with one
+//   value written in each page: what the new arrays' memory alone costs,
+//   which bounds the second side from below whatever the reader does.
+// The goal (in Chromium: ≥ 0.7× arrayBuffer()'s throughput) is judged for
+// both forms of readFloat32. The file is on disk, opened with
+// fs.openAsBlob (a File-like Blob, read on demand); fastest and median of
+// the runs, wall clock. Then the same in headless Chromium (Debian's
+// /usr/bin/chromium through playwright-core), the file given to the page
+// through a file input, as a user picks it.
 
 import { existsSync, openAsBlob, openSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';

@@ -102,9 +102,9 @@ test('the SIMD decoders give every code its scalar value in every lane and block
 
 // F4 and F6 are unpacked with wasm SIMD128 too, 16 codes (8 or 12 bytes) a
 // step, in stretches of 256 codes. Codes laid out so that each one sits in
-// every one of 32 element positions (code (k + r) mod N at element 32r + k, or
-// 64r + k for F6), cut to ranges that start at every group of a block and end
-// in partial blocks and stretches of many sizes.
+// every position of a 16-code step (code (k + r) mod N at element 32r + k,
+// or 64r + k for F6), cut to ranges that start at every group of a block and
+// end in partial blocks and stretches of many sizes.
 test('the SIMD unpacking gives every F4 and F6 code its value in every position and partial block', { skip: ref.skip }, () => {
   const st = SafeTensors.fromBytes(ref.floats);
   for (const [d, width, round] of [['F4', 4, 32], ['F6_E2M3', 6, 64], ['F6_E3M2', 6, 64]]) {

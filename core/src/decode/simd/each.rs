@@ -80,8 +80,8 @@ fn halves(bytes: &[u8], out: &mut [f32], bits: impl Fn(u16) -> u32) {
 }
 
 /// The codes of `packed` (`bits` wide: 4 or 6) as `F8_E4M3` codes, into
-/// `out` from its start, as `wasm`'s steps give them: code `i` is bits
-/// `bits·i ..` of `packed` read as one little-endian integer
+/// `out` from its start, the same codes as `wasm`'s steps give. Code `i`
+/// is bits `bits·i ..` of `packed` read as one little-endian integer
 /// (docs/format.md, packing-f4 and packing-f6: the first `F4` in the low
 /// nibble; element `i` of three `F6` bytes is bits `6i..6i+5` of
 /// `b0 | b1 << 8 | b2 << 16`); its low five bits index `codes` and its

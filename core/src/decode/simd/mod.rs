@@ -48,10 +48,30 @@ pub(crate) static F8_E5M2FNUZ: ByteFormat = ByteFormat::for_bytes(format_of(Dtyp
 
 // The packed formats' codes as `F8_E4M3` codes of the same values: every
 // `F4` code, the `F6`s' codes with the sign bit clear (`unpack` ORs a set
-// one in as `F8_E4M3`'s: each value's negative twin has that code).
+// one in as `F8_E4M3`'s: each value's negative twin has that code, which
+// the assertion below checks at compile time).
 pub(crate) static F6_E2M3: [u8; 32] = as_e4m3(format_of(Dtype::F6_E2M3));
 pub(crate) static F6_E3M2: [u8; 32] = as_e4m3(format_of(Dtype::F6_E3M2));
 static F4: [u8; 16] = as_e4m3(format_of(Dtype::F4));
+const _: () = assert!(
+    top_bit_is_sign(format_of(Dtype::F6_E2M3), 32)
+        && top_bit_is_sign(format_of(Dtype::F6_E3M2), 32),
+    "an F6 code with its top bit set is not the negative of the code without it"
+);
+
+/// Whether code `half + k` of `format` is the negative of code `k` (the
+/// same `f32` bits but the sign) for every `k` below `half`.
+#[allow(clippy::arithmetic_side_effects)] // `k` below `half`, a code count
+const fn top_bit_is_sign(format: FloatFormat, half: u32) -> bool {
+    let mut k = 0;
+    while k < half {
+        match (f32_bits(format, k), f32_bits(format, half + k)) {
+            (Some(positive), Some(negative)) if negative == positive ^ 0x8000_0000 => k += 1,
+            _ => return false,
+        }
+    }
+    true
+}
 
 /// The `F8_E4M3` code of each code `0..N` of `format` (at compile time: it
 /// runs in `static` initialisers, and fails to compile if a value has no
@@ -90,7 +110,8 @@ pub(super) fn decode_f6(codes: &[u8; 32], bytes: &[u8], out: &mut [f32]) {
     decode_packed(codes, 6, bytes, out);
 }
 
-/// A packed format of `bits`-bit codes (`codes`: them as `F8_E4M3` codes):
+/// A packed format of `bits`-bit codes (`codes`: them as `F8_E4M3` codes,
+/// for `F6` only those with the sign bit clear, as `unpack` takes them):
 /// unpacked `STRETCH` codes at a time into one `F8_E4M3` code per byte,
 /// then decoded as those.
 #[inline(never)]
