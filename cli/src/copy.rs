@@ -3,13 +3,14 @@
 //! whatever the tensor's size, with the progress bar advanced and Ctrl-C
 //! honoured between chunks.
 
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use indicatif::ProgressBar;
 use safetensors_nano::write::{convert_into, AsSpec, FileWriter};
 use safetensors_nano::{Dtype, TensorInfo};
+
+use crate::source::Input;
 
 /// The signal that stopped the command (SIGINT or SIGTERM; 0: none).
 static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
@@ -91,7 +92,7 @@ impl Buffers {
 /// Copies `source` (a tensor of the file `file` whose data starts at
 /// `data_start`) into `out` as dtype `to`, then finishes the tensor.
 pub fn copy_tensor<T: AsSpec>(
-    file: &mut File,
+    file: &mut Input,
     data_start: u64,
     source: &TensorInfo<'_>,
     to: Dtype,

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 
@@ -16,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::file::{open, Buffers, Failure};
 use crate::hash::progress;
+use crate::source::{Input, Source};
 
 /// Arguments of `diff`.
 #[derive(clap::Args, Debug)]
@@ -176,8 +176,8 @@ fn decode(
 
 /// Streams two tensors of the same element count and compares them.
 fn compare(
-    (fa, start_a, ta): (&mut File, u64, &TensorInfo<'_>),
-    (fb, start_b, tb): (&mut File, u64, &TensorInfo<'_>),
+    (fa, start_a, ta): (&mut Input, u64, &TensorInfo<'_>),
+    (fb, start_b, tb): (&mut Input, u64, &TensorInfo<'_>),
     bar: &indicatif::ProgressBar,
 ) -> Result<Stats, String> {
     let mut stats = Stats::default();
@@ -251,9 +251,21 @@ fn diff_files(diff: &Diff, quiet: bool) -> Result<(String, bool), Failure> {
             f
         }
     }
+    /// A file to compare: an index is refused (its shards are several files).
+    fn single(path: &std::path::Path) -> Result<Source, Failure> {
+        let source = Source::from_arg(path)?;
+        if source.is_index() {
+            return Err(Failure::other(
+                "an index of shards: diff compares two safetensors files; name a shard, or merge the shards first".into(),
+            ));
+        }
+        Ok(source)
+    }
+    let source_a = single(&diff.a).map_err(named(&diff.a))?;
+    let source_b = single(&diff.b).map_err(named(&diff.b))?;
     let (mut bufs_a, mut bufs_b) = (Buffers::default(), Buffers::default());
-    let (mut fa, ha) = open(&diff.a, &mut bufs_a).map_err(named(&diff.a))?;
-    let (mut fb, hb) = open(&diff.b, &mut bufs_b).map_err(named(&diff.b))?;
+    let (mut fa, ha) = open(&source_a, &mut bufs_a).map_err(named(&diff.a))?;
+    let (mut fb, hb) = open(&source_b, &mut bufs_b).map_err(named(&diff.b))?;
     let a: BTreeMap<String, TensorInfo<'_>> =
         ha.iter().map(|t| (t.name().to_string(), t)).collect();
     let b: BTreeMap<String, TensorInfo<'_>> =

@@ -12,6 +12,7 @@ use safetensors_nano::{Dtype, ErrorKind, TensorRef};
 use crate::copy::{self, CopyError};
 use crate::file::{with_header, Buffers, Failure};
 use crate::hash::progress;
+use crate::source::Source;
 
 /// The most dimensions a tensor may have here (the writer's entries hold
 /// their dims inline).
@@ -87,7 +88,8 @@ pub fn usage_error(edit: &Edit) -> Option<String> {
 /// Runs `edit`; the message of what went wrong otherwise (nothing written).
 pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
     let shown = edit.input.display();
-    let summary = with_header(&edit.input, &mut Buffers::default(), |file, header| {
+    let input = Source::Path(edit.input.clone());
+    let summary = with_header(&input, &mut Buffers::default(), |file, header| {
         // Which tensors, under which names, as which dtype.
         let mut chosen = Vec::with_capacity(header.len());
         let (mut dropped, mut renamed, mut converted) = (0, 0, 0);
@@ -169,7 +171,7 @@ pub type Chosen<'a> = (safetensors_nano::TensorInfo<'a>, String, Dtype);
 /// streams it into `output` through the core's atomic `FileWriter`; returns
 /// the output's length. Errors are messages (a `Failure` for the caller).
 pub fn write(
-    file: &mut std::fs::File,
+    file: &mut crate::source::Input,
     data_start: u64,
     chosen: &[Chosen<'_>],
     metadata: Option<Vec<(String, String)>>,
@@ -194,7 +196,7 @@ pub fn write(
 /// progress goes to `shared_bar` when given (several files, one bar), else
 /// to a bar of its own.
 pub fn write_from<'c, 'a: 'c>(
-    sources: &mut [(&mut std::fs::File, u64)],
+    sources: &mut [(&mut crate::source::Input, u64)],
     chosen: impl Iterator<Item = (usize, &'c Chosen<'a>)>,
     metadata: Option<Vec<(String, String)>>,
     output: &Path,
@@ -308,7 +310,7 @@ pub fn plan_of<'p, 'c>(
 /// caller decides when `output` is replaced ([`commit`]).
 pub fn fill<'p, 'c>(
     plan: &'p Plan<'p, Existing<'c, MAX_RANK>>,
-    sources: &mut [(&mut std::fs::File, u64)],
+    sources: &mut [(&mut crate::source::Input, u64)],
     chosen: &[Sourced<'_, '_>],
     output: &Path,
     bar: &indicatif::ProgressBar,
@@ -394,13 +396,17 @@ mod tests {
         std::fs::write(&input, bytes).unwrap();
         let output = dir.path().join("out.safetensors");
         copy::pretend_interrupted();
-        let result = with_header(&input, &mut Buffers::default(), |file, header| {
-            let chosen: Vec<Chosen<'_>> = header
-                .iter()
-                .map(|t| (t, t.name().to_string(), t.dtype()))
-                .collect();
-            write(file, header.data_start(), &chosen, None, &output, true)
-        });
+        let result = with_header(
+            &Source::Path(input),
+            &mut Buffers::default(),
+            |file, header| {
+                let chosen: Vec<Chosen<'_>> = header
+                    .iter()
+                    .map(|t| (t, t.name().to_string(), t.dtype()))
+                    .collect();
+                write(file, header.data_start(), &chosen, None, &output, true)
+            },
+        );
         let message = result.err().map(|f| f.message).unwrap_or_default();
         assert!(message.starts_with("interrupted;"), "{message}");
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();

@@ -1,11 +1,11 @@
 //! Opening a file and reading its header with the core's `std` helpers: the
 //! header bytes only, then the file length checked against it.
 
-use std::fs::File;
 use std::io::Seek;
-use std::path::Path;
 
 use safetensors_nano::{read_header, Error, Header, ReadError, Slot};
+
+use crate::source::{Input, Source};
 
 /// Why a file was rejected, ready to print.
 #[derive(Debug)]
@@ -41,11 +41,31 @@ impl Failure {
         }
     }
 
-    /// An I/O error.
+    /// An I/O error (a remote file's error keeps its kind and message).
     pub fn io(what: &str, e: &std::io::Error) -> Self {
+        #[cfg(feature = "http")]
+        if let Some(remote) = crate::remote::inside(e) {
+            return Failure {
+                kind: Some(remote.kind.name()),
+                message: remote.message.clone(),
+                offset: None,
+                tensor: None,
+            };
+        }
         Failure {
             kind: None,
             message: format!("{what}: {e}"),
+            offset: None,
+            tensor: None,
+        }
+    }
+
+    /// A remote file's error.
+    #[cfg(feature = "http")]
+    pub fn remote(e: crate::remote::Error) -> Self {
+        Failure {
+            kind: Some(e.kind.name()),
+            message: e.message,
             offset: None,
             tensor: None,
         }
@@ -70,18 +90,15 @@ pub struct Buffers {
     slots: Vec<Slot>,
 }
 
-/// Opens `path`, reads and validates its header and checks the file's exact
+/// Opens `source`, reads and validates its header and checks the file's exact
 /// length, then hands the open file and the header to `f`.
 pub fn with_header<T>(
-    path: &Path,
+    source: &Source,
     bufs: &mut Buffers,
-    f: impl FnOnce(&mut File, &Header<'_, &mut [Slot]>) -> Result<T, Failure>,
+    f: impl FnOnce(&mut Input, &Header<'_, &mut [Slot]>) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
-    let mut file = File::open(path).map_err(|e| Failure::io("cannot open", &e))?;
-    let file_len = file
-        .metadata()
-        .map_err(|e| Failure::io("cannot stat", &e))?
-        .len();
+    let (mut file, file_len) = source.open()?;
+    file.prefetch_header()?;
     let header = match read_header(&mut file, &mut bufs.buf, &mut bufs.slots) {
         Ok(header) => header,
         Err(ReadError::Format(e)) => return Err(Failure::format(&e, header_bytes(&bufs.buf))),
@@ -96,14 +113,11 @@ pub fn with_header<T>(
 /// As [`with_header`], returning the open file and the header (which
 /// borrows `bufs`), for holding several files' headers at once.
 pub fn open<'b>(
-    path: &Path,
+    source: &Source,
     bufs: &'b mut Buffers,
-) -> Result<(File, Header<'b, &'b mut [Slot]>), Failure> {
-    let mut file = File::open(path).map_err(|e| Failure::io("cannot open", &e))?;
-    let file_len = file
-        .metadata()
-        .map_err(|e| Failure::io("cannot stat", &e))?
-        .len();
+) -> Result<(Input, Header<'b, &'b mut [Slot]>), Failure> {
+    let (mut file, file_len) = source.open()?;
+    file.prefetch_header()?;
     // Checked once, then read again for the header returned: an error's
     // message needs the buffer the returned header would keep borrowed.
     match read_header(&mut file, &mut bufs.buf, &mut bufs.slots) {

@@ -1,7 +1,6 @@
 //! SHA-256 of every tensor's bytes, read from the file through one bounded
 //! buffer, with a progress bar on stderr when it is a terminal.
 
-use std::fs::File;
 use std::io::{IsTerminal, Read, Seek, SeekFrom};
 use std::time::Duration;
 
@@ -33,10 +32,26 @@ pub fn progress(total: u64, quiet: bool, label: &str) -> ProgressBar {
     bar
 }
 
+/// A progress bar over `total` things (shards), as [`progress`].
+pub fn count_progress(total: u64, quiet: bool, label: &str) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} {eta}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(label.to_owned());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
 /// The lowercase hex SHA-256 of each tensor, in data-offset order
 /// (`header.iter()`).
 pub fn tensors(
-    file: &mut File,
+    file: &mut (impl Read + Seek),
     header: &Header<'_, &mut [Slot]>,
     quiet: bool,
 ) -> Result<Vec<String>, Failure> {

@@ -10,15 +10,23 @@ use safetensors_nano::{Header, Slot};
 use serde_json::{json, Value};
 
 use crate::file::{with_header, Buffers, Failure};
+use crate::source::Source;
 use crate::{emit, hash, sharded};
 
-/// Runs `inspect`; `false` when the file was rejected (exit 1).
-pub fn run(path: &Path, json: bool, hash: bool, quiet: bool) -> bool {
+/// Runs `inspect`; `false` when the file was rejected (exit 1). `hash`:
+/// whether to hash the tensors; by default (`None`) a local file's are, a
+/// remote file's are not (that would download it).
+pub fn run(path: &Path, json: bool, hash: Option<bool>, quiet: bool) -> bool {
     let shown = path.display().to_string();
-    if sharded::is_index(path) {
-        return run_index(path, &shown, json, hash, quiet);
+    let source = match Source::from_arg(path) {
+        Ok(source) => source,
+        Err(f) => return rejected(&f, &shown, json),
+    };
+    let hash = hash.unwrap_or(matches!(source, Source::Path(_)));
+    if source.is_index() {
+        return run_index(&source, &shown, json, hash, quiet);
     }
-    let result = with_header(path, &mut Buffers::default(), |file, header| {
+    let result = with_header(&source, &mut Buffers::default(), |file, header| {
         let digests = if hash {
             Some(hash::tensors(file, header, quiet)?)
         } else {
@@ -33,15 +41,18 @@ pub fn run(path: &Path, json: bool, hash: bool, quiet: bool) -> bool {
     });
     match result {
         Ok(()) => true,
-        Err(f) => {
-            if json {
-                emit(&format!("{}\n", error_json(&f)));
-            } else {
-                eprintln!("{shown}: {}", f.message);
-            }
-            false
-        }
+        Err(f) => rejected(&f, &shown, json),
     }
+}
+
+/// Reports `f` (on stdout with `--json`, else on stderr); `false`.
+fn rejected(f: &Failure, shown: &str, json: bool) -> bool {
+    if json {
+        emit(&format!("{}\n", error_json(f)));
+    } else {
+        eprintln!("{shown}: {}", f.message);
+    }
+    false
 }
 
 fn error_json(f: &Failure) -> Value {
@@ -137,8 +148,8 @@ fn table(header: &Header<'_, &mut [Slot]>, path: &str, digests: Option<&[String]
 /// `inspect` of a sharded checkpoint (`*.index.json`): its tensors as one
 /// table (with each one's shard), or one JSON document; an index that
 /// disagrees with its shards is an error (`IndexMismatch`).
-fn run_index(path: &Path, shown: &str, json: bool, hash: bool, quiet: bool) -> bool {
-    let result = sharded::load(path, hash, quiet).and_then(|s| {
+fn run_index(source: &Source, shown: &str, json: bool, hash: bool, quiet: bool) -> bool {
+    let result = sharded::load(source, hash, quiet).and_then(|s| {
         if s.problems.is_empty() {
             Ok(s)
         } else {
@@ -156,14 +167,7 @@ fn run_index(path: &Path, shown: &str, json: bool, hash: bool, quiet: bool) -> b
             emit(&index_table(&s, shown));
             true
         }
-        Err(f) => {
-            if json {
-                emit(&format!("{}\n", error_json(&f)));
-            } else {
-                eprintln!("{shown}: {}", f.message);
-            }
-            false
-        }
+        Err(f) => rejected(&f, shown, json),
     }
 }
 

@@ -15,7 +15,10 @@ mod file;
 mod hash;
 mod inspect;
 mod merge;
+#[cfg(feature = "http")]
+mod remote;
 mod sharded;
+mod source;
 mod split;
 mod verify;
 
@@ -33,6 +36,13 @@ struct Cli {
     #[arg(short, long, global = true)]
     quiet: bool,
 
+    /// Hugging Face token for gated or private repositories (default:
+    /// HF_TOKEN, else the token `hf auth login` saved). Sent only to the
+    /// Hub endpoint's origin (HF_ENDPOINT, default https://huggingface.co).
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, value_name = "TOKEN")]
+    token: Option<String>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -46,16 +56,21 @@ enum Command {
     /// `*.index.json`, its shards' tensors as one (checked against the index).
     /// Several files are listed one after another (exit 1 if any is rejected).
     Inspect {
-        /// Safetensors files, or sharded checkpoints' `*.index.json`.
+        /// Safetensors files, or sharded checkpoints' `*.index.json`: paths,
+        /// http(s):// URLs, or hf://org/name[@revision][/file] (the Hub).
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
         /// Print one JSON document per file, one per line (JSON Lines):
         /// {"ok":true,...}, or {"ok":false,"error":{...}} (then exit 1).
         #[arg(long)]
         json: bool,
-        /// Do not read the tensor data (no sha256).
+        /// Do not read the tensor data (no sha256); the default for URLs.
         #[arg(long)]
         no_hash: bool,
+        /// Read the tensor data for the sha256s, also of URLs (streamed:
+        /// the whole file is downloaded, never held in memory).
+        #[arg(long, conflicts_with = "no_hash")]
+        hash: bool,
     },
     /// Check that files (or sharded checkpoints) are whole and valid
     ///
@@ -64,7 +79,8 @@ enum Command {
     /// entry in its shard, no tensor missing or extra, total_size). Prints one
     /// `FILE: message` line on stderr per problem (exit 1).
     Verify {
-        /// Safetensors files and `*.index.json` files.
+        /// Safetensors files and `*.index.json` files: paths, http(s)://
+        /// URLs, or hf://org/name[@revision][/file] (the Hub).
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
         /// Also read every tensor's bytes and print their SHA-256 (name, then digest).
@@ -104,6 +120,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(feature = "http")]
+    remote::client::configure(cli.token.clone());
     if let Command::Edit(edit) = &cli.command {
         if let Some(message) = edit::usage_error(edit) {
             Cli::command()
@@ -116,11 +134,13 @@ fn main() -> ExitCode {
             files,
             json,
             no_hash,
+            hash,
         } => {
+            let hash = (hash || no_hash).then_some(hash);
             // Every file is inspected, even after one is rejected.
             let rejected = files
                 .iter()
-                .filter(|file| !inspect::run(file, json, !no_hash, cli.quiet))
+                .filter(|file| !inspect::run(file, json, hash, cli.quiet))
                 .count();
             rejected == 0
         }

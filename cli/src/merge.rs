@@ -9,6 +9,7 @@ use crate::edit::{metadata_of, write_from, Chosen};
 use crate::file::{open, Buffers};
 use crate::hash::progress;
 use crate::sharded;
+use crate::source::Source;
 
 /// Arguments of `merge`.
 #[derive(clap::Args, Debug)]
@@ -26,8 +27,8 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
     let paths: Vec<PathBuf> = match merge.inputs.as_slice() {
         [index] if sharded::is_index(index) => {
             let shown = index.display();
-            let s =
-                sharded::load(index, false, true).map_err(|f| format!("{shown}: {}", f.message))?;
+            let s = sharded::load(&Source::Path(index.clone()), false, true)
+                .map_err(|f| format!("{shown}: {}", f.message))?;
             if let Some(p) = s.problems.first() {
                 return Err(format!(
                     "{shown}: {p}{}; nothing written",
@@ -37,7 +38,7 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
                     }
                 ));
             }
-            s.shard_paths
+            s.shards.into_iter().filter_map(Source::into_path).collect()
         }
         inputs => {
             if let Some(index) = inputs.iter().find(|p| sharded::is_index(p)) {
@@ -53,8 +54,8 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
     let mut files = Vec::with_capacity(paths.len());
     let mut headers = Vec::with_capacity(paths.len());
     for (path, bufs) in paths.iter().zip(all_bufs.iter_mut()) {
-        let (file, header) =
-            open(path, bufs).map_err(|f| format!("{}: {}", path.display(), f.message))?;
+        let (file, header) = open(&Source::Path(path.clone()), bufs)
+            .map_err(|f| format!("{}: {}", path.display(), f.message))?;
         files.push(file);
         headers.push(header);
     }
@@ -69,7 +70,8 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
         })
         .collect();
     let total: u64 = headers.iter().map(|h| h.data_len()).sum();
-    let mut sources: Vec<(&mut std::fs::File, u64)> = files.iter_mut().zip(data_starts).collect();
+    let mut sources: Vec<(&mut crate::source::Input, u64)> =
+        files.iter_mut().zip(data_starts).collect();
     let bar = progress(total, quiet, "merging");
     let file_len = write_from(
         &mut sources,

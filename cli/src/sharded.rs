@@ -2,14 +2,14 @@
 //! each shard read and validated as a file, and the index checked against
 //! them by the core (`ShardIndex`, `IndexCheck`).
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use safetensors_nano::{IndexError, ShardIndex};
 
 use crate::edit::metadata_of;
 use crate::file::{with_header, Buffers, Failure};
 use crate::hash;
+use crate::source::Source;
 
 /// Whether `path` names an index (`….index.json`), not a safetensors file.
 pub fn is_index(path: &Path) -> bool {
@@ -19,21 +19,11 @@ pub fn is_index(path: &Path) -> bool {
 }
 
 /// The most bytes of an index file read (real ones are well under 1 MiB).
-const INDEX_LIMIT: u64 = 256 << 20;
+pub const INDEX_LIMIT: u64 = 256 << 20;
 
-/// Reads and parses the index at `path`.
-pub fn read_index(path: &Path) -> Result<ShardIndex, Failure> {
-    let file = std::fs::File::open(path).map_err(|e| Failure::io("cannot open", &e))?;
-    let mut bytes = Vec::new();
-    file.take(INDEX_LIMIT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::io("cannot read", &e))?;
-    if bytes.len() as u64 > INDEX_LIMIT {
-        return Err(Failure::other(format!(
-            "index is over {} MiB: not an index file",
-            INDEX_LIMIT >> 20
-        )));
-    }
+/// Reads and parses the index at `source`.
+pub fn read_index(source: &Source) -> Result<ShardIndex, Failure> {
+    let bytes = source.read_small(INDEX_LIMIT)?;
     ShardIndex::parse(&bytes).map_err(|e| {
         let mut f = Failure::other(e.to_string());
         f.kind = Some("IndexInvalid");
@@ -65,7 +55,7 @@ pub struct Sharded {
     /// The index.
     pub index: ShardIndex,
     /// The shard files, beside the index.
-    pub shard_paths: Vec<PathBuf>,
+    pub shards: Vec<Source>,
     /// The first shard's metadata.
     pub metadata: Option<Vec<(String, String)>>,
     /// Every tensor, shard by shard, each in data order.
@@ -77,23 +67,28 @@ pub struct Sharded {
     pub problems: Vec<String>,
 }
 
-/// Reads the index at `path` and every shard's header (and, with `hash`,
-/// every tensor's bytes), checking the index against them.
-pub fn load(path: &Path, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
-    let index = read_index(path)?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
+/// Reads the index at `source` and every shard's header (and, with `hash`,
+/// every tensor's bytes), checking the index against them. A remote
+/// index's shards are counted on a progress bar.
+pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
+    let index = read_index(source)?;
+    // (Hashing shows its own bar, over bytes.)
+    let bar = match source {
+        #[cfg(feature = "http")]
+        Source::Url(_) if !hash => {
+            hash::count_progress(index.shards().len() as u64, quiet, "shards")
+        }
+        _ => indicatif::ProgressBar::hidden(),
     };
     let mut bufs = Buffers::default();
     let mut check = index.check();
     let (mut rows, mut problems, mut metadata, mut data_len) = (Vec::new(), Vec::new(), None, 0);
-    let mut shard_paths = Vec::new();
+    let mut shards = Vec::new();
     // The shards that could not be read, by their names in the index.
     let mut unreadable: Vec<String> = Vec::new();
     for shard in index.shards() {
-        let shard_path = dir.join(shard);
-        let result = with_header(&shard_path, &mut bufs, |file, header| {
+        let shard_source = source.shard(shard)?;
+        let result = with_header(&shard_source, &mut bufs, |file, header| {
             check.shard(shard, header);
             let digests = if hash {
                 Some(hash::tensors(file, header, quiet)?)
@@ -117,11 +112,13 @@ pub fn load(path: &Path, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
             Ok(())
         });
         if let Err(f) = result {
-            problems.push(format!("{}: {}", shard_path.display(), f.message));
+            problems.push(format!("{}: {}", shard_source.shown(), f.message));
             unreadable.push(shard.to_owned());
         }
-        shard_paths.push(shard_path);
+        shards.push(shard_source);
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     // A shard that could not be read is reported as such, not as all its
     // tensors missing.
     for p in check.finish() {
@@ -135,7 +132,7 @@ pub fn load(path: &Path, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
     }
     Ok(Sharded {
         index,
-        shard_paths,
+        shards,
         metadata,
         rows,
         data_len,

@@ -15,6 +15,7 @@ use crate::edit::{
 };
 use crate::file::{open, Buffers, Failure};
 use crate::hash::progress;
+use crate::source::Source;
 
 /// The index's file name, as the Hub's tools name it.
 pub const INDEX_NAME: &str = "model.safetensors.index.json";
@@ -101,8 +102,8 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
     let dir = &split.output;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut bufs = Buffers::default();
-    let (mut file, header) =
-        open(&split.input, &mut bufs).map_err(|f| format!("{shown}: {}", f.message))?;
+    let (mut file, header) = open(&Source::Path(split.input.clone()), &mut bufs)
+        .map_err(|f| format!("{shown}: {}", f.message))?;
     let tensors: Vec<Chosen<'_>> = header
         .iter()
         .map(|t| (t, t.name().to_string(), t.dtype()))

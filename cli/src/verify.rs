@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use crate::file::{with_header, Buffers};
+use crate::file::{with_header, Buffers, Failure};
+use crate::source::Source;
 use crate::{emit, hash, sharded};
 
 /// What `verify` found for one file or index.
@@ -28,10 +29,10 @@ pub fn run(files: &[PathBuf], hash: bool, json: bool, quiet: bool) -> bool {
     let mut all_ok = true;
     let mut docs = Vec::new();
     for path in files {
-        let report = if sharded::is_index(path) {
-            verify_index(path, hash, quiet)
-        } else {
-            verify_file(path, &mut bufs, hash, quiet)
+        let report = match Source::from_arg(path) {
+            Ok(source) if source.is_index() => verify_index(&source, hash, quiet),
+            Ok(source) => verify_file(&source, &mut bufs, hash, quiet),
+            Err(f) => failed(f),
         };
         all_ok &= report.problems.is_empty();
         if json {
@@ -93,8 +94,8 @@ fn to_json(path: &Path, r: &Report) -> Value {
     v
 }
 
-fn verify_file(path: &Path, bufs: &mut Buffers, hash: bool, quiet: bool) -> Report {
-    let result = with_header(path, bufs, |file, header| {
+fn verify_file(source: &Source, bufs: &mut Buffers, hash: bool, quiet: bool) -> Report {
+    let result = with_header(source, bufs, |file, header| {
         let digests = if hash {
             hash::tensors(file, header, quiet)?
         } else {
@@ -112,27 +113,30 @@ fn verify_file(path: &Path, bufs: &mut Buffers, hash: bool, quiet: bool) -> Repo
                 .collect(),
         })
     });
-    result.unwrap_or_else(|f| {
-        let problem = match f.tensor.filter(|_| f.kind.is_none()) {
-            // An I/O error while hashing: say which tensor.
-            Some(t) => format!("{} (tensor {t:?})", f.message),
-            None => f.message,
-        };
-        Report {
-            problems: vec![problem],
-            tensors: 0,
-            bytes: 0,
-            shards: None,
-            digests: Vec::new(),
-        }
-    })
+    result.unwrap_or_else(failed)
+}
+
+/// The report of a file that could not be verified.
+fn failed(f: Failure) -> Report {
+    let problem = match f.tensor.filter(|_| f.kind.is_none()) {
+        // An I/O error while hashing: say which tensor.
+        Some(t) => format!("{} (tensor {t:?})", f.message),
+        None => f.message,
+    };
+    Report {
+        problems: vec![problem],
+        tensors: 0,
+        bytes: 0,
+        shards: None,
+        digests: Vec::new(),
+    }
 }
 
 /// A sharded checkpoint: every shard validated as a file, and the index
 /// checked against them (every entry in its shard, no tensor missing or
 /// extra, `total_size`).
-fn verify_index(path: &Path, hash: bool, quiet: bool) -> Report {
-    match sharded::load(path, hash, quiet) {
+fn verify_index(source: &Source, hash: bool, quiet: bool) -> Report {
+    match sharded::load(source, hash, quiet) {
         Err(f) => Report {
             problems: vec![f.message],
             tensors: 0,
@@ -143,7 +147,7 @@ fn verify_index(path: &Path, hash: bool, quiet: bool) -> Report {
         Ok(s) => Report {
             tensors: s.rows.len(),
             bytes: s.data_len,
-            shards: Some(s.shard_paths.len()),
+            shards: Some(s.shards.len()),
             digests: s
                 .rows
                 .into_iter()
