@@ -33,6 +33,7 @@ pub fn progress(total: u64, quiet: bool, label: &str) -> ProgressBar {
 }
 
 /// A progress bar over `total` things (shards), as [`progress`].
+#[cfg(feature = "http")]
 pub fn count_progress(total: u64, quiet: bool, label: &str) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();

@@ -182,7 +182,7 @@ impl Source {
 #[cfg(not(feature = "http"))]
 fn remote(text: &str) -> Result<Source, Failure> {
     Err(Failure::other(format!(
-        "{text}: this build of safetensors-nano reads local files only (built without the `http` feature); \
+        "this build of safetensors-nano reads local files only (built without the `http` feature); \
          download the file, or build with `cargo build -p safetensors-nano-cli` (default features)"
     )))
 }
@@ -205,12 +205,7 @@ fn remote(text: &str) -> Result<Source, Failure> {
         let url = url::Url::parse(text)
             .ok()
             .filter(|u| u.has_host())
-            .ok_or_else(|| {
-                Failure::remote(Error::new(
-                    Kind::InvalidUrl,
-                    format!("{text}: not a valid URL"),
-                ))
-            })?;
+            .ok_or_else(|| Failure::remote(Error::new(Kind::InvalidUrl, "not a valid URL")))?;
         return Ok(remote(url, Vec::new(), None));
     }
     let name = hub::parse(text).map_err(Failure::remote)?;

@@ -26,10 +26,10 @@ pub struct Name {
     pub file: Option<String>,
 }
 
-fn invalid(spec: &str, why: &str) -> Error {
+fn invalid(why: &str) -> Error {
     Error::new(
         Kind::InvalidUrl,
-        format!("{spec}: {why}; write hf://org/name[@revision][/path/to/file]"),
+        format!("{why}; write hf://org/name[@revision][/path/to/file]"),
     )
 }
 
@@ -50,7 +50,7 @@ fn special_ref(rest: &str) -> Option<usize> {
 pub fn parse(spec: &str) -> Result<Name, Error> {
     let rest = spec
         .strip_prefix("hf://")
-        .ok_or_else(|| invalid(spec, "not an hf:// name"))?;
+        .ok_or_else(|| invalid("not an hf:// name"))?;
     let (kind_prefix, rest) = if let Some(r) = rest.strip_prefix("datasets/") {
         ("datasets/", r)
     } else if let Some(r) = rest.strip_prefix("spaces/") {
@@ -60,19 +60,19 @@ pub fn parse(spec: &str) -> Result<Name, Error> {
     };
     let (org, rest) = rest
         .split_once('/')
-        .ok_or_else(|| invalid(spec, "no repository name"))?;
+        .ok_or_else(|| invalid("no repository name"))?;
     let name_end = rest.find(['@', '/']).unwrap_or(rest.len());
     let (name, rest) = rest.split_at(name_end);
     if org.is_empty() || name.is_empty() {
-        return Err(invalid(spec, "no repository name"));
+        return Err(invalid("no repository name"));
     }
     let (revision, rest) = match rest.strip_prefix('@') {
         Some(after) => {
             let end = special_ref(after).unwrap_or_else(|| after.find('/').unwrap_or(after.len()));
             let (rev, rest) = after.split_at(end);
-            let rev = percent_decode(rev).ok_or_else(|| invalid(spec, "a bad %-escape"))?;
+            let rev = percent_decode(rev).ok_or_else(|| invalid("a bad %-escape"))?;
             if rev.is_empty() {
-                return Err(invalid(spec, "an empty revision after @"));
+                return Err(invalid("an empty revision after @"));
             }
             (rev, rest)
         }
@@ -85,10 +85,7 @@ pub fn parse(spec: &str) -> Result<Name, Error> {
                 .split('/')
                 .any(|s| s.is_empty() || s == "." || s == "..")
             {
-                return Err(invalid(
-                    spec,
-                    "an empty, `.` or `..` segment in the file path",
-                ));
+                return Err(invalid("an empty, `.` or `..` segment in the file path"));
             }
             Some(file.to_owned())
         }

@@ -1,0 +1,356 @@
+//! `inspect`, `verify` and `diff` of http:// URLs through the built binary,
+//! against a server in the test (tests/server) that logs every request:
+//! the same output as for the file on disk, headers read by ranges (one
+//! request for most files, two for a header past the first one), a server
+//! without ranges dropped after the header, a file replaced meanwhile
+//! refused, the token only for the Hub endpoint's origin, and errors.
+
+mod server;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use safetensors_nano::Dtype;
+use safetensors_nano_test_support::tensors::{write, Owned};
+use serde_json::Value;
+use server::{Behaviour, Body, TestServer};
+
+const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
+
+/// The CLI with no Hub settings from the environment.
+fn cli(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_ENDPOINT")
+        .env("HF_HOME", "/nonexistent/hf-home");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    cli(args).output().expect("run the CLI")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
+/// Tensors of several dtypes, one larger than the first request (256 KiB)
+/// and than the hashing buffer (1 MiB).
+fn sample() -> Vec<u8> {
+    let tensors = vec![
+        Owned::seeded("embed".into(), Dtype::F32, vec![16, 8], 1),
+        Owned::seeded("big".into(), Dtype::U8, vec![3 << 20], 2),
+        Owned::seeded("bias".into(), Dtype::BF16, vec![5], 3),
+        Owned::seeded("step".into(), Dtype::I64, vec![], 4),
+    ];
+    write(&tensors, Some(&[("format".into(), "pt".into())])).unwrap()
+}
+
+/// A header with `n` tiny tensors, followed by zeros: (header bytes, file length).
+fn many_tensors(n: u64) -> (Vec<u8>, u64) {
+    let entries: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#""t{i:06}":{{"dtype":"U8","shape":[1],"data_offsets":[{i},{}]}}"#,
+                i + 1
+            )
+        })
+        .collect();
+    let json = format!("{{{}}}", entries.join(","));
+    let mut head = (json.len() as u64).to_le_bytes().to_vec();
+    head.extend_from_slice(json.as_bytes());
+    let len = head.len() as u64 + n;
+    (head, len)
+}
+
+fn local(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn inspect_json_of_a_url_equals_the_file_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = sample();
+    let path = local(dir.path(), "m.safetensors", &bytes);
+    let server = TestServer::start(Behaviour::default());
+    server.put_bytes("/m.safetensors", bytes.clone());
+    let url = server.url("/m.safetensors");
+
+    // URLs are not hashed unless asked: the same as --no-hash on disk.
+    assert_eq!(
+        ok(&run(&["inspect", "--json", &url])),
+        ok(&run(&["inspect", "--json", "--no-hash", &path]))
+    );
+    let log = server.log();
+    assert_eq!(log.len(), 1, "one request for a small header: {log:?}");
+    assert_eq!(log[0].header("Range"), Some("bytes=0-262143"));
+    assert!(server.pulled.load(Ordering::Relaxed) <= 256 << 10);
+
+    // --hash streams the data: the same digests as on disk.
+    let before = server.log().len();
+    assert_eq!(
+        ok(&run(&["inspect", "--json", "--hash", &url])),
+        ok(&run(&["inspect", "--json", &path]))
+    );
+    let log = server.log();
+    assert!(
+        log[before + 1..]
+            .iter()
+            .all(|r| r.header("If-Range").is_some()),
+        "every later request pinned: {log:?}"
+    );
+
+    // The table names the URL.
+    let table = ok(&run(&["inspect", &url]));
+    assert!(table.starts_with(&format!("{url}: 4 tensors")), "{table}");
+
+    // verify and diff --values too.
+    let v = json(&run(&["verify", "--json", "--hash", &url]));
+    let local_v = json(&run(&["verify", "--json", "--hash", &path]));
+    assert_eq!(v["files"][0]["sha256"], local_v["files"][0]["sha256"]);
+    assert_eq!(v["files"][0]["bytes"], bytes.len() as u64);
+    let d = json(&run(&["diff", "--json", "--values", &path, &url]));
+    assert_eq!(d["ok"], true);
+    for t in d["values"].as_array().unwrap() {
+        assert_eq!(t["changed"], 0, "{t}");
+    }
+}
+
+#[test]
+fn a_sharded_checkpoint_by_url_equals_it_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = local(dir.path(), "m.safetensors", &sample());
+    let shards = dir.path().join("shards");
+    ok(&run(&[
+        "split",
+        &original,
+        "-o",
+        shards.to_str().unwrap(),
+        "--max-shard-size",
+        "1MB",
+    ]));
+    let server = TestServer::start(Behaviour::default());
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&shards).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        server.put_bytes(
+            &format!("/a/{name}"),
+            std::fs::read(shards.join(&name)).unwrap(),
+        );
+        names.push(name);
+    }
+    assert!(names.len() >= 3, "{names:?}");
+    let index = shards.join("model.safetensors.index.json");
+    let index = index.to_str().unwrap();
+    let url = server.url("/a/model.safetensors.index.json");
+    assert_eq!(
+        ok(&run(&["inspect", "--json", &url])),
+        ok(&run(&["inspect", "--json", "--no-hash", index]))
+    );
+    assert_eq!(
+        ok(&run(&["inspect", "--json", "--hash", &url])),
+        ok(&run(&["inspect", "--json", index]))
+    );
+    let v = json(&run(&["verify", "--json", &url]));
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["files"][0]["shards"], names.len() - 1);
+}
+
+#[test]
+fn a_header_past_the_first_request_takes_one_more_range() {
+    let (head, len) = many_tensors(30_000);
+    assert!(head.len() > 256 << 10);
+    let server = TestServer::start(Behaviour::default());
+    server.put(
+        "/many.safetensors",
+        Body::Zeros {
+            head: Arc::new(head.clone()),
+            len,
+        },
+        "\"v1\"",
+    );
+    let out = run(&["inspect", "--json", &server.url("/many.safetensors")]);
+    let doc = json(&out);
+    assert_eq!(doc["tensors"].as_array().unwrap().len(), 30_000);
+    let log = server.log();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(
+        log[1].header("Range"),
+        Some(format!("bytes=262144-{}", head.len() - 1).as_str())
+    );
+    assert_eq!(log[1].header("If-Range"), Some("\"v1\""));
+}
+
+/// A 2 GiB file: one U8 tensor after a small header.
+fn two_gib() -> Body {
+    let data = 2u64 << 30;
+    let json = format!(r#"{{"big":{{"dtype":"U8","shape":[{data}],"data_offsets":[0,{data}]}}}}"#);
+    let mut head = (json.len() as u64).to_le_bytes().to_vec();
+    head.extend_from_slice(json.as_bytes());
+    let len = head.len() as u64 + data;
+    Body::Zeros {
+        head: Arc::new(head),
+        len,
+    }
+}
+
+#[test]
+fn a_server_without_ranges_gives_the_header_and_is_dropped() {
+    let server = TestServer::start(Behaviour {
+        no_ranges: true,
+        ..Behaviour::default()
+    });
+    let body = two_gib();
+    let Body::Zeros { len, .. } = &body else {
+        unreachable!()
+    };
+    let len = *len;
+    server.put("/big.safetensors", body, "\"big\"");
+    let url = server.url("/big.safetensors");
+    let v = json(&run(&["verify", "--json", &url]));
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["files"][0]["bytes"], len);
+    let doc = json(&run(&["inspect", "--json", &url]));
+    assert_eq!(doc["tensors"][0]["shape"][0], 2u64 << 30);
+    // Let the server notice the closed connections.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pulled = server.pulled.load(Ordering::Relaxed);
+    assert!(pulled < 32 << 20, "{pulled} bytes served for two headers");
+}
+
+#[test]
+fn hashing_from_a_server_without_ranges_streams_one_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = sample();
+    let path = local(dir.path(), "m.safetensors", &bytes);
+    let server = TestServer::start(Behaviour {
+        no_ranges: true,
+        ..Behaviour::default()
+    });
+    server.put_bytes("/m.safetensors", bytes);
+    let url = server.url("/m.safetensors");
+    assert_eq!(
+        ok(&run(&["inspect", "--json", "--hash", &url])),
+        ok(&run(&["inspect", "--json", &path]))
+    );
+    assert_eq!(server.log().len(), 1, "{:?}", server.log());
+}
+
+#[test]
+fn python_http_server_which_ignores_range_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = sample();
+    let path = local(dir.path(), "m.safetensors", &bytes);
+    let mut child = Command::new("python3")
+        .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let port = line
+        .split("port ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect("python prints its port")
+        .to_owned();
+    let url = format!("http://127.0.0.1:{port}/m.safetensors");
+    let remote = run(&["inspect", "--json", "--hash", &url]);
+    let missing = run(&[
+        "inspect",
+        &format!("http://127.0.0.1:{port}/none.safetensors"),
+    ]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(ok(&remote), ok(&run(&["inspect", "--json", &path])));
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("not found"));
+}
+
+#[test]
+fn a_file_replaced_while_read_is_refused() {
+    let bytes = sample();
+    let server = TestServer::start(Behaviour::default());
+    server.put(
+        "/m.safetensors",
+        Body::Bytes(Arc::new(bytes.clone())),
+        "\"v1\"",
+    );
+    let mut other = bytes;
+    let last = other.len() - 1;
+    other[last] ^= 1;
+    // The header comes from v1; the data requests (If-Range "v1") find v2.
+    let watcher = ReplaceAfterFirst::new(&server, other);
+    let out = run(&["inspect", "--json", "--hash", &server.url("/m.safetensors")]);
+    watcher.stop();
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(doc["error"]["kind"], "SourceChanged", "{doc}");
+    assert!(doc["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("changed since it was opened"));
+    assert!(server.log().len() >= 2);
+}
+
+/// Replaces `/m.safetensors` with `other` (ETag "v2") as soon as the
+/// server has logged its first request.
+struct ReplaceAfterFirst {
+    done: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ReplaceAfterFirst {
+    fn new(server: &TestServer, other: Vec<u8>) -> Self {
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let log = server.log_handle();
+        let files = server.files_handle();
+        let thread = std::thread::spawn({
+            let done = done.clone();
+            move || {
+                while !done.load(Ordering::Relaxed) {
+                    if !log.lock().unwrap().is_empty() {
+                        files.lock().unwrap().insert(
+                            "/m.safetensors".into(),
+                            (Body::Bytes(Arc::new(other)), "\"v2\"".into()),
+                        );
+                        return;
+                    }
+                    std::thread::yield_now();
+                }
+            }
+        });
+        ReplaceAfterFirst {
+            done,
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
