@@ -180,11 +180,14 @@ impl Source {
 }
 
 #[cfg(not(feature = "http"))]
-fn remote(text: &str) -> Result<Source, Failure> {
-    Err(Failure::other(format!(
+fn remote(_: &str) -> Result<Source, Failure> {
+    let mut f = Failure::other(
         "this build of safetensors-nano reads local files only (built without the `http` feature); \
          download the file, or build with `cargo build -p safetensors-nano-cli` (default features)"
-    )))
+            .into(),
+    );
+    f.kind = Some("NoHttp");
+    Err(f)
 }
 
 #[cfg(feature = "http")]

@@ -4,6 +4,7 @@
 //! header, so a token sent there fails the test), the `model.safetensors`
 //! fallback, a file in a subfolder, a `refs/pr/N` revision, a 404 naming
 //! the files tried, and a gated repository with and without a token.
+#![cfg(feature = "http")]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -4,6 +4,7 @@
 //! request for most files, two for a header past the first one), a server
 //! without ranges dropped after the header, a file replaced meanwhile
 //! refused, the token only for the Hub endpoint's origin, and errors.
+#![cfg(feature = "http")]
 
 mod server;
 
@@ -353,4 +354,76 @@ impl ReplaceAfterFirst {
             t.join().unwrap();
         }
     }
+}
+
+#[test]
+fn the_token_goes_to_the_endpoint_origin_only() {
+    let cdn = TestServer::start(Behaviour::default());
+    let bytes = sample();
+    cdn.put_bytes("/files/m.safetensors", bytes.clone());
+    let endpoint = TestServer::start(Behaviour {
+        redirect: Some(("/org/".into(), cdn.url("/files/"))),
+        gated: Some(("/org/".into(), "secret".into())),
+        ..Behaviour::default()
+    });
+    let url = endpoint.url("/org/m.safetensors");
+    let with_token = |args: &[&str]| {
+        cli(args)
+            .env("HF_ENDPOINT", &endpoint.base)
+            .env("HF_TOKEN", "secret")
+            .output()
+            .unwrap()
+    };
+    ok(&with_token(&["inspect", "--hash", &url]));
+    assert!(endpoint
+        .log()
+        .iter()
+        .all(|r| r.header("Authorization") == Some("Bearer secret")));
+    let cdn_log = cdn.log();
+    assert!(cdn_log.len() >= 2, "header, then data: {cdn_log:?}");
+    assert!(
+        cdn_log.iter().all(|r| r.header("Authorization").is_none()),
+        "{cdn_log:?}"
+    );
+    // A URL on another origin than HF_ENDPOINT's gets no token either.
+    ok(&with_token(&["inspect", &cdn.url("/files/m.safetensors")]));
+    assert!(cdn
+        .log()
+        .iter()
+        .all(|r| r.header("Authorization").is_none()));
+    // Without the token the endpoint answers 401: a clear error.
+    let out = run(&["inspect", "--json", &url]);
+    let doc = json(&out);
+    assert_eq!(doc["error"]["kind"], "Unauthorized", "{doc}");
+}
+
+#[test]
+fn errors_are_typed_and_name_the_problem() {
+    let server = TestServer::start(Behaviour::default());
+    let missing = run(&["inspect", "--json", &server.url("/none.safetensors")]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(json(&missing)["error"]["kind"], "NotFound");
+    // Nothing listens on a port just freed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = run(&["verify", &format!("http://127.0.0.1:{port}/m.safetensors")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("127.0.0.1"));
+    let out = run(&["diff", "http://", "x.safetensors"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a valid URL"));
+    // Not a safetensors file: the format error, as for a file on disk.
+    server.put_bytes(
+        "/bad.safetensors",
+        b"\xff\xff\xff\xff\xff\xff\xff\x7fxx".to_vec(),
+    );
+    let bad = json(&run(&[
+        "inspect",
+        "--json",
+        &server.url("/bad.safetensors"),
+    ]));
+    assert_eq!(bad["error"]["kind"], "HeaderTooLarge", "{bad}");
 }
