@@ -20,9 +20,10 @@ use crate::source::{Input, Source};
 /// Arguments of `diff`.
 #[derive(clap::Args, Debug)]
 pub struct Diff {
-    /// The first file (the base).
+    /// The first file (the base): a path, an http(s):// URL or an
+    /// hf://org/name[@revision][/file] Hub name.
     pub a: PathBuf,
-    /// The second file (e.g. the fine-tune).
+    /// The second file (e.g. the fine-tune), as the first.
     pub b: PathBuf,
     /// Also compare the values of the tensors both files hold with the same
     /// shape: max |b - a|, ||b - a|| / ||a|| (relative L2 change) and the

@@ -29,7 +29,9 @@ mod verify;
 #[command(
     name = "safetensors-nano",
     version,
-    after_help = "Exit status: 0 success, 1 a problem with a file, 2 a usage error, 130 Ctrl-C, 143 SIGTERM (while writing; nothing written)."
+    after_help = "inspect, verify and diff read http(s):// URLs and Hub names, hf://org/name[@revision][/file], by HTTP ranges \
+(environment: HF_ENDPOINT, default https://huggingface.co; HF_TOKEN).\n\n\
+Exit status: 0 success, 1 a problem with a file, 2 a usage error, 130 Ctrl-C, 143 SIGTERM (while writing; nothing written)."
 )]
 struct Cli {
     /// No progress bar, and no status lines on success (errors still go to stderr).

@@ -240,3 +240,26 @@ fn hub_errors_say_what_to_do() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("hf://org/name"));
 }
+
+#[test]
+fn a_remote_sharded_model_shows_a_bar_over_its_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    repos(dir.path());
+    let hub = Hub::start(dir.path());
+    let tty = Command::new("script")
+        .args([
+            "-qfec",
+            &format!("{BIN} inspect hf://org/sharded"),
+            "/dev/null",
+        ])
+        .env("TERM", "xterm")
+        .env("HF_ENDPOINT", &hub.endpoint)
+        .env("HF_HOME", "/nonexistent/hf-home")
+        .env_remove("HF_TOKEN")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(tty.status.success(), "{shown}");
+    assert!(shown.contains("shards ["), "{shown:?}");
+    assert!(shown.contains("/2"), "{shown:?}");
+}

@@ -138,3 +138,59 @@ impl Name {
         Ok(url)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(repo: &str, revision: &str, file: Option<&str>) -> Name {
+        Name {
+            kind_prefix: "",
+            repo: repo.into(),
+            revision: revision.into(),
+            file: file.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn names_parse_as_huggingface_hub_writes_them() {
+        assert_eq!(parse("hf://org/m").unwrap(), name("org/m", "main", None));
+        assert_eq!(parse("hf://org/m/").unwrap(), name("org/m", "main", None));
+        assert_eq!(
+            parse("hf://org/m@v1.0/unet/x.safetensors").unwrap(),
+            name("org/m", "v1.0", Some("unet/x.safetensors"))
+        );
+        assert_eq!(
+            parse("hf://org/m@refs/pr/12/a.safetensors").unwrap(),
+            name("org/m", "refs/pr/12", Some("a.safetensors"))
+        );
+        assert_eq!(
+            parse("hf://org/m@refs%2Fpr%2F3").unwrap(),
+            name("org/m", "refs/pr/3", None)
+        );
+        assert_eq!(
+            parse("hf://datasets/org/d").unwrap().kind_prefix,
+            "datasets/"
+        );
+        for bad in [
+            "hf://m",
+            "hf://org/",
+            "hf://org/m@",
+            "hf://org/m/a//b",
+            "hf://org/m/../x",
+            "hf://o/m@%zz",
+        ] {
+            assert_eq!(parse(bad).unwrap_err().kind, Kind::InvalidUrl, "{bad}");
+        }
+    }
+
+    #[test]
+    fn urls_follow_the_resolve_layout() {
+        let endpoint = Url::parse("https://hub.example/mirror/").unwrap();
+        let n = parse("hf://org/m@refs/pr/1").unwrap();
+        assert_eq!(
+            n.url(&endpoint, "unet/a b.safetensors").unwrap().as_str(),
+            "https://hub.example/mirror/org/m/resolve/refs%2Fpr%2F1/unet/a%20b.safetensors"
+        );
+    }
+}
