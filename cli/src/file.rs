@@ -90,6 +90,14 @@ pub struct Buffers {
     slots: Vec<Slot>,
 }
 
+/// Opens `source` with its header's bytes ready to read: the open file
+/// and its length.
+pub fn opened(source: &Source) -> Result<(Input, u64), Failure> {
+    let (mut file, file_len) = source.open()?;
+    file.prefetch_header()?;
+    Ok((file, file_len))
+}
+
 /// Opens `source`, reads and validates its header and checks the file's exact
 /// length, then hands the open file and the header to `f`.
 pub fn with_header<T>(
@@ -97,8 +105,15 @@ pub fn with_header<T>(
     bufs: &mut Buffers,
     f: impl FnOnce(&mut Input, &Header<'_, &mut [Slot]>) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
-    let (mut file, file_len) = source.open()?;
-    file.prefetch_header()?;
+    with_opened(opened(source)?, bufs, f)
+}
+
+/// As [`with_header`], for a file [`opened`] already.
+pub fn with_opened<T>(
+    (mut file, file_len): (Input, u64),
+    bufs: &mut Buffers,
+    f: impl FnOnce(&mut Input, &Header<'_, &mut [Slot]>) -> Result<T, Failure>,
+) -> Result<T, Failure> {
     let header = match read_header(&mut file, &mut bufs.buf, &mut bufs.slots) {
         Ok(header) => header,
         Err(ReadError::Format(e)) => return Err(Failure::format(&e, header_bytes(&bufs.buf))),
@@ -116,8 +131,7 @@ pub fn open<'b>(
     source: &Source,
     bufs: &'b mut Buffers,
 ) -> Result<(Input, Header<'b, &'b mut [Slot]>), Failure> {
-    let (mut file, file_len) = source.open()?;
-    file.prefetch_header()?;
+    let (mut file, file_len) = opened(source)?;
     // Checked once, then read again for the header returned: an error's
     // message needs the buffer the returned header would keep borrowed.
     match read_header(&mut file, &mut bufs.buf, &mut bufs.slots) {

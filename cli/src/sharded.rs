@@ -7,7 +7,7 @@ use std::path::Path;
 use safetensors_nano::{IndexError, ShardIndex};
 
 use crate::edit::metadata_of;
-use crate::file::{with_header, Buffers, Failure};
+use crate::file::{opened, with_opened, Buffers, Failure};
 use crate::hash;
 use crate::source::Source;
 
@@ -80,43 +80,60 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
         }
         _ => indicatif::ProgressBar::hidden(),
     };
+    let sources = index
+        .shards()
+        .iter()
+        .map(|shard| source.shard(shard))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Remote headers are fetched several at a time, each a round trip or
+    // two; files on disk are opened one by one as they are read.
+    let mut prefetched = match source {
+        #[cfg(feature = "http")]
+        Source::Url(_) if !hash => open_remote_shards(&sources, &bar),
+        _ => Vec::new(),
+    }
+    .into_iter();
     let mut bufs = Buffers::default();
     let mut check = index.check();
     let (mut rows, mut problems, mut metadata, mut data_len) = (Vec::new(), Vec::new(), None, 0);
     let mut shards = Vec::new();
     // The shards that could not be read, by their names in the index.
     let mut unreadable: Vec<String> = Vec::new();
-    for shard in index.shards() {
-        let shard_source = source.shard(shard)?;
-        let result = with_header(&shard_source, &mut bufs, |file, header| {
-            check.shard(shard, header);
-            let digests = if hash {
-                Some(hash::tensors(file, header, quiet)?)
-            } else {
-                None
-            };
-            if metadata.is_none() {
-                metadata = metadata_of(header);
-            }
-            data_len += header.data_len();
-            for (i, t) in header.iter().enumerate() {
-                rows.push(Row {
-                    shard: shard.to_owned(),
-                    name: t.name().to_string(),
-                    dtype: t.dtype().name(),
-                    shape: t.shape().iter().collect(),
-                    data_offsets: t.data_offsets(),
-                    sha256: digests.as_ref().and_then(|d| d.get(i).cloned()),
-                });
-            }
-            Ok(())
+    for (shard, shard_source) in index.shards().iter().zip(sources) {
+        let result = prefetched.next().unwrap_or_else(|| opened(&shard_source));
+        let result = result.and_then(|file| {
+            with_opened(file, &mut bufs, |file, header| {
+                check.shard(shard, header);
+                let digests = if hash {
+                    Some(hash::tensors(file, header, quiet)?)
+                } else {
+                    None
+                };
+                if metadata.is_none() {
+                    metadata = metadata_of(header);
+                }
+                data_len += header.data_len();
+                for (i, t) in header.iter().enumerate() {
+                    rows.push(Row {
+                        shard: shard.to_string(),
+                        name: t.name().to_string(),
+                        dtype: t.dtype().name(),
+                        shape: t.shape().iter().collect(),
+                        data_offsets: t.data_offsets(),
+                        sha256: digests.as_ref().and_then(|d| d.get(i).cloned()),
+                    });
+                }
+                Ok(())
+            })
         });
         if let Err(f) = result {
             problems.push(format!("{}: {}", shard_source.shown(), f.message));
-            unreadable.push(shard.to_owned());
+            unreadable.push(shard.to_string());
         }
         shards.push(shard_source);
-        bar.inc(1);
+        if prefetched.len() == 0 {
+            bar.inc(1);
+        }
     }
     bar.finish_and_clear();
     // A shard that could not be read is reported as such, not as all its
@@ -138,4 +155,45 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
         data_len,
         problems,
     })
+}
+
+/// Remote shards opened at once.
+#[cfg(feature = "http")]
+const CONCURRENT: usize = 8;
+
+/// Opens remote shards with their headers ready, [`CONCURRENT`] at a time,
+/// in order; each one's connection released, not held while the others
+/// are read.
+#[cfg(feature = "http")]
+fn open_remote_shards(
+    sources: &[Source],
+    bar: &indicatif::ProgressBar,
+) -> Vec<Result<(crate::source::Input, u64), Failure>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<_, Failure>>>> =
+        Mutex::new(sources.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..CONCURRENT.min(sources.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(source) = sources.get(i) else { break };
+                let result = opened(source).map(|(mut file, len)| {
+                    file.release_connection();
+                    (file, len)
+                });
+                bar.inc(1);
+                if let Ok(mut results) = results.lock() {
+                    results[i] = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(Failure::other("not opened".into()))))
+        .collect()
 }

@@ -281,6 +281,17 @@ impl Input {
     }
 }
 
+impl Input {
+    /// Closes a remote file's connection, if a body is still open on it
+    /// (a server without ranges): the next read asks again.
+    pub fn release_connection(&mut self) {
+        #[cfg(feature = "http")]
+        if let Input::Remote(r) = self {
+            r.release_connection();
+        }
+    }
+}
+
 impl Read for Input {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {

@@ -170,6 +170,44 @@ fn a_sharded_checkpoint_by_url_equals_it_on_disk() {
     let v = json(&run(&["verify", "--json", &url]));
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["files"][0]["shards"], names.len() - 1);
+
+    // The same from a server without ranges.
+    let plain = TestServer::start(Behaviour {
+        no_ranges: true,
+        ..Behaviour::default()
+    });
+    for name in &names {
+        plain.put_bytes(
+            &format!("/a/{name}"),
+            std::fs::read(shards.join(name)).unwrap(),
+        );
+    }
+    assert_eq!(
+        ok(&run(&[
+            "inspect",
+            "--json",
+            &plain.url("/a/model.safetensors.index.json")
+        ])),
+        ok(&run(&["inspect", "--json", "--no-hash", index]))
+    );
+
+    // A shard missing: a problem naming it, the others still checked.
+    let gone = names.iter().find(|n| n.ends_with(".safetensors")).unwrap();
+    server
+        .files_handle()
+        .lock()
+        .unwrap()
+        .remove(&format!("/a/{gone}"));
+    let out = run(&["verify", "--json", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    let problems = v["files"][0]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{v}");
+    let problem = problems[0].as_str().unwrap();
+    assert!(
+        problem.contains(gone.as_str()) && problem.contains("not found"),
+        "{problem}"
+    );
 }
 
 #[test]

@@ -132,6 +132,11 @@ impl RemoteFile {
         &self.head
     }
 
+    /// Drops the answer being read, and its connection.
+    pub fn release_connection(&mut self) {
+        self.body = None;
+    }
+
     /// Holds the first `n` bytes (at most the whole file) in memory: the
     /// rest of a header larger than the first request, by one more range
     /// (or from the whole body a server without ranges sent).
