@@ -465,3 +465,35 @@ fn errors_are_typed_and_name_the_problem() {
     ]));
     assert_eq!(bad["error"]["kind"], "HeaderTooLarge", "{bad}");
 }
+
+#[test]
+fn an_expired_signed_url_is_asked_for_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = sample();
+    let path = local(dir.path(), "m.safetensors", &bytes);
+    // A redirect to a path on the same server (a relative Location),
+    // signed for one request.
+    let server = TestServer::start(Behaviour {
+        one_use_signatures: true,
+        redirect: Some(("/org/".into(), "/files/".into())),
+        ..Behaviour::default()
+    });
+    server.put_bytes("/files/m.safetensors", bytes);
+    let url = server.url("/org/m.safetensors");
+    assert_eq!(
+        ok(&run(&["inspect", "--json", "--hash", &url])),
+        ok(&run(&["inspect", "--json", &path]))
+    );
+    let paths: Vec<String> = server.log().into_iter().map(|r| r.path).collect();
+    assert_eq!(
+        paths,
+        [
+            "/org/m.safetensors",
+            "/files/m.safetensors?sig=1",
+            "/files/m.safetensors?sig=1",
+            "/org/m.safetensors",
+            "/files/m.safetensors?sig=2",
+        ],
+        "the header; the data: a 403, then the URL asked again"
+    );
+}

@@ -99,6 +99,8 @@ impl Client {
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(30)))
             .timeout_recv_response(Some(Duration::from_secs(60)))
+            // A body that stalls this long is an error, not a hang.
+            .timeout_per_read(Some(Duration::from_secs(60)))
             .user_agent(concat!("safetensors-nano/", env!("CARGO_PKG_VERSION")))
             .build();
         Client {

@@ -76,6 +76,9 @@ pub struct Behaviour {
     pub redirect: Option<(String, String)>,
     /// Paths (prefixes) that need `Authorization: Bearer TOKEN`.
     pub gated: Option<(String, String)>,
+    /// Redirects sign their URL (`?sig=N`), each signature good for one
+    /// request (403 after), as an expired CDN URL.
+    pub one_use_signatures: bool,
 }
 
 pub struct TestServer {
@@ -99,19 +102,19 @@ impl TestServer {
         let files: Arc<Mutex<HashMap<String, (Body, String)>>> = Arc::default();
         let log: Arc<Mutex<Vec<Logged>>> = Arc::default();
         let pulled = Arc::new(AtomicU64::new(0));
-        let behaviour = Arc::new(behaviour);
+        let state = State {
+            files: files.clone(),
+            log: log.clone(),
+            pulled: pulled.clone(),
+            behaviour: Arc::new(behaviour),
+            signatures: Arc::default(),
+        };
         {
-            let (server, files, log, pulled) =
-                (server.clone(), files.clone(), log.clone(), pulled.clone());
+            let server = server.clone();
             std::thread::spawn(move || {
                 for request in server.incoming_requests() {
-                    let (files, log, pulled, behaviour) = (
-                        files.clone(),
-                        log.clone(),
-                        pulled.clone(),
-                        behaviour.clone(),
-                    );
-                    std::thread::spawn(move || answer(request, &files, &log, &pulled, &behaviour));
+                    let state = state.clone();
+                    std::thread::spawn(move || answer(request, &state));
                 }
             });
         }
@@ -158,13 +161,20 @@ fn header(name: &str, value: &str) -> Header {
     Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap()
 }
 
-fn answer(
-    request: tiny_http::Request,
-    files: &Mutex<HashMap<String, (Body, String)>>,
-    log: &Mutex<Vec<Logged>>,
-    pulled: &Arc<AtomicU64>,
-    behaviour: &Behaviour,
-) {
+/// What a request's thread shares with the server.
+#[derive(Clone)]
+struct State {
+    files: Arc<Mutex<HashMap<String, (Body, String)>>>,
+    log: Arc<Mutex<Vec<Logged>>>,
+    pulled: Arc<AtomicU64>,
+    behaviour: Arc<Behaviour>,
+    /// The last signature made, and those not used yet.
+    signatures: Arc<Mutex<(u64, Vec<u64>)>>,
+}
+
+fn answer(request: tiny_http::Request, state: &State) {
+    let (files, log, pulled, behaviour) =
+        (&state.files, &state.log, &state.pulled, &state.behaviour);
     let logged = Logged {
         path: request.url().to_owned(),
         headers: request
@@ -189,11 +199,24 @@ fn answer(
     }
     if let Some((prefix, to)) = &behaviour.redirect {
         if path.starts_with(prefix.as_str()) {
-            let location = format!("{to}{}?signed=1", &path[prefix.len()..]);
+            let mut signatures = state.signatures.lock().unwrap();
+            signatures.0 += 1;
+            let sig = signatures.0;
+            signatures.1.push(sig);
+            let location = format!("{to}{}?sig={sig}", &path[prefix.len()..]);
             let _ =
                 request.respond(Response::empty(302).with_header(header("Location", &location)));
             return;
         }
+    }
+    if behaviour.one_use_signatures && logged.path.contains("?sig=") {
+        let sig: u64 = logged.path.rsplit("?sig=").next().unwrap().parse().unwrap();
+        let mut signatures = state.signatures.lock().unwrap();
+        let Some(i) = signatures.1.iter().position(|&s| s == sig) else {
+            let _ = request.respond(Response::empty(403));
+            return;
+        };
+        signatures.1.remove(i);
     }
     let Some((body, etag)) = file else {
         let _ = request
