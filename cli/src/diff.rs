@@ -21,7 +21,7 @@ use crate::source::{Input, Source};
 #[derive(clap::Args, Debug)]
 pub struct Diff {
     /// The first file (the base): a path, an http(s):// URL or an
-    /// hf://org/name[@revision][/file] Hub name.
+    /// `hf://org/name[@revision][/file]` Hub name.
     pub a: PathBuf,
     /// The second file (e.g. the fine-tune), as the first.
     pub b: PathBuf,

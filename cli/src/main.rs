@@ -40,7 +40,7 @@ struct Cli {
 
     /// Hugging Face token for gated or private repositories (default:
     /// HF_TOKEN, else the token `hf auth login` saved). Sent only to the
-    /// Hub endpoint's origin (HF_ENDPOINT, default https://huggingface.co).
+    /// Hub endpoint's origin (HF_ENDPOINT, default `https://huggingface.co`).
     #[cfg(feature = "http")]
     #[arg(long, global = true, value_name = "TOKEN")]
     token: Option<String>,
@@ -59,7 +59,7 @@ enum Command {
     /// Several files are listed one after another (exit 1 if any is rejected).
     Inspect {
         /// Safetensors files, or sharded checkpoints' `*.index.json`: paths,
-        /// http(s):// URLs, or hf://org/name[@revision][/file] (the Hub).
+        /// `http(s)://` URLs, or `hf://org/name[@revision][/file]` (the Hub).
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
         /// Print one JSON document per file, one per line (JSON Lines):
@@ -82,7 +82,7 @@ enum Command {
     /// `FILE: message` line on stderr per problem (exit 1).
     Verify {
         /// Safetensors files and `*.index.json` files: paths, http(s)://
-        /// URLs, or hf://org/name[@revision][/file] (the Hub).
+        /// URLs, or `hf://org/name[@revision][/file]` (the Hub).
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
         /// Also read every tensor's bytes and print their SHA-256 (name, then digest).

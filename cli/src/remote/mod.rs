@@ -1,7 +1,7 @@
 //! Files at `http(s)://` URLs and on the Hugging Face Hub (`hf://`): one
 //! HTTP client for the whole run ([`client`]), Hub names resolved to URLs
 //! ([`hub`]), and a file read by ranges, pinned to the version first seen
-//! ([`file`]).
+//! ([`file`](mod@file)).
 
 pub mod client;
 pub mod file;
