@@ -228,10 +228,12 @@ fn hub_errors_say_what_to_do() {
     let out = hub.cli(&["verify", "--json", "hf://org/gated"], Some("hf_wrong"));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["ok"], false);
-    assert!(doc["files"][0]["problems"][0]
-        .as_str()
-        .unwrap()
-        .contains("403"));
+    let problem = doc["files"][0]["problems"][0].as_str().unwrap();
+    assert!(
+        problem.contains("403")
+            && problem.contains("the token sent (HF_TOKEN or --token) has no access"),
+        "{problem}"
+    );
     ok(&hub.cli(&["inspect", "--hash", "hf://org/gated"], Some(TOKEN)));
     ok(&hub.cli(&["inspect", "--token", TOKEN, "hf://org/gated"], None));
 

@@ -67,6 +67,8 @@ pub struct Answer {
     pub url: Url,
     /// The response; its body not read yet.
     pub response: Response<Body>,
+    /// Whether the request that got it carried the token.
+    pub token_sent: bool,
 }
 
 impl Answer {
@@ -143,12 +145,17 @@ impl Client {
             for (name, value) in headers {
                 request = request.header(*name, *value);
             }
-            if let (true, Some(token)) = (self.authorizes(&url), &self.token) {
+            let token_sent = self.authorizes(&url);
+            if let (true, Some(token)) = (token_sent, &self.token) {
                 request = request.header("Authorization", format!("Bearer {token}"));
             }
             let response = request.call().map_err(|e| failed(&url, e))?;
             if !response.status().is_redirection() || response.status() == 304 {
-                return Ok(Answer { url, response });
+                return Ok(Answer {
+                    url,
+                    response,
+                    token_sent,
+                });
             }
             let location = response
                 .headers()
@@ -187,30 +194,39 @@ fn failed(url: &Url, e: ureq::Error) -> Error {
 /// what to do; `tried` are the URLs asked for, for a 404.
 pub fn status_error(answer: &Answer, tried: &[String]) -> Error {
     let status = answer.status();
-    let code = answer
-        .header("X-Error-Code")
-        .map(|c| format!(" ({c})"))
-        .unwrap_or_default();
-    let said = answer
-        .header("X-Error-Message")
-        .map(|m| format!(": {m}"))
-        .unwrap_or_default();
+    // The Hub's reason: ` (GatedRepo: Access to model … is restricted)`.
+    let reason = match (
+        answer.header("X-Error-Code"),
+        answer.header("X-Error-Message"),
+    ) {
+        (Some(c), Some(m)) => format!(" ({c}: {})", m.trim_end_matches('.')),
+        (Some(one), None) | (None, Some(one)) => format!(" ({one})"),
+        (None, None) => String::new(),
+    };
     let url = tried
         .last()
         .cloned()
         .unwrap_or_else(|| answer.url.to_string());
     match status.as_u16() {
-        401 | 403 => Error::new(
-            Kind::Unauthorized,
-            format!(
-                "{url}: HTTP {status}{code}{said}: the repository is gated or private (or does not exist); \
-                 set HF_TOKEN (or pass --token) to a token with access, and accept the repository's terms on the Hub if it is gated"
-            ),
-        ),
+        401 | 403 => {
+            let what = if answer.token_sent {
+                "the token sent (HF_TOKEN or --token) has no access to it: use a token of an account \
+                 that has access, and accept the repository's terms on the Hub if it is gated"
+            } else {
+                "set HF_TOKEN (or pass --token) to a token of an account with access, \
+                 and accept the repository's terms on the Hub if it is gated"
+            };
+            Error::new(
+                Kind::Unauthorized,
+                format!(
+                    "{url}: HTTP {status}{reason}; the repository is gated or private (or does not exist): {what}"
+                ),
+            )
+        }
         404 => Error::new(
             Kind::NotFound,
-            format!("not found{code}{said}: tried {}", tried.join(", ")),
+            format!("not found{reason}; tried {}", tried.join(", ")),
         ),
-        _ => Error::new(Kind::Http, format!("{url}: HTTP {status}{code}{said}")),
+        _ => Error::new(Kind::Http, format!("{url}: HTTP {status}{reason}")),
     }
 }
