@@ -43,6 +43,9 @@ unit:
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p safetensors-nano --no-deps --all-features
+	# The READMEs the registries show: no relative or intra-doc link, no hidden doctest line,
+	# every docs.rs link a page and anchor that cargo doc made.
+	python3 scripts/check-readme-links.py target/doc core/README.md wasm/README.md
 
 ## The core links into bare-metal and wasm32 binaries with no allocator.
 nostd:
@@ -87,12 +90,12 @@ test-snippets: package
 	cd tests/snippets && $(CARGO) test
 	node tests/snippets/snippets.mjs all
 
-## What `cargo publish` and `npm publish` would upload, checked without uploading.
+## What `cargo publish` (the core and the CLI) and `npm publish` would upload, checked without
+## uploading: one version everywhere, the workspace's.
 ## (Under CI, as in .ci/run, the core's files must be committed; elsewhere uncommitted
 ## changes are allowed, so that a working tree can run `make test`.)
-publish-dry-run: package
-	$(CARGO) publish --dry-run -p safetensors-nano $(if $(CI),,--allow-dirty)
-	npm publish --dry-run ./dist/safetensors-nano-*.tgz
+publish-dry-run: package $(CLI)
+	python3 scripts/publish-dry-run.py dist/safetensors-nano-*.tgz $(CLI) $(if $(CI),,--allow-dirty)
 
 ## The web viewer at http://localhost:8080: the page, the npm package and generated samples.
 demo: demo-build
