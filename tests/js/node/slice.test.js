@@ -11,8 +11,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SafeTensors, DTYPE_INFO } from 'safetensors-nano';
-import { tensorFile } from '../lib/format.js';
+import { rawFile, tensorFile } from '../lib/format.js';
 import { python, referenceFiles } from '../lib/env.js';
+import { startServer } from '../lib/server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -243,4 +244,42 @@ test('an abort stops readSlice', async () => {
   const c = new AbortController();
   c.abort();
   await assert.rejects(st.tensor('m').readSlice([[0, null, 2]], { signal: c.signal }), { name: 'AbortError' });
+});
+
+test('over HTTP, rows 1000–1009 of a [30522, 384] F32 embedding cost about 15 KB on the wire, not 47 MB', async () => {
+  const rows = 30522;
+  const cols = 384;
+  // The file, made on demand by the server: a header, then float32 i at element i.
+  const prefix = rawFile({ word_embeddings: { dtype: 'F32', shape: [rows, cols], data_offsets: [0, rows * cols * 4] } });
+  const size = prefix.byteLength + rows * cols * 4;
+  const byteAt = (i) => {
+    if (i < prefix.byteLength) return prefix[i];
+    const k = i - prefix.byteLength;
+    return new Uint8Array(new Float32Array([Math.floor(k / 4)]).buffer)[k % 4];
+  };
+  const virtual = new Map([['/model.safetensors', { size: BigInt(size), read: (a, b) => Uint8Array.from({ length: Number(b - a) }, (_, j) => byteAt(Number(a) + j)) }]]);
+  const server = await startServer({ root: here, virtual });
+  try {
+    let wire = 0;
+    let requests = 0;
+    // Counts the body bytes of every answer as they arrive.
+    const countingFetch = async (input, init) => {
+      requests++;
+      const res = await fetch(input, init);
+      if (res.body === null) return res;
+      const counted = res.body.pipeThrough(new TransformStream({ transform(chunk, c) { wire += chunk.byteLength; c.enqueue(chunk); } }));
+      return new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
+    };
+    const st = await SafeTensors.fromUrl(`${server.url}/model.safetensors`, { fetch: countingFetch, prefetch: 4096 });
+    const [openedWire, openedRequests] = [wire, requests];
+    const got = await st.tensor('word_embeddings').readSliceFloat32([[1000, 1010]]);
+    assert.deepEqual(got.shape, [10, cols]);
+    assert.ok(got.values.every((v, i) => v === 1000 * cols + i));
+    const sliceWire = wire - openedWire;
+    console.log(`# rows 1000-1009 of [${rows}, ${cols}] F32 (${size} B file): ${sliceWire} B on the wire in ${requests - openedRequests} request(s); open: ${openedWire} B`);
+    assert.equal(requests - openedRequests, 1);
+    assert.equal(sliceWire, 10 * cols * 4);
+  } finally {
+    await server.close();
+  }
 });
