@@ -99,6 +99,22 @@ export interface ReadFloat32Options extends ReadOptions {
   out?: Float32Array;
 }
 
+/**
+ * One entry of a slice spec, for one dimension (numpy's basic indexing):
+ * `null` the whole dimension; an integer an index, which drops the
+ * dimension; `[start, end]` or `[start, end, step]` a range, end exclusive,
+ * `null` for an open bound, step 1 or more. Negative numbers count from the
+ * end; range bounds past either end are clamped (an empty range is no
+ * error); an index outside the dimension is SliceOutOfRange.
+ */
+export type SliceEntry = null | number | [start: number | null, end: number | null, step?: number | null];
+
+/** Options of readSlice and readSliceFloat32. */
+export interface ReadSliceOptions extends ReadOptions {
+  /** Called after each read with bytes read and the bytes the slice's reads cover (gaps read through included). */
+  onProgress?: (done: number, total: number) => void;
+}
+
 /** One tensor of an opened file or sharded model. */
 export interface Tensor {
   readonly name: string;
@@ -121,6 +137,20 @@ export interface Tensor {
   read(opts?: ReadOptions): Promise<Uint8Array>;
   /** Reads and decodes a float tensor in chunks from any source. */
   readFloat32(opts?: ReadFloat32Options): Promise<Float32Array>;
+  /**
+   * Reads a slice from any source: one spec entry per leading dimension
+   * (missing trailing ones are whole), the result's bytes in row-major
+   * order, byte for byte numpy's `t[spec]`. Only the selected bytes are
+   * read: runs next to each other (a range of whole rows) in one request
+   * or `Blob.slice`, runs up to 64 KiB apart read through as one, at most
+   * 8 MiB a read and, gaps allowing, 4096 reads. A bad spec fails before
+   * anything is read: InvalidArgument, SliceTooManyIndices, SliceOutOfRange,
+   * SliceInvalidRange (step below 1), SliceSubByte (F4/F6 selections that
+   * start or end inside a byte).
+   */
+  readSlice(spec: readonly SliceEntry[], opts?: ReadSliceOptions): Promise<{ shape: number[]; bytes: Uint8Array }>;
+  /** readSlice, decoded to f32 as readFloat32 decodes (float dtypes; others DtypeMismatch, before any read). */
+  readSliceFloat32(spec: readonly SliceEntry[], opts?: ReadSliceOptions): Promise<{ shape: number[]; values: Float32Array }>;
 }
 
 export interface ParameterCount {

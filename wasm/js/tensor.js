@@ -5,6 +5,7 @@ import * as wasm from './safetensors_nano_wasm.js';
 import { BITS, DTYPE_INDEX, VIEW } from './dtypes.js';
 import { KIND, fail, wasmError } from './errors.js';
 import { requireReader } from './init.js';
+import { planReads, planSlice } from './slice.js';
 import { BlobSource } from './sources.js';
 import { u8, wasmMemory, wasmNumbers } from './wire.js';
 
@@ -176,6 +177,75 @@ export class Tensor {
     if (this.#file._source instanceof BlobSource && this.#file._source.streams) await this.#readBlob(d, values, step, signal, onProgress);
     else await this.#readRanges(d, values, step, signal, onProgress);
     return result;
+  }
+
+  /**
+   * Reads a slice: `spec` has one entry per leading dimension (null, an
+   * index, or [start, end, step?]; numpy's rules). Only the selected bytes
+   * are read, runs close together in one read (slice.js: planReads).
+   * Resolves to `{ shape, bytes }`; a bad spec fails before anything is read.
+   */
+  async readSlice(spec, { signal, onProgress } = {}) {
+    const plan = planSlice(this.shape, BITS[dtypeIndex(this.dtype)], spec, { tensor: this.name });
+    signal?.throwIfAborted();
+    let bytes;
+    try {
+      bytes = new Uint8Array(plan.byteLength);
+    } catch (e) {
+      fail(KIND.TooLargeForTarget, `a slice of ${plan.byteLength} bytes does not fit in one Uint8Array here: select less`, { tensor: this.name, cause: e });
+    }
+    const source = this.#file._source;
+    const start = this.byteOffset;
+    if (source.bytes !== null && source.bytes !== undefined) {
+      // In memory: the runs are copied straight out.
+      let at = 0;
+      for (const run of plan.runStarts()) {
+        bytes.set(source.bytes.subarray(start + run, start + run + plan.runBytes), at);
+        at += plan.runBytes;
+      }
+      onProgress?.(plan.byteLength, plan.byteLength);
+      return { shape: plan.shape, bytes };
+    }
+    const reads = planReads(plan);
+    onProgress?.(0, reads.bytes);
+    const ahead = reads.reads();
+    const pieces = reads.pieces();
+    const next = () => {
+      const r = ahead.next();
+      if (r.done) return null;
+      const [b, e] = r.value;
+      const got = source.read(start + b, start + e, signal);
+      // A read left pending when a copy or onProgress throws must not be an
+      // unhandled rejection (it still rejects where it is awaited).
+      got.catch(() => {});
+      return { b, e, got };
+    };
+    let at = 0;
+    let done = 0;
+    let pending = next();
+    while (pending !== null) {
+      const { b, e, got } = pending;
+      const chunk = await got;
+      pending = next();
+      // The pieces inside this read, in order.
+      for (let pe = b; pe !== e; ) {
+        const [pb, end] = pieces.next().value;
+        pe = end;
+        bytes.set(chunk.subarray(pb - b, pe - b), at);
+        at += pe - pb;
+      }
+      done += e - b;
+      onProgress?.(done, reads.bytes);
+    }
+    return { shape: plan.shape, bytes };
+  }
+
+  /** readSlice, decoded to f32 as readFloat32 decodes (float dtypes). Resolves to `{ shape, values }`. */
+  async readSliceFloat32(spec, opts = {}) {
+    // A dtype that does not decode fails here, before anything is read.
+    decodeFloat32(this.dtype, new Uint8Array(0));
+    const { shape, bytes } = await this.readSlice(spec, opts);
+    return { shape, values: decodeFloat32(this.dtype, bytes) };
   }
 
   // A Blob: its stream's pieces, decoded as they come (an element split
