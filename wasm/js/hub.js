@@ -60,7 +60,8 @@ class HubFetch {
   constructor(endpoint, token, fetchFn) {
     this.origin = new URL(endpoint).origin;
     this.token = token;
-    this.fetchFn = fetchFn;
+    // (Called without a receiver: window.fetch insists.)
+    this.fetchFn = (input, init) => fetchFn(input, init);
     this.pinned = new Map();
     this.refusal = null;
     this.hidesRedirects = HIDES_REDIRECTS;
