@@ -6,6 +6,7 @@
 //   node tests/js/run.mjs node      Node tests (node:test)
 //   node tests/js/run.mjs node stream.test.js …   only those Node test files
 //   node tests/js/run.mjs browser   headless Chromium tests (playwright-core)
+//   node tests/js/run.mjs browser hostile.test.js …   only those browser test files
 //   node tests/js/run.mjs test      both
 //   node tests/js/run.mjs bench     the benchmarks (make bench-wasm): bench.mjs, then bench-*.mjs
 //   node tests/js/run.mjs bench shards   one of them (bench-shards.mjs)
@@ -69,14 +70,13 @@ const testFiles = (dir) =>
     .map((f) => join(dir, f));
 
 let files;
-if (what === 'node') {
-  // `node FILE…` runs only those test files (names in tests/js/node).
+if (what === 'node' || what === 'browser') {
+  // `node FILE…` (`browser FILE…`) runs only those test files (names in tests/js/node, …/browser).
   const only = process.argv.slice(3);
-  files = testFiles('node');
-  for (const f of only) if (!files.includes(join('node', f))) die(`no test file node/${f}`);
-  if (only.length > 0) files = only.map((f) => join('node', f));
+  files = testFiles(what);
+  for (const f of only) if (!files.includes(join(what, f))) die(`no test file ${what}/${f}`);
+  if (only.length > 0) files = only.map((f) => join(what, f));
 }
-else if (what === 'browser') files = testFiles('browser');
 else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')];
 else if (what === 'bench') {
   // `bench NAME` runs bench-NAME.mjs alone; other arguments (--quick) go to each.

@@ -14,6 +14,7 @@ export { DTYPES, DTYPE_INFO } from './dtypes.js';
 export { SafeTensorsError } from './errors.js';
 export { SafeTensors } from './file.js';
 export { ShardedModel, openSharded } from './shards.js';
+export { openHub } from './hub.js';
 export { checkShards } from './shardcheck.js';
 export { shardHeaderBytes } from './shardsize.js';
 export { decodeFloat32 } from './tensor.js';

@@ -289,6 +289,46 @@ export function openSharded(
   opts?: ShardedOptions,
 ): Promise<ShardedModel>;
 
+/** Options of openHub: where the model is on the Hub, and openSharded's (passed on). */
+export interface HubOptions extends ShardedOptions {
+  /** A branch, tag or commit (default "main"; `refs/pr/1` works, encoded as one segment). */
+  revision?: string;
+  /**
+   * The file to open, a path in the repository: a `.json` index (its shards
+   * are fetched from its folder) or a safetensors file, e.g.
+   * "unet/diffusion_pytorch_model.safetensors". Default:
+   * model.safetensors.index.json, then model.safetensors when there is no index.
+   */
+  file?: string;
+  /** The Hub's address (default "https://huggingface.co", as huggingface_hub's HF_ENDPOINT). */
+  endpoint?: string | URL;
+  /**
+   * A Hub access token, for gated and private repositories. It is sent as
+   * `Authorization: Bearer …` to the endpoint's origin only, never to the
+   * CDN a file redirects to (nor to any other origin), and kept nowhere.
+   */
+  token?: string;
+}
+
+/** What openHub opens: a ShardedModel, with where it came from. */
+export interface HubModel extends ShardedModel {
+  /** The file opened: the index (its path in the repository) or the single file. */
+  readonly file: string;
+  /** Each shard, with `url`: where its bytes are read from (for a file the Hub redirects, the signed CDN URL, which needs no token and expires as the Hub decides). */
+  readonly shards: { name: string; file: SafeTensors; url: string }[];
+}
+
+/**
+ * Opens a model on the Hugging Face Hub by its name ("org/name"), from
+ * `{endpoint}/{repo}/resolve/{revision}/{file}`: its index and shards, or a
+ * single file as a model of one shard (under an index made from its header:
+ * `metadata.total_size` and a `weight_map`). Large files redirect to a
+ * signed CDN URL, which is then pinned: a file replaced after the open is
+ * SourceChanged, as with fromUrl. A 401/403 is HubUnauthorized (gated or
+ * private: pass `token`); a 404 is HubNotFound, naming the files tried.
+ */
+export function openHub(repo: string, opts?: HubOptions): Promise<HubModel>;
+
 /** One shard's header as checkShards compares it. */
 export interface ShardHeader {
   /** The shard's file name. */

@@ -156,6 +156,14 @@ pub const JS_KINDS: &[JsKind] = &[
         when: "a shard the index names was not given",
     },
     JsKind {
+        name: "HubUnauthorized",
+        when: "`openHub`: the Hub refused the repository (401/403): it is gated or private; pass a `token` of an account that has access (accept the model's terms on its page first)",
+    },
+    JsKind {
+        name: "HubNotFound",
+        when: "`openHub`: the Hub has no such repository, revision or file (404); the message names the files tried: check the name, or pass `file`",
+    },
+    JsKind {
         name: "WriterUnavailable",
         when: "the writer's wasm module could not be loaded (`serialize`)",
     },

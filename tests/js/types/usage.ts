@@ -1,9 +1,9 @@
 // Type-checked (tsc --strict) against the installed package's index.d.ts:
 // every export is used with its declared types; misuse must not compile.
 import {
-  SafeTensors, SafeTensorsError, ShardedModel, openSharded, checkShards, decodeFloat32, serialize, wasmMemoryBytes, DTYPES, DTYPE_INFO,
+  SafeTensors, SafeTensorsError, ShardedModel, openSharded, openHub, checkShards, decodeFloat32, serialize, wasmMemoryBytes, DTYPES, DTYPE_INFO,
   type Dtype, type DtypeInfo, type DtypeKind, type ShardFinding, type ShardHeader, type FloatDtype, type Tensor, type TypedArray, type ParameterCount, type ErrorKind,
-  type OpenOptions, type BlobOptions, type UrlOptions, type ShardedOptions, type ReadOptions, type TensorInput, type SliceEntry, type ReadSliceOptions,
+  type OpenOptions, type BlobOptions, type UrlOptions, type ShardedOptions, type HubOptions, type ReadOptions, type TensorInput, type SliceEntry, type ReadSliceOptions,
 } from 'safetensors-nano';
 
 export async function use(buf: ArrayBuffer, file: File, url: string): Promise<number> {
@@ -109,7 +109,11 @@ export async function options(buf: ArrayBuffer, file: File, url: string): Promis
     await openSharded(url, [], sharded),
     await openSharded(JSON.stringify({ weight_map: {} }), [file, new URL(url)], { concurrency: Infinity, prefetch: 8, headerLimit: 1, headers: {}, signal: AbortSignal.abort(), fetch }),
     await openSharded({ weight_map: {} }, [file, url] as const),
+    await openHub('org/name'),
+    await openHub('org/name', { revision: 'refs/pr/1', file: 'unet/diffusion_pytorch_model.safetensors', endpoint: new URL(url), token: 'hf_x', concurrency: 4, timeout: 1000 } satisfies HubOptions),
   ];
+  // @ts-expect-error: the token is a string
+  await openHub('org/name', { token: 1 });
   const t: Tensor | undefined = files[0].tensor('x');
   const bytes: Uint8Array | undefined = await t?.read(read);
   const input: TensorInput = { dtype: 'F32', shape: [1] as const, data: new SharedArrayBuffer(4) };

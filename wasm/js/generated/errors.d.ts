@@ -22,8 +22,9 @@ export type WasmErrorKind =
 export type JsErrorKind =
   | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'SourceChanged' | 'Http' | 'Timeout'
   | 'Network' | 'TooManyRedirects' | 'ShortBody' | 'RangeMismatch' | 'ContentEncoded'
-  | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable' | 'GpuLimitExceeded'
-  | 'GpuFeatureMissing' | 'WriteFailed' | 'ReaderUnavailable';
+  | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'HubUnauthorized' | 'HubNotFound'
+  | 'WriterUnavailable' | 'GpuLimitExceeded' | 'GpuFeatureMissing' | 'WriteFailed'
+  | 'ReaderUnavailable';
 
 /** Every kind of `SafeTensorsError`. */
 export type ErrorKind = WasmErrorKind | JsErrorKind;
