@@ -49,6 +49,7 @@ sys.path.insert(0, HERE)
 
 import cases  # noqa: E402
 import elf  # noqa: E402
+import port  # noqa: E402
 import reference  # noqa: E402
 
 FIRMWARE = os.path.join(REPO, "firmware")
@@ -213,6 +214,8 @@ def main(argv):
     print(f"  boards: {', '.join(f'{b.name} ({b.target})' for b in all_boards)}")
     for b in all_boards:
         check(b.name in RAM_BUDGETS, f"{b.name}: has a RAM budget in tests/firmware/run.py (None to only report)")
+    section("porting steps (firmware/README.md) against the boards")
+    port.check_port_steps(REPO, [(b.name, b.target) for b in all_boards], check)
     chosen = [b for b in all_boards if not only or b.name in only]
     if only and len(chosen) != len(set(only)):
         raise SystemExit(f"firmware test: unknown board in {only}; the boards are {[b.name for b in all_boards]}")
