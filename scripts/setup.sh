@@ -23,6 +23,12 @@ setup_rust() {
   rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 }
 
+# The RISC-V board's target (the thumb ones are in setup_rust's list).
+setup_firmware_targets() {
+  rustup target list --installed | grep -qx riscv32imac-unknown-none-elf \
+    || { log "rustup target add riscv32imac-unknown-none-elf"; rustup target add riscv32imac-unknown-none-elf; }
+}
+
 setup_wasm_tools() {
   if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
     log "cargo install wasm-bindgen-cli $WASM_BINDGEN_VERSION"
@@ -87,11 +93,12 @@ for w in "${what[@]}"; do
     rust) setup_rust ;;
     web) setup_rust; setup_wasm_tools; setup_apt chromium; if [ -f tests/js/package.json ]; then setup_node; fi ;;
     python) setup_python ;;
-    qemu) setup_rust; setup_apt qemu-system-arm ;;
+    # The firmware's three boards: mps2-an386 and microbit (arm), sifive_e (riscv32, in -misc).
+    qemu) setup_rust; setup_firmware_targets; setup_apt qemu-system-arm qemu-system-misc ;;
     # The CLI's tests: prlimit (a full disk), script (a terminal); bench-cli: /usr/bin/time.
     cli) setup_apt util-linux bsdutils time ;;
     nightly) setup_nightly ;;
-    all) setup_rust; setup_apt chromium qemu-system-arm; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
+    all) setup_rust; setup_firmware_targets; setup_apt chromium qemu-system-arm qemu-system-misc; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
     *) echo "unknown setup part: $w" >&2; exit 2 ;;
   esac
 done
