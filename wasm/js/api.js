@@ -22,4 +22,5 @@ export { wasmMemoryBytes } from './wire.js';
 export { serialize } from './write.js';
 export { serializeStream, serializedSize } from './stream.js';
 export { editTensors } from './edit.js';
+export { editMetadata } from './metaedit.js';
 export { shardTensors } from './shardwrite.js';

@@ -495,20 +495,66 @@ export interface EditOptions {
   rename?: readonly [string | RegExp, string] | ((name: string) => string);
   /** Convert float tensors: every float dtype to one target, or per source dtype (`{ F32: 'BF16' }`). */
   convert?: ConvertTarget | Partial<Record<Dtype, ConvertTarget>>;
+  /** Edits of the source's metadata, given as the result's `metadata` (see {@link editMetadata}). */
+  metadata?: MetadataEdits;
+}
+
+/**
+ * Edits of a `__metadata__` map, applied in this order: `clear`, `drop`,
+ * `set`. A key both set and dropped is InvalidArgument, as is a value that
+ * is not a string; the key `__metadata__` (the header's name for the map
+ * itself) is ReservedName.
+ */
+export interface MetadataEdits {
+  /** Write no metadata at all (then `set` starts a new map). */
+  clear?: boolean;
+  /** Keys to remove; a key the metadata lacks changes nothing. A map left with no keys is written `{}`. */
+  drop?: string | readonly string[];
+  /** Keys to add or give a new value; creates the metadata if there is none. */
+  set?: Record<string, string> | ReadonlyMap<string, string>;
+}
+
+/**
+ * A metadata map with {@link MetadataEdits} applied: a new object, or null
+ * when the result has no metadata (`metadata` itself is not changed). For
+ * {@link serialize}, {@link serializeStream} and `writeFile`; the file is
+ * then the reference's `save_file` with that metadata, byte for byte (keys
+ * sorted).
+ *
+ * ```js
+ * editMetadata({ format: 'pt', license: 'x' }, { set: { format: 'np' }, drop: ['license'] }); // { format: 'np' }
+ * ```
+ */
+export function editMetadata(metadata: Readonly<Record<string, string>> | null | undefined, edits?: MetadataEdits): Record<string, string> | null;
+
+/** The tensor map {@link editTensors} gives, with the metadata to write beside it. */
+export interface EditedTensors extends Map<string, StreamTensorInput> {
+  /**
+   * The source's `__metadata__` (a file's; a sharded model's first shard's;
+   * null for a list of Tensors) with `opts.metadata`'s edits: what to pass
+   * as serializeStream's, serializedSize's or writeFile's `metadata`.
+   */
+  readonly metadata: Record<string, string> | null;
 }
 
 /**
  * The tensors of an opened file, a sharded model (merging: its tensors in
  * one map) or a list of Tensors, as a map for {@link serializeStream},
- * edited: kept or dropped by name, renamed, floats converted. Nothing is
+ * edited: kept or dropped by name, renamed, floats converted; its
+ * `metadata` is the source's, edited by `opts.metadata`. Nothing is
  * read: the map's data are the Tensors. Two tensors renamed to one name
  * throw DuplicateTensorName (and a rename to `__metadata__` ReservedName)
  * at once, before anything is written.
+ *
+ * ```js
+ * const tensors = editTensors(file, { convert: 'BF16', metadata: { set: { dtype: 'bf16' }, drop: ['license'] } });
+ * await writeFile('out.safetensors', tensors, tensors.metadata);
+ * ```
  */
 export function editTensors(
   source: SafeTensors | ShardedModel | Iterable<Tensor>,
   opts?: EditOptions,
-): Map<string, StreamTensorInput>;
+): EditedTensors;
 
 /** One shard of {@link shardTensors}. */
 export interface ShardPlan {
