@@ -4,6 +4,7 @@
 
 import { checkHeaderLength, openPrefix } from './description.js';
 import { KIND, SafeTensorsError, fail } from './errors.js';
+import { allocate } from './guard.js';
 import { concat, httpError, httpOptions, readBody, refuseEncoded, request, transientShortBody, walkBody } from './http.js';
 
 /**
@@ -487,7 +488,8 @@ export class UrlSource {
     if (this.bytes !== null) return this.bytes.subarray(start, end);
     if (end <= start) return new Uint8Array(0);
     if (!this.ranges) {
-      const out = new Uint8Array(end - start);
+      this.#refuseUnlessStreaming(start, end);
+      const out = allocate(Uint8Array, end - start, `bytes ${start}-${end - 1} of ${this.url}`);
       await this.readInOrder(start, end, signal, (bytes, at) => out.set(bytes, at - start));
       return out;
     }
@@ -593,7 +595,7 @@ export class UrlSource {
     this.#refuseUnlessStreaming(start, end);
     let out = null;
     if (pass === null) {
-      out = new Uint8Array(end - start);
+      out = allocate(Uint8Array, end - start, `bytes ${start}-${end - 1} of ${this.url}`);
       pass = new Pass(start, end, (bytes, at) => out.set(bytes, at - start));
     }
     const head = sameValidator ? null : this.head;
