@@ -127,7 +127,7 @@ export interface Tensor {
   readonly dataOffsets: [number, number];
   /** Number of elements (product of the shape). */
   readonly elementCount: number;
-  /** Zero-copy view of the bytes (in-memory files: fromBytes, or fromUrl answered 200). */
+  /** Zero-copy view of the bytes (in-memory files: fromBytes, or fromUrl answered 200 for up to 64 MiB). */
   bytes(): Uint8Array;
   /** Zero-copy typed view when the data is aligned for it, else null (in-memory files). */
   view(): TypedArray | null;
@@ -206,6 +206,17 @@ export interface UrlOptions extends OpenOptions {
    * CORS-safelisted header) would cost a preflight the server may refuse.
    */
   ifRange?: boolean;
+  /**
+   * What `read()`/`readFloat32()` do when the server ignores Range (it
+   * answered 200 with the whole file) and the file is over 64 MiB, so that
+   * only its header was kept (a smaller one is kept whole: in-memory
+   * views). `'stream'` (default): each read asks again and walks the new
+   * body up to the tensor's end, holding one piece at a time, then cancels
+   * it; the bytes before the tensor still cross the wire. `'reject'`: a
+   * read is a SafeTensorsError of kind RangeUnsupported, with no request.
+   * Either way a changed file is SourceChanged. Not one of them: TypeError.
+   */
+  noRange?: 'stream' | 'reject';
 }
 
 /** Options of openSharded: fromUrl's (passed to each shard's opener), and how many shards open at once. */
@@ -231,7 +242,7 @@ export class SafeTensors {
   static fromHeader(prefix: ArrayBufferLike | ArrayBufferView, fileSize: number | bigint, opts?: OpenOptions): SafeTensors;
   /** Opens a Blob or File lazily: reads 8 bytes, then the header; tensors on demand. */
   static fromBlob(blob: Blob, opts?: BlobOptions): Promise<SafeTensors>;
-  /** Opens a URL with HTTP Range requests (a 200 answer is read whole). */
+  /** Opens a URL with HTTP Range requests (a 200 answer: read whole up to 64 MiB, else up to the header; see `noRange`). */
   static fromUrl(url: string | URL, opts?: UrlOptions): Promise<SafeTensors>;
   /** N, the header length. */
   readonly headerSize: number;
