@@ -2,7 +2,8 @@
 // saved with the current filter, a rename and BF16 conversion through a save picker (stubbed
 // with the origin-private file system, whose handles the worker writes as it would a picked
 // file's), checked against the reference (Python computes the expected BF16 bytes); shards
-// through a folder picker; Cancel mid-write; the download where the browser has no pickers.
+// through a folder picker; Cancel mid-write. (The download where the browser has no pickers, in
+// every engine: engines.test.mjs.)
 //
 //   node --test tests/browser/save.test.mjs      (needs dist/demo: scripts/build-demo.sh)
 
@@ -52,10 +53,9 @@ function stubPickers() {
   };
 }
 
-async function newPage({ pickers }) {
+async function newPage() {
   const context = await browser.newContext({ acceptDownloads: true });
-  if (pickers) await context.addInitScript(stubPickers);
-  else await context.addInitScript(() => { delete window.showSaveFilePicker; delete window.showDirectoryPicker; delete Window.prototype.showSaveFilePicker; delete Window.prototype.showDirectoryPicker; });
+  await context.addInitScript(stubPickers);
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
@@ -166,7 +166,7 @@ describe('Save as…', { skip: missing ?? false, timeout: 240000 }, () => {
   });
 
   test('the current filter, a prefix renamed, floats to BF16, through a save picker: the reference\'s BF16 values', async () => {
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     await page.fill('#filter', 'weight');
     await page.waitForFunction(() => document.getElementById('count').textContent.includes('2 of 4'));
@@ -200,7 +200,7 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
   });
 
   test('shards of a chosen size through a folder picker: the Hub\'s names, the index, the bytes', async () => {
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     const summary = await fill(page, { output: 'shards', shardSize: '2KB', convert: 'F16' });
     const split = pkg.shardTensors(pkg.editTensors(pkg.SafeTensors.fromBytes(model), { convert: 'F16' }), { maxShardSize: '2KB' });
@@ -235,7 +235,7 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
     writeSync(fd, head, 0, head.length, 0);
     ftruncateSync(fd, head.length + elements * 4);
     closeSync(fd);
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, path);
     await fill(page, { convert: 'BF16' });
     await save(page);
@@ -293,19 +293,5 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
       rmSync(profile, { recursive: true, force: true });
       rmSync(path, { force: true });
     }
-  });
-
-  test('without the File System Access API: a stated limit, and a download of the same bytes', async () => {
-    const page = await newPage({ pickers: false });
-    await openFile(page, join(dir, 'model.safetensors'));
-    await fill(page, { from: 'model.', to: '', convert: 'F32' });
-    assert.match(await page.locator('#save-dialog .save-note').textContent(), /cannot write files itself.*downloaded, up to 1.00 GiB/);
-    const [dl] = await Promise.all([page.waitForEvent('download'), save(page)]);
-    assert.equal(await settled(page), 'done');
-    assert.equal(dl.suggestedFilename(), 'model-edited.safetensors');
-    const out = join(dir, 'downloaded.safetensors');
-    await dl.saveAs(out);
-    assert.deepEqual(readFileSync(out), await expected(model, { rename: ['model.', ''], convert: 'F32' }));
-    assert.deepEqual(page.errors, []);
   });
 });

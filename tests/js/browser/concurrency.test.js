@@ -21,6 +21,15 @@ const mixed = join(project, 'tmp', 'fixtures', 'mixed');
 mkdirSync(mixed, { recursive: true });
 for (const { name, bytes } of FILES) writeFileSync(join(mixed, name), bytes);
 
+// What a read of a File edited on disk gives. Chromium and WebKit refuse the read (their
+// NotReadableError and NotFoundError): SourceChanged. Firefox reads the file as it is now and
+// says nothing, so there the package cannot see an edit that keeps the header: the new bytes.
+const EDITED = {
+  chromium: { kind: 'SourceChanged', cause: 'NotReadableError' },
+  firefox: { kind: 'none' },
+  webkit: { kind: 'SourceChanged', cause: 'NotFoundError' },
+};
+
 let server;
 
 before(async () => {
@@ -104,7 +113,7 @@ for (const engine of engines()) describe(engine, () => {
     console.log(`${engine}: ${WORKERS} workers + main thread, ${correct} tasks correct, ${aborted} aborted, worker ${TERMINATED} terminated${out.workers[TERMINATED] === null ? ' mid-flight' : ' after it answered'}`);
   });
 
-  test('a File edited on disk after fromBlob: the browser refuses it (NotReadableError), the package says SourceChanged', async () => {
+  test('a File edited on disk after fromBlob: where the browser refuses it, the package says SourceChanged', async () => {
     const path = join(mixed, 'edited.safetensors');
     const v1 = FILES[0].bytes;
     writeFileSync(path, v1);
@@ -127,10 +136,10 @@ for (const engine of engines()) describe(engine, () => {
         return { kind: e.kind, cause: e.cause?.name };
       }
     });
-    assert.deepEqual(r, { kind: 'SourceChanged', cause: 'NotReadableError' });
+    assert.deepEqual(r, EDITED[engine]);
   });
 
-  test('readFloat32 of a File edited on disk: SourceChanged before a pass, and never the new bytes after its stream started', async () => {
+  test('readFloat32 of a File edited on disk: SourceChanged before a pass, never the new bytes after its stream started (Firefox: what is on disk)', async () => {
     const { tensorFile } = await import('../lib/format.js');
     const big = 2 * 1024 * 1024; // floats: 8 MiB, two of the stream's pieces
     const version = (v) =>
@@ -162,7 +171,8 @@ for (const engine of engines()) describe(engine, () => {
     assert.deepEqual(await open(), ['a', 'b', 'c']);
     await edit(2);
     const first = await readAll('a');
-    assert.equal(first.kind, 'SourceChanged', JSON.stringify(first));
+    if (engine === 'firefox') assert.deepEqual(first, { values: [2] });
+    else assert.equal(first.kind, 'SourceChanged', JSON.stringify(first));
 
     // Edited while an in-order pass streams the file (a, then b: the stream
     // runs on into c): c is the old values or SourceChanged, never new ones.
@@ -174,7 +184,13 @@ for (const engine of engines()) describe(engine, () => {
     await edit(3);
     const after = await readAll('c');
     console.log(`${engine}: c after an edit mid-pass: ${JSON.stringify(after)}`);
-    assert.ok(after.kind === 'SourceChanged' || (after.values?.length === 1 && after.values[0] === 1), JSON.stringify(after));
+    if (engine === 'firefox') {
+      // Firefox's stream reads on into the edited file, and its range reads succeed: c may mix
+      // both versions, and nothing tells the package (an open problem, noted in issue 28).
+      assert.ok(after.values?.every((v) => v === 1 || v === 3), JSON.stringify(after));
+    } else {
+      assert.ok(after.kind === 'SourceChanged' || (after.values?.length === 1 && after.values[0] === 1), JSON.stringify(after));
+    }
   });
 
   test('readFloat32 and read of a File settle while the page collects garbage during their reads', async () => {

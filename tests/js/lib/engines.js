@@ -16,6 +16,7 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 
 /** Every engine the tests know, in the order they run. */
@@ -75,10 +76,11 @@ export async function launch(engine, { webgpu = false, args = [] } = {}) {
       newPage: async ({ width, height, initScript }) => {
         const page = await browser.newPage();
         await page.setViewport({ width, height });
+        // (Uncaught errors from the page's own listeners: puppeteer's 'pageerror' also reports
+        // Firefox's console messages about failed CORS requests, which a fault test provokes.)
+        await page.evaluateOnNewDocument(LISTEN);
         if (initScript) await page.evaluateOnNewDocument(initScript);
-        const p = new PuppeteerPage(page);
-        page.on('pageerror', (e) => p.errors.push(String(e)));
-        return p;
+        return new PuppeteerPage(page);
       },
       close: () => browser.close(),
     });
@@ -138,7 +140,17 @@ class Page {
 
   /** Uncaught errors of the page so far. */
   async pageErrors() {
+    await this.collectErrors();
     return this.errors;
+  }
+
+  /** Moves the errors the page's listeners (LISTEN) kept into `errors`. */
+  async collectErrors() {
+    try {
+      this.errors.push(...(await this.evaluate(() => (window.__pageErrors ? window.__pageErrors.splice(0) : []))));
+    } catch {
+      // no page yet
+    }
   }
 
   /** Waits until `fn(arg)` is truthy in the page; returns its value. */
@@ -183,8 +195,8 @@ class Page {
   /**
    * From now on, files the page hands to the browser to download (an `<a download>` clicked,
    * over a blob: URL) are kept by the page instead of saved; `downloads()` returns them.
-   * (One way for all three engines: none of the WebDriver protocols reports a download's
-   * bytes.)
+   * (Firefox and WebKit: neither WebDriver protocol reports a download's bytes. Chromium's
+   * page saves its downloads for real.)
    */
   catchDownloads() {
     return this.evaluate(() => {
@@ -261,6 +273,20 @@ class PlaywrightPage extends Page {
     return this.page.screenshot({ path });
   }
 
+  /** (Playwright reports uncaught errors itself: 'pageerror'.) */
+  async collectErrors() {}
+
+  /** Chromium saves downloads itself, and playwright reports each with its file. */
+  async catchDownloads() {
+    if (this.caught) return;
+    this.caught = [];
+    this.page.on('download', (d) => this.caught.push(d.path().then(async (path) => ({ name: d.suggestedFilename(), bytes: await readFile(path) }))));
+  }
+
+  downloads() {
+    return Promise.all(this.caught);
+  }
+
   /** A CDP session of this page (Chromium only: the memory probes). */
   cdpSession() {
     return this.page.context().newCDPSession(this.page);
@@ -277,8 +303,9 @@ class PuppeteerPage extends Page {
     this.page = page;
   }
 
-  goto(url) {
-    return this.page.goto(url);
+  async goto(url) {
+    await this.collectErrors();
+    await this.page.goto(url);
   }
 
   evaluate(fn, arg = null) {
@@ -424,8 +451,9 @@ function decode(v) {
   return v;
 }
 
-// Uncaught errors, kept by the page itself (classic WebDriver reports none): a listener added
-// after each load (a load's own errors show as a page that never gets ready).
+// Uncaught errors, kept by the page itself (classic WebDriver reports none): listeners added
+// before the page's scripts in Firefox, after each load in WebKit (there a load's own errors
+// show as a page that never gets ready).
 const LISTEN = () => {
   if (window.__pageErrors) return;
   window.__pageErrors = [];
@@ -443,20 +471,6 @@ class WebDriverPage extends Page {
     await this.collectErrors();
     await this.driver.get(url);
     await this.evaluate(LISTEN);
-  }
-
-  async collectErrors() {
-    try {
-      const errs = await this.driver.executeScript('return window.__pageErrors ? window.__pageErrors.splice(0) : []');
-      this.errors.push(...errs);
-    } catch {
-      // no page yet
-    }
-  }
-
-  async pageErrors() {
-    await this.collectErrors();
-    return this.errors;
   }
 
   async evaluate(fn, arg = null) {
