@@ -403,10 +403,16 @@ async function launchWebKit() {
     const url = `http://127.0.0.1:${port}`;
     await driverReady(url, driverProcess);
     const sessions = [];
+    let last = null;
     return new Browser('webkit', {
-      // One MiniBrowser (a WebDriver session) per page: a session is the unit WebDriver isolates.
+      // One MiniBrowser (a WebDriver session) per page; WebKitWebDriver runs one session at a
+      // time, so a new page ends the one before (its errors kept).
       newPage: async ({ width, height, initScript }) => {
         if (initScript) throw new Error('webkit: classic WebDriver cannot run a script before the page');
+        if (last) {
+          await last.collectErrors();
+          await last.driver.quit().catch(() => {});
+        }
         const driver = await new Builder()
           .usingServer(url)
           .withCapabilities({ browserName: 'MiniBrowser', 'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] } })
@@ -414,7 +420,8 @@ async function launchWebKit() {
         sessions.push(driver);
         await driver.manage().setTimeouts({ script: 600000, pageLoad: 60000 });
         await driver.manage().window().setRect({ width, height });
-        return new WebDriverPage(driver);
+        last = new WebDriverPage(driver);
+        return last;
       },
       close: async () => {
         for (const d of sessions) await d.quit().catch(() => {});
@@ -492,7 +499,9 @@ Promise.resolve().then(() => (${fn})(arguments[0])).then(
   async fill(selector, text) {
     const el = await this.driver.findElement({ css: selector });
     await el.clear();
-    await el.sendKeys(text);
+    if (text !== '') await el.sendKeys(text);
+    // (Element Clear fires change, not input.)
+    else await this.evaluate((s) => document.querySelector(s).dispatchEvent(new Event('input', { bubbles: true })), selector);
   }
 
   async setInputFiles(selector, paths) {
