@@ -16,7 +16,7 @@ BOUNDARY_ENV = INSPECT_JSON="$(INSPECT_JSON)"
 all: test
 
 setup:
-	bash scripts/setup.sh rust python web cli
+	bash scripts/setup.sh rust python web cli browsers
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
 test: setup lint unit doc nostd interop firmware test-js test-bundlers test-snippets publish-dry-run test-demo hardening
@@ -72,9 +72,10 @@ package:
 	bash scripts/setup.sh web
 	bash scripts/build-package.sh
 
-## Node and headless-Chromium tests against the packed tarball, installed as a user would.
+## Node tests, and browser tests in Chromium, Firefox ESR and WebKitGTK (ENGINES=firefox for
+## fewer), against the packed tarball, installed as a user would.
 test-js: package $(CLI)
-	bash scripts/setup.sh python
+	bash scripts/setup.sh python browsers
 	$(BOUNDARY_ENV) node tests/js/run.mjs test
 
 ## The package through Vite, webpack, esbuild, Rollup and a plain page in headless Chromium,
@@ -106,8 +107,10 @@ demo-build:
 	bash scripts/setup.sh web python
 	bash scripts/build-demo.sh
 
-## The viewer in headless Chromium (screenshots and numbers in test-output/demo/).
+## The viewer in headless Chromium, and its main paths in Firefox ESR and WebKitGTK too
+## (engines.test.mjs; screenshots and numbers in test-output/demo/).
 test-demo: demo-build
+	bash scripts/setup.sh browsers
 	node --test tests/browser/*.test.mjs
 
 ## A sample file written by the reference, shown by `inspect`.

@@ -15,7 +15,12 @@ import { save, savePlan } from './save-job.js';
 // The package initialises its wasm with a top-level await. Imported statically, it would delay
 // the assignment of onmessage below, and the browser drops messages that arrive before a handler
 // exists; so it is imported dynamically and every job waits for it.
-const pkg = import('./vendor/safetensors-nano.js');
+// (WebKitGTK 2.50 settles that import before the package's top-level await has finished: the
+// job then waits on init, which joins the load in flight.)
+const pkg = import('./vendor/safetensors-nano.js').then(async (m) => {
+  await m.init(new URL('./vendor/safetensors-nano/safetensors_nano_wasm_bg.wasm', import.meta.url));
+  return m;
+});
 let decodeFloat32 = null;
 
 const cancelled = new Set();

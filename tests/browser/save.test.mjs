@@ -3,7 +3,8 @@
 // with the origin-private file system, whose handles the worker writes as it would a picked
 // file's), checked against the reference (Python computes the expected BF16 bytes); metadata
 // keys dropped and set (the reference's save_file with that metadata, byte for byte); shards
-// through a folder picker; Cancel mid-write; the download where the browser has no pickers.
+// through a folder picker; Cancel mid-write. (The download where the browser has no pickers, in
+// every engine: engines.test.mjs.)
 //
 //   node --test tests/browser/save.test.mjs      (needs dist/demo: scripts/build-demo.sh)
 
@@ -53,10 +54,9 @@ function stubPickers() {
   };
 }
 
-async function newPage({ pickers }) {
+async function newPage() {
   const context = await browser.newContext({ acceptDownloads: true });
-  if (pickers) await context.addInitScript(stubPickers);
-  else await context.addInitScript(() => { delete window.showSaveFilePicker; delete window.showDirectoryPicker; delete Window.prototype.showSaveFilePicker; delete Window.prototype.showDirectoryPicker; });
+  await context.addInitScript(stubPickers);
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
@@ -173,7 +173,7 @@ describe('Save as…', { skip: missing ?? false, timeout: 240000 }, () => {
   });
 
   test('the current filter, a prefix renamed, floats to BF16, through a save picker: the reference\'s BF16 values', async () => {
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     await page.fill('#filter', 'weight');
     await page.waitForFunction(() => document.getElementById('count').textContent.includes('2 of 4'));
@@ -207,7 +207,7 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
   });
 
   test('metadata: a key dropped and one set through the save picker: the reference\'s save_file with that metadata', async () => {
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     // A key both set and dropped is refused in the summary, and Save stays disabled.
     await page.click('#save-btn');
@@ -241,7 +241,7 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
     const r = spawnSync(PYTHON, ['-c', check, out, join(dir, 'model.safetensors'), value], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     // Two keys set on top of the file's: the package's bytes for that metadata (keys sorted).
-    const page2 = await newPage({ pickers: true });
+    const page2 = await newPage();
     await openFile(page2, join(dir, 'model.safetensors'));
     await fill(page2, { set: [['b', '2'], ['a', '1']] });
     await save(page2);
@@ -252,7 +252,7 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
   });
 
   test('shards of a chosen size through a folder picker: the Hub\'s names, the index, the bytes', async () => {
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     const summary = await fill(page, { output: 'shards', shardSize: '2KB', convert: 'F16' });
     const split = pkg.shardTensors(pkg.editTensors(pkg.SafeTensors.fromBytes(model), { convert: 'F16' }), { maxShardSize: '2KB' });
@@ -287,7 +287,7 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
     writeSync(fd, head, 0, head.length, 0);
     ftruncateSync(fd, head.length + elements * 4);
     closeSync(fd);
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, path);
     await fill(page, { convert: 'BF16' });
     await save(page);
@@ -345,19 +345,5 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
       rmSync(profile, { recursive: true, force: true });
       rmSync(path, { force: true });
     }
-  });
-
-  test('without the File System Access API: a stated limit, and a download of the same bytes', async () => {
-    const page = await newPage({ pickers: false });
-    await openFile(page, join(dir, 'model.safetensors'));
-    await fill(page, { from: 'model.', to: '', convert: 'F32' });
-    assert.match(await page.locator('#save-dialog .save-note').textContent(), /cannot write files itself.*downloaded, up to 1.00 GiB/);
-    const [dl] = await Promise.all([page.waitForEvent('download'), save(page)]);
-    assert.equal(await settled(page), 'done');
-    assert.equal(dl.suggestedFilename(), 'model-edited.safetensors');
-    const out = join(dir, 'downloaded.safetensors');
-    await dl.saveAs(out);
-    assert.deepEqual(readFileSync(out), await expected(model, { rename: ['model.', ''], convert: 'F32' }));
-    assert.deepEqual(page.errors, []);
   });
 });

@@ -91,9 +91,10 @@ export class BlobSource {
 }
 
 // Browsers (and Node's fs.openAsBlob) refuse to read a File whose file on
-// disk changed after it was picked: NotReadableError, a SourceChanged here.
+// disk changed after it was picked: NotReadableError (WebKit: NotFoundError),
+// a SourceChanged here. (Firefox reads the file as it is now.)
 function blobError(e) {
-  if (e?.name !== 'NotReadableError') return e;
+  if (e?.name !== 'NotReadableError' && e?.name !== 'NotFoundError') return e;
   return new SafeTensorsError(KIND.SourceChanged, `the file changed on disk since it was opened (${e.message}): open it again`, { cause: e });
 }
 
