@@ -16,7 +16,7 @@ BOUNDARY_ENV = INSPECT_JSON="$(INSPECT_JSON)"
 all: test
 
 setup:
-	bash scripts/setup.sh rust python web cli
+	bash scripts/setup.sh rust python web cli browsers
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
 test: setup lint unit doc nostd interop firmware test-js test-bundlers test-snippets publish-dry-run test-demo hardening
@@ -43,6 +43,9 @@ unit:
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p safetensors-nano --no-deps --all-features
+	# The READMEs the registries show: no relative or intra-doc link, no hidden doctest line,
+	# every docs.rs link a page and anchor that cargo doc made.
+	python3 scripts/check-readme-links.py target/doc core/README.md wasm/README.md
 
 ## The core links into bare-metal and wasm32 binaries with no allocator.
 nostd:
@@ -69,9 +72,10 @@ package:
 	bash scripts/setup.sh web
 	bash scripts/build-package.sh
 
-## Node and headless-Chromium tests against the packed tarball, installed as a user would.
+## Node tests, and browser tests in Chromium, Firefox ESR and WebKitGTK (ENGINES=firefox for
+## fewer), against the packed tarball, installed as a user would.
 test-js: package $(CLI)
-	bash scripts/setup.sh python
+	bash scripts/setup.sh python browsers
 	$(BOUNDARY_ENV) node tests/js/run.mjs test
 
 ## The package through Vite, webpack, esbuild, Rollup and a plain page in headless Chromium,
@@ -87,12 +91,12 @@ test-snippets: package
 	cd tests/snippets && $(CARGO) test
 	node tests/snippets/snippets.mjs all
 
-## What `cargo publish` and `npm publish` would upload, checked without uploading.
+## What `cargo publish` (the core and the CLI) and `npm publish` would upload, checked without
+## uploading: one version everywhere, the workspace's.
 ## (Under CI, as in .ci/run, the core's files must be committed; elsewhere uncommitted
 ## changes are allowed, so that a working tree can run `make test`.)
-publish-dry-run: package
-	$(CARGO) publish --dry-run -p safetensors-nano $(if $(CI),,--allow-dirty)
-	npm publish --dry-run ./dist/safetensors-nano-*.tgz
+publish-dry-run: package $(CLI)
+	python3 scripts/publish-dry-run.py dist/safetensors-nano-*.tgz $(CLI) $(if $(CI),,--allow-dirty)
 
 ## The web viewer at http://localhost:8080: the page, the npm package and generated samples.
 demo: demo-build
@@ -103,8 +107,10 @@ demo-build:
 	bash scripts/setup.sh web python
 	bash scripts/build-demo.sh
 
-## The viewer in headless Chromium (screenshots and numbers in test-output/demo/).
+## The viewer in headless Chromium, and its main paths in Firefox ESR and WebKitGTK too
+## (engines.test.mjs; screenshots and numbers in test-output/demo/).
 test-demo: demo-build
+	bash scripts/setup.sh browsers
 	node --test tests/browser/*.test.mjs
 
 ## A sample file written by the reference, shown by `inspect`.

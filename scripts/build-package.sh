@@ -30,7 +30,8 @@ if [ ! -x "$WASM_OPT" ]; then
   (cd tests/js && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' wasm/Cargo.toml | head -n1)
+# The project's version, as `cargo xtask gen` writes it from the workspace's Cargo.toml.
+VERSION=$(node -p "require('./wasm/js/package.json').version")
 OUT=$ROOT/target/npm
 PKG=$OUT/safetensors-nano
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -61,7 +62,6 @@ mkdir -p "$PKG"
 cp "$OUT"/safetensors_nano_{wasm,writer}_bg.wasm "$OUT"/safetensors_nano_{wasm,writer}.js "$PKG/"
 cp -R wasm/js/. "$PKG/"
 cp wasm/README.md "$PKG/"
-sed "s/\"version\": \"0.0.0\"/\"version\": \"$VERSION\"/" wasm/js/package.json >"$PKG/package.json"
 cp LICENSE-MIT LICENSE-APACHE "$PKG/"
 
 mkdir -p dist

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the build and the tests need. Idempotent: every step checks first.
-# Usage: scripts/setup.sh [rust|web|python|qemu|nightly|all]...   (default: all)
+# Usage: scripts/setup.sh [rust|web|python|qemu|browsers|cli|nightly|all]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +21,12 @@ setup_rust() {
   done
   rustup component list --installed | grep -q '^clippy' || rustup component add clippy
   rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+}
+
+# The RISC-V board's target (the thumb ones are in setup_rust's list).
+setup_firmware_targets() {
+  rustup target list --installed | grep -qx riscv32imac-unknown-none-elf \
+    || { log "rustup target add riscv32imac-unknown-none-elf"; rustup target add riscv32imac-unknown-none-elf; }
 }
 
 setup_wasm_tools() {
@@ -87,11 +93,15 @@ for w in "${what[@]}"; do
     rust) setup_rust ;;
     web) setup_rust; setup_wasm_tools; setup_apt chromium; if [ -f tests/js/package.json ]; then setup_node; fi ;;
     python) setup_python ;;
-    qemu) setup_rust; setup_apt qemu-system-arm ;;
+    # The firmware's three boards: mps2-an386 and microbit (arm), sifive_e (riscv32, in -misc).
+    qemu) setup_rust; setup_firmware_targets; setup_apt qemu-system-arm qemu-system-misc ;;
+    # Firefox ESR (driven over WebDriver BiDi) and WebKitGTK (WebKitWebDriver, under Xvfb) for
+    # the browser tests in all three engines (tests/js/lib/engines.js).
+    browsers) setup_apt firefox-esr webkit2gtk-driver xvfb xauth ;;
     # The CLI's tests: prlimit (a full disk), script (a terminal); bench-cli: /usr/bin/time.
     cli) setup_apt util-linux bsdutils time ;;
     nightly) setup_nightly ;;
-    all) setup_rust; setup_apt chromium qemu-system-arm; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
+    all) setup_rust; setup_firmware_targets; setup_apt chromium qemu-system-arm qemu-system-misc firefox-esr webkit2gtk-driver xvfb xauth; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
     *) echo "unknown setup part: $w" >&2; exit 2 ;;
   esac
 done

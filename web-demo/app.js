@@ -1,13 +1,16 @@
-// The page: opening (drop, pickers, ?url=), the summary, the side panels, the tensor list with
-// its filters, the comparison view, errors, and keyboard shortcuts. Heavy work goes to the
-// worker through the detail panel.
+// The page: opening (drop, pickers, ?url=; the Hub's ?hub= and form are hub-form.js), the
+// summary, the side panels, the tensor list with its filters, the comparison view, and keyboard
+// shortcuts (errors and toasts: notices.js). Heavy work goes to the worker through the detail
+// panel.
 
 import { compareModels, STATUS_LABEL } from './compare.js';
 import { DetailPanel } from './detail.js';
-import { download, h, kvTable } from './dom.js';
+import { download, h } from './dom.js';
 import { DTYPES, fmtBytes, fmtCount, fmtInt, fmtMs, fmtShape, naturalCompare } from './format.js';
 import { Jobs } from './jobs.js';
-import { OpenError, filesFromDataTransfer, openFiles, openUrl, readSourceRange } from './model.js';
+import { hubFromQuery, openFromHub, wireHubForm } from './hub-form.js';
+import { filesFromDataTransfer, openFiles, openUrl } from './model.js';
+import { hideError, showError, toast } from './notices.js';
 import { openSaveDialog } from './save.js';
 import { VirtualTable } from './table.js';
 import { TreeView, buildTreeSliced } from './tree.js';
@@ -67,7 +70,7 @@ function formatPct(x) {
  * A main open supersedes every earlier open; a compare supersedes only earlier compares, so a
  * main open it overlaps still finishes. The latest main open sets the page's state.
  */
-async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url = null } = {}) {
+async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url = null, query = null } = {}) {
   if (as === 'a') state.opening.a++;
   const ticket = { a: state.opening.a, b: ++state.opening.b };
   const latest = () => (as === 'a' ? ticket.a === state.opening.a : ticket.b === state.opening.b);
@@ -109,8 +112,9 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url 
     const later = renderChecks();
     await paint();
     if (state.a !== model) return;
-    // The address bar says what is open: ?url= for a remote model (shareable), nothing for files.
-    history.replaceState(null, '', url ? `?url=${encodeURIComponent(url)}` : location.pathname);
+    // The address bar says what is open: ?url= or ?hub= for a remote model (shareable), nothing
+    // for files.
+    history.replaceState(null, '', query ?? (url ? `?url=${encodeURIComponent(url)}` : location.pathname));
     setTimeout(later, 0);
     if (!latest()) return; // the newer open sets the page's state when it ends
     const ms = performance.now() - t0;
@@ -138,70 +142,6 @@ function openDropped(files, folder, as, t0) {
   const label = files.length === 1 ? files[0].name : `${files.length} files`;
   return openWith(() => openFiles(files, { folder }), { as, t0, label });
 }
-
-// ---------------------------------------------------------------- errors
-
-function hideError() {
-  $('error').hidden = true;
-  $('error').replaceChildren();
-}
-
-/** The header bytes around an error offset, with the byte itself marked. */
-async function errorSnippet(src, offset) {
-  if (!src || offset === null || offset === undefined) return null;
-  const at = 8 + offset;
-  const size = src.size ?? Infinity;
-  if (at >= size) return null;
-  const start = Math.max(8, at - 72);
-  const end = Math.min(size, at + 72);
-  const bytes = await readSourceRange(src, start, end);
-  const show = (b) => Array.from(b, (c) => (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : c === 0x0a ? '↵' : '·')).join('');
-  const k = at - start;
-  return h('pre', { class: 'snippet', 'aria-label': 'Header bytes around the error' },
-    start > 8 ? '…' : '', show(bytes.subarray(0, k)), h('mark', {}, show(bytes.subarray(k, k + 1)) || '∎'), show(bytes.subarray(k + 1)), end < size ? '…' : '');
-}
-
-async function showError(err, title) {
-  const cause = err instanceof OpenError ? err.cause : err;
-  const file = err instanceof OpenError ? err.file : null;
-  const kind = cause?.kind ?? null;
-  const rows = [];
-  if (file) rows.push(['file', file]);
-  if (kind) rows.push(['error kind', h('code', { class: 'kind' }, kind)]);
-  if (cause?.offset !== null && cause?.offset !== undefined) rows.push(['where', `header byte ${fmtInt(cause.offset)} (file byte ${fmtInt(cause.offset + 8)})`]);
-  if (cause?.tensor) rows.push(['tensor', h('code', {}, cause.tensor)]);
-  // The package's message ends with the place, shown in its own rows above.
-  const message = String(cause?.message ?? cause).replace(/ at header byte \d+(?: \(tensor .*\))?$|(?: \(tensor .*\))$/s, '');
-  rows.push(['message', message]);
-  const panel = $('error');
-  const dismiss = h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Dismiss error', onclick: hideError }, '×');
-  panel.replaceChildren(h('div', { class: 'error-head' }, h('h2', {}, `${title}${file ? ` ${file}` : ''}`), dismiss), kvTable(rows, 'kv error-kv'));
-  panel.dataset.kind = kind ?? '';
-  panel.hidden = false;
-  try {
-    const snip = await errorSnippet(err.src, cause?.offset);
-    if (snip) panel.append(snip);
-  } catch {
-    /* the snippet is a nicety; the error itself is shown */
-  }
-}
-
-const toasts = new Map();
-function toast(text, { id = Math.random(), sticky = false, kind = 'info' } = {}) {
-  const old = toasts.get(id);
-  if (old) {
-    old.remove();
-    toasts.delete(id);
-  }
-  if (text === null) return;
-  const el = h('div', { class: `toast ${kind}` }, text);
-  $('toasts').append(el);
-  toasts.set(id, el);
-  if (!sticky) setTimeout(() => toast(null, { id }), 5000);
-}
-
-window.addEventListener('error', (e) => toast(`Unexpected error: ${e.message}`, { kind: 'error' }));
-window.addEventListener('unhandledrejection', (e) => toast(`Unexpected error: ${e.reason?.message ?? e.reason}`, { kind: 'error' }));
 
 // ---------------------------------------------------------------- summary and side panels
 
@@ -283,7 +223,7 @@ function renderSide(m, s) {
         h('td', {}, h('div', { class: 'file-name mono' }, sh.name), h('div', { class: 'file-facts' }, facts.filter(Boolean).join(' · '))),
         h('td', { class: 'num' }, sh.error ? '✕' : fmtInt(n)));
     }))),
-    m.index ? h('p', { class: 'note' }, `Index ${m.index.name}: ${fmtInt(Object.keys(m.index.weightMap).length)} entries, ${fmtBytes(m.index.size)}.`) : null,
+    m.index ? h('p', { class: 'note' }, `Index ${m.index.name}: ${fmtInt(Object.keys(m.index.weightMap).length)} entries${m.index.size === null ? '' : `, ${fmtBytes(m.index.size)}`}.`) : null,
     h('div', { class: 'actions' }, h('button', { type: 'button', class: 'btn small', onclick: exportHeader }, 'Export header JSON')));
   const md = m.metadataRows();
   const meta = md.length
@@ -611,6 +551,10 @@ function init() {
   wire();
   updateIo();
   const params = new URLSearchParams(location.search);
+  const hub = hubFromQuery(params);
+  const openHub = (fn, label, query) => openWith(fn, { label, query });
+  wireHubForm({ open: openHub, endpoint: hub?.endpoint });
+  if (hub) openFromHub(hub, openHub);
   const url = params.get('url');
   const cmp = params.get('compare');
   if (url) {

@@ -106,7 +106,7 @@ export class DetailPanel {
   }
 
   #again(slot, type, payload) {
-    if (type === 'stats') this.#stats(payload.tensor);
+    if (type === 'stats') this.#stats(payload.tensor, payload.rows);
     else if (type === 'diff') this.#diff();
   }
 
@@ -151,7 +151,7 @@ export class DetailPanel {
       this.diffOut = h('div', { class: 'diff-out' });
       parts.push(this.#pairSection());
     }
-    parts.push(h('h3', {}, 'Values'), this.statsSlot, this.statsOut);
+    parts.push(h('h3', {}, 'Values'), this.#rowRangeForm(model, row), this.statsSlot, this.statsOut);
     this.el.replaceChildren(...parts);
     this.el.setAttribute('aria-labelledby', 'detail-title');
     this.#stats(tensorRef(model, row));
@@ -182,10 +182,31 @@ export class DetailPanel {
     return sec;
   }
 
-  async #stats(ref) {
+  /**
+   * Rows [start, end) of the first dimension for the statistics and the heatmap (numpy's
+   * `t[start:end]`: negative from the end, empty for an open end), so that a huge tensor can be
+   * looked at a part at a time; only those rows are read. Null for a tensor of one row or none.
+   */
+  #rowRangeForm(model, row) {
+    if (row.shape.length === 0 || row.shape[0] < 2) return null;
+    const field = (name, label) => h('input', { name, type: 'number', step: 1, class: 'row-bound', 'aria-label': label, placeholder: name === 'start' ? '0' : String(row.shape[0]) });
+    const form = h('form', { class: 'actions row-range', 'data-testid': 'row-range' },
+      h('span', {}, 'Rows'), field('start', 'first row'), h('span', {}, 'to'), field('end', 'end row (excluded)'),
+      h('button', { type: 'submit', class: 'btn small' }, 'Compute'),
+      h('span', { class: 'note' }, `of ${fmtInt(row.shape[0])}; end excluded, empty for the ends, negative from the end`));
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const value = (name) => (form.elements[name].value === '' ? null : Number(form.elements[name].value));
+      const rows = [value('start'), value('end')];
+      this.#stats(tensorRef(model, row), rows[0] === null && rows[1] === null ? undefined : rows);
+    });
+    return form;
+  }
+
+  async #stats(ref, rows) {
     this.statsOut.replaceChildren();
     const row = this.row;
-    const r = await this.#run(this.statsSlot, 'stats', { tensor: ref });
+    const r = await this.#run(this.statsSlot, 'stats', rows ? { tensor: ref, rows } : { tensor: ref });
     if (!r || this.row !== row) return;
     this.stats = r;
     const cards = [
@@ -195,8 +216,9 @@ export class DetailPanel {
     const statGrid = h('dl', { class: 'stat-cards', 'data-testid': 'stats' },
       cards.map(([k, v, t]) => h('div', { class: `card ${t === 'int' && v > 0 && k !== 'zeros' ? 'warn' : ''}`, dataset: { stat: k } },
         h('dt', {}, k), h('dd', { title: v === null ? '' : String(v) }, t === 'int' ? fmtInt(v) : fmtNum(v)))));
-    const note = h('p', { class: 'note' },
-      `${r.complex ? 'Over real and imaginary parts. ' : ''}${fmtInt(r.finite)} finite values; read ${fmtBytes(r.bytesRead)} in ${fmtMs(r.ms)}.`);
+    const part = r.rows ? `Rows ${fmtInt(r.rows[0])} to ${fmtInt(r.rows[1])} (end excluded) of ${fmtInt(row.shape[0])}. ` : '';
+    const note = h('p', { class: 'note', 'data-testid': 'stats-note' },
+      `${part}${r.complex ? 'Over real and imaginary parts. ' : ''}${fmtInt(r.finite)} finite values; read ${fmtBytes(r.bytesRead)} in ${fmtMs(r.ms)}.`);
     const out = [statGrid, note];
     if (r.histogram) {
       const canvas = h('canvas', { class: 'hist', 'aria-label': `Histogram of ${row.name}`, role: 'img' });
@@ -214,7 +236,7 @@ export class DetailPanel {
         h('p', { class: 'note' }, `${fmtInt(hm.rows)} × ${fmtInt(hm.cols)}${row.rank > 2 ? ' (leading dims flattened)' : ''}${down ? `, block means on ${hm.height} × ${hm.width}` : ''}; colours clipped to the 1st–99th percentile.`));
       requestAnimationFrame(() => drawHeatmap(canvas, legend, hm, { maxCss: this.#chartWidth() }));
     }
-    if (r.grid && r.grid.cells.length) out.push(h('h3', {}, 'First values'), this.#grid(r.grid, row));
+    if (r.grid && r.grid.cells.length) out.push(h('h3', {}, 'First values'), this.#grid(r.grid, row, r.rows?.[0] ?? 0));
     this.statsOut.replaceChildren(...out);
   }
 
@@ -222,13 +244,15 @@ export class DetailPanel {
     return Math.max(200, Math.min(520, this.el.clientWidth - 40));
   }
 
-  #grid(grid, row) {
+  /** The first values; `firstRow`: the row of the first-dimension range they start at. */
+  #grid(grid, row, firstRow) {
+    const skip = firstRow * (row.shape.slice(1).reduce((a, b) => a * b, 1));
     const twoD = row.rank >= 2;
     const cell = (v) => (v === null ? '' : Array.isArray(v) ? `${fmtNum(v[0])}${v[1] < 0 ? '−' : '+'}${fmtNum(Math.abs(v[1]))}i` : fmtNum(v));
     const byRow = [];
     for (const c of grid.cells) (byRow[c.r] ??= [])[c.c] = c;
     const headRow = h('tr', {}, h('th', {}, ''), Array.from({ length: grid.cols }, (_, c) => h('th', { scope: 'col' }, twoD ? c : `+${c}`)));
-    const rows = byRow.map((cells, r) => h('tr', {}, h('th', { scope: 'row' }, twoD ? r : r * grid.cols), cells.map((c) => h('td', { title: `[${twoD ? unravel(c.index, row.shape).join(', ') : c.index}] = ${c.value}` }, cell(c.value)))));
+    const rows = byRow.map((cells, r) => h('tr', {}, h('th', { scope: 'row' }, twoD ? r + skip / row.shape[row.shape.length - 1] : r * grid.cols + skip), cells.map((c) => h('td', { title: `[${twoD ? unravel(c.index + skip, row.shape).join(', ') : c.index + skip}] = ${c.value}` }, cell(c.value)))));
     return h('div', { class: 'grid-wrap' }, h('table', { class: 'values', 'data-testid': 'values' }, h('thead', {}, headRow), h('tbody', {}, rows)));
   }
 

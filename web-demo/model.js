@@ -45,7 +45,11 @@ export class Header {
 
 async function openSource(src) {
   const { kind, blob, url, prefetch } = src;
-  const h = await opener.run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise;
+  return toHeader(await opener.run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise);
+}
+
+/** A header from the columns the open worker sends. */
+function toHeader(h) {
   const { metadata, names: joined, nameLengths, ...rest } = h;
   const names = new Array(nameLengths.length);
   let at = 0;
@@ -129,7 +133,7 @@ export class Model {
     this.shards = shards;
     this.index = index;
     this.notes = notes;
-    this.extraBytesRead = index ? index.size : 0;
+    this.extraBytesRead = index?.size ?? 0;
     this.rows = [];
     shards.forEach((shard, s) => {
       for (const row of shard.header?.rows ?? []) {
@@ -407,6 +411,23 @@ export async function openUrl(url) {
   const shards = await openShards([urlSource(abs)]);
   if (shards[0].error) throw new OpenError(shards[0].name, shards[0].error, shards[0].src);
   return new Model({ name: shards[0].name, shards });
+}
+
+/**
+ * Opens a model on the Hugging Face Hub by name, with the package's openHub (in the open worker,
+ * the only place the token goes; it is sent to the Hub's endpoint alone). The shards are then
+ * read from the URLs they were pinned to (the Hub's signed CDN URLs: no token needed).
+ */
+export async function openHubModel({ repo, revision, file, endpoint, token }) {
+  const r = await opener.run('hub', { repo, revision, file, endpoint, token }).promise;
+  const shards = r.shards.map((s) => {
+    const shard = new Shard(urlSource(s.url, s.name));
+    shard.header = toHeader(s.header);
+    return shard;
+  });
+  shards.sort((a, b) => naturalCompare(a.name, b.name));
+  const index = isJsonName(r.file) ? { name: basename(r.file), size: null, json: r.index, weightMap: r.index.weight_map, metadata: r.index.metadata ?? null } : null;
+  return new Model({ name: repo, shards, index });
 }
 
 /** Files of a drop, walking dropped folders (each File gets `relativePath`). */

@@ -3,7 +3,8 @@
 // never blocks the page. It imports nothing but the package, so that the package and its wasm
 // load at once when the page starts it (worker.js, for the statistics, has more to load first).
 //
-// Messages in:  {type: 'open', id, src: {kind: 'blob', blob} | {kind: 'url', url, prefetch}}
+// Messages in:  {type: 'open', id, src: {kind: 'blob', blob} | {kind: 'url', url, prefetch}},
+//               {type: 'hub', id, repo, revision, file, endpoint, token} (the token kept nowhere)
 // Messages out: {type: 'result', id, result}, {type: 'error', id, error: {name, message, kind, offset, tensor}}
 
 // (Imported dynamically: the package initialises its wasm with a top-level await, and a static
@@ -15,6 +16,18 @@ pkg.then(() => performance.mark('worker:ready')); // (for tests/browser/bench-vi
 async function open({ src }) {
   const { SafeTensors } = await pkg;
   const st = src.kind === 'blob' ? await SafeTensors.fromBlob(src.blob) : await SafeTensors.fromUrl(src.url, { prefetch: src.prefetch, fetch: (input, init) => fetch(input, init) });
+  return columns(st);
+}
+
+/** A Hub model (the package's openHub): its index, and each shard's pinned URL and header. */
+async function openFromHub({ repo, revision, file, endpoint, token }) {
+  const { openHub } = await pkg;
+  const model = await openHub(repo, { revision, file, endpoint, token, fetch: (input, init) => fetch(input, init) });
+  const shards = model.shards.map(({ name, url, file: st }) => ({ name, url, ...columns(st) }));
+  return { header: { file: model.file, index: model.index, shards: shards.map(({ name, url, header }) => ({ name, url, header })) }, transfer: shards.flatMap((s) => s.transfer) };
+}
+
+function columns(st) {
   const tensors = st.tensors();
   const n = tensors.length;
   const nameLengths = new Uint32Array(n);
@@ -42,9 +55,9 @@ async function open({ src }) {
 
 self.onmessage = async (e) => {
   const m = e.data;
-  if (m.type !== 'open') return;
+  if (m.type !== 'open' && m.type !== 'hub') return;
   try {
-    const { header, transfer } = await open(m);
+    const { header, transfer } = await (m.type === 'hub' ? openFromHub(m) : open(m));
     postMessage({ type: 'result', id: m.id, result: header }, transfer);
   } catch (err) {
     postMessage({

@@ -1,19 +1,35 @@
 // The worker's side of "Save as…": the open model's files opened with the package, the chosen
-// tensors renamed and converted (editTensors), split into shards when asked (shardTensors), and
+// tensors renamed and converted (editTensors), the first file's metadata edited (editMetadata),
+// split into shards when asked (shardTensors), and
 // each output file streamed (serializeStream) into a File System Access writable, or gathered
 // into a Blob for a download. Only a few chunks are in memory at a time on the first path.
 //
 // Messages: {type: 'savePlan', id, request} → {files: [{name, size}], tensors, total};
 //           {type: 'save', id, request, target} → {files: [{name, size, blob?}]}.
 // request: {sources: [{kind, blob | url}], names, rename: [from, to] | null,
-//           convert: 'keep' | 'BF16' | 'F16' | 'F32', maxShardSize: null | number | string, name}
+//           convert: 'keep' | 'BF16' | 'F16' | 'F32', metadata: {set: [[key, value]], drop: [key]},
+//           maxShardSize: null | number | string, name}
 // target:  {kind: 'file', handle} | {kind: 'directory', handle} | {kind: 'blob'}
 
 const pkg = import('./vendor/safetensors-nano.js');
 
+/**
+ * The first file's metadata with the request's keys dropped and set. A key in two "set" rows is
+ * refused here (a map would keep the last silently); the package refuses a key both set and
+ * dropped, and `__metadata__`.
+ */
+function editedMetadata(editMetadata, metadata, { set = [], drop = [] } = {}) {
+  const keys = new Set();
+  for (const [key] of set) {
+    if (keys.has(key)) throw new Error(`Metadata key ${JSON.stringify(key)} is set twice: keep one row for it.`);
+    keys.add(key);
+  }
+  return editMetadata(metadata, { set: new Map(set), drop });
+}
+
 /** The edited tensors and metadata of a request, and the output files' [name, tensors]. */
 async function outputs(request) {
-  const { SafeTensors, editTensors, shardTensors } = await pkg;
+  const { SafeTensors, editMetadata, editTensors, shardTensors } = await pkg;
   const files = await Promise.all(request.sources.map((s) => (s.kind === 'blob' ? SafeTensors.fromBlob(s.blob) : SafeTensors.fromUrl(s.url))));
   const wanted = new Set(request.names);
   const tensors = editTensors(
@@ -24,7 +40,7 @@ async function outputs(request) {
       convert: request.convert === 'keep' ? undefined : request.convert,
     },
   );
-  const metadata = files[0]?.metadata() ?? null;
+  const metadata = editedMetadata(editMetadata, files[0]?.metadata() ?? null, request.metadata);
   if (request.maxShardSize === null) return { metadata, tensors, list: [{ name: request.name, tensors }], index: null };
   const split = shardTensors(tensors, { maxShardSize: request.maxShardSize });
   return { metadata, tensors, list: split.shards.map((s) => ({ name: s.name, tensors: s.tensors })), index: split.index && { name: split.indexName, text: split.index } };

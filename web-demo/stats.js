@@ -29,6 +29,30 @@ export function* chunkPlan(dtype, count, chunkBytes = CHUNK_BYTES) {
   }
 }
 
+/**
+ * A tensor reference (detail.js `tensorRef`) cut to rows [start, end) of its first dimension,
+ * the bounds resolved as numpy resolves `t[start:end]` (negative from the end, clamped, null
+ * open): a contiguous byte range, so only those rows are read. Adds `firstRow` and `totalRows`.
+ * Throws for bounds that are not integers, and for a sub-byte dtype whose rows do not start on
+ * a byte (the rows given would need part of a byte).
+ */
+export function rowRange(ref, start, end) {
+  const rows = ref.shape[0];
+  if (ref.shape.length === 0) throw new Error('a scalar has no rows');
+  for (const v of [start, end]) if (v !== null && !Number.isSafeInteger(v)) throw new Error(`row bound ${v} is not an integer`);
+  const bound = (v, open) => (v === null ? open : Math.min(Math.max(v < 0 ? v + rows : v, 0), rows));
+  const r0 = bound(start, 0);
+  const r1 = Math.max(r0, bound(end, rows));
+  const rowElements = ref.shape.slice(1).reduce((a, b) => a * b, 1);
+  const bits = DTYPE_BITS[ref.dtype];
+  const bit0 = r0 * rowElements * bits;
+  const bit1 = r1 * rowElements * bits;
+  if (bit0 % 8 !== 0 || bit1 % 8 !== 0) {
+    throw new Error(`rows ${r0}–${r1} of this ${ref.dtype} tensor start or end inside a byte: choose rows that hold whole bytes (e.g. even row numbers)`);
+  }
+  return { ...ref, shape: [r1 - r0, ...ref.shape.slice(1)], byteOffset: ref.byteOffset + bit0 / 8, byteLength: (bit1 - bit0) / 8, firstRow: r0, totalRows: rows };
+}
+
 /** Flat element indices of the "first values" grid and their cell positions. */
 export function gridLayout(shape, count, maxRows = 8, maxCols = 8) {
   const cells = [];

@@ -9,13 +9,18 @@
 
 import { decodeChunk } from './decode.js';
 import { DTYPE_BITS, NPY_DESCR, elementCount, floatsPerElement } from './format.js';
-import { CHUNK_BYTES, DiffAccumulator, Histogram, StatsAccumulator, chunkPlan, elementsPerChunk, npyHeader } from './stats.js';
+import { CHUNK_BYTES, DiffAccumulator, Histogram, StatsAccumulator, chunkPlan, elementsPerChunk, npyHeader, rowRange } from './stats.js';
 import { save, savePlan } from './save-job.js';
 
 // The package initialises its wasm with a top-level await. Imported statically, it would delay
 // the assignment of onmessage below, and the browser drops messages that arrive before a handler
 // exists; so it is imported dynamically and every job waits for it.
-const pkg = import('./vendor/safetensors-nano.js');
+// (WebKitGTK 2.50 settles that import before the package's top-level await has finished: the
+// job then waits on init, which joins the load in flight.)
+const pkg = import('./vendor/safetensors-nano.js').then(async (m) => {
+  await m.init(new URL('./vendor/safetensors-nano/safetensors_nano_wasm_bg.wasm', import.meta.url));
+  return m;
+});
 let decodeFloat32 = null;
 
 const cancelled = new Set();
@@ -88,8 +93,9 @@ async function forEachChunk(t, ctx, phase, fn, cache) {
   }
 }
 
+// `m.rows`: [start, end] of the first dimension (stats.js rowRange), or absent for all of it.
 async function stats(m, ctx) {
-  const t = m.tensor;
+  const t = m.rows ? rowRange(m.tensor, m.rows[0], m.rows[1]) : m.tensor;
   const count = elementCount(t.shape);
   const acc = new StatsAccumulator({ dtype: t.dtype, shape: t.shape, count });
   const cache = {};
@@ -102,6 +108,7 @@ async function stats(m, ctx) {
     result.histogram = hist.result();
   }
   result.bytesRead = ctx.bytesRead;
+  if (m.rows) result.rows = [t.firstRow, t.firstRow + t.shape[0]];
   return result;
 }
 
@@ -176,6 +183,7 @@ function total(m) {
   if (m.type === 'save' || m.type === 'savePlan') return 0;
   if (m.type === 'diff') return 2 * (m.a.byteLength + m.b.byteLength);
   if (m.type === 'npy') return m.tensor.byteLength;
+  if (m.rows) return 2 * rowRange(m.tensor, m.rows[0], m.rows[1]).byteLength;
   return 2 * m.tensor.byteLength;
 }
 

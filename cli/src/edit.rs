@@ -1,5 +1,6 @@
-//! `edit IN OUT`: keep, drop, rename and convert tensors (with no options,
-//! the canonical layout the reference writer gives), streamed from IN into
+//! `edit IN OUT`: keep, drop, rename and convert tensors, and set or drop
+//! metadata entries (crate::metadata; with no options, the canonical layout
+//! the reference writer gives), streamed from IN into
 //! OUT through the core's `Plan` and `FileWriter` (a temporary file renamed
 //! into place, docs/format.md W12). Only the header is held in memory.
 
@@ -12,6 +13,7 @@ use safetensors_nano::{Dtype, ErrorKind, TensorRef};
 use crate::copy::{self, CopyError};
 use crate::file::{with_header, Buffers, Failure};
 use crate::hash::progress;
+use crate::metadata::{Changed, MetadataEdit};
 use crate::source::Source;
 
 /// The most dimensions a tensor may have here (the writer's entries hold
@@ -40,6 +42,9 @@ pub struct Edit {
     /// rounding to nearest, ties to even.
     #[arg(long, value_name = "FROM:TO", value_parser = convert)]
     pub convert: Vec<(Dtype, Dtype)>,
+    /// Metadata entries to set, drop or clear.
+    #[command(flatten)]
+    pub metadata: MetadataEdit,
 }
 
 fn regex(s: &str) -> Result<Regex, String> {
@@ -72,17 +77,20 @@ struct Summary {
     dropped: usize,
     renamed: usize,
     converted: usize,
+    metadata: Changed,
     file_len: u64,
 }
 
 /// The usage error in `edit`'s arguments that clap cannot see: one source
-/// dtype given two targets.
+/// dtype given two targets, or a metadata key set twice, set and dropped,
+/// or reserved.
 pub fn usage_error(edit: &Edit) -> Option<String> {
     edit.convert
         .iter()
         .enumerate()
         .find(|(i, (f, _))| edit.convert[..*i].iter().any(|(g, _)| g == f))
         .map(|(_, (from, _))| format!("--convert: {from} given twice"))
+        .or_else(|| edit.metadata.usage_error())
 }
 
 /// Runs `edit`; the message of what went wrong otherwise (nothing written).
@@ -115,14 +123,15 @@ pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
             converted += usize::from(dtype != info.dtype());
             chosen.push((info, name, dtype));
         }
+        let (metadata, metadata_changed) = edit.metadata.apply(metadata_of(header));
         let summary = Summary {
             written: chosen.len(),
             dropped,
             renamed,
             converted,
+            metadata: metadata_changed,
             file_len: 0,
         };
-        let metadata = metadata_of(header);
         let file_len = write(
             file,
             header.data_start(),
@@ -138,8 +147,21 @@ pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
     })
     .map_err(|f| format!("{shown}: {}", f.message))?;
     if !quiet {
+        // The metadata's counts only when asked to edit it (the line stays
+        // as it was for tensor edits).
+        let metadata = if edit.metadata.is_empty() {
+            String::new()
+        } else {
+            let m = summary.metadata;
+            format!(
+                ", {} ({} set, {} dropped)",
+                crate::count(m.keys, "metadata key"),
+                m.set,
+                m.dropped
+            )
+        };
         crate::emit(&format!(
-            "{}: {} ({} dropped, {} renamed, {} converted), {} bytes\n",
+            "{}: {} ({} dropped, {} renamed, {} converted){metadata}, {} bytes\n",
             edit.output.display(),
             crate::count(summary.written, "tensor"),
             summary.dropped,

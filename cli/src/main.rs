@@ -15,6 +15,7 @@ mod file;
 mod hash;
 mod inspect;
 mod merge;
+mod metadata;
 #[cfg(feature = "http")]
 mod remote;
 mod sharded;
@@ -99,13 +100,17 @@ enum Command {
     /// changed-element count, streamed. Exit 0 whether or not they differ,
     /// unless --exit-code is given (then 1 when they differ, 2 on a problem).
     Diff(diff::Diff),
-    /// Copy a file keeping, dropping, renaming or converting tensors
+    /// Copy a file keeping, dropping, renaming or converting tensors, or editing its metadata
     ///
     /// Writes a copy of IN with tensors kept, dropped, renamed or converted,
-    /// streamed (only the header is held in memory). With no options OUT is
-    /// IN in the canonical layout, byte for byte what the reference writer
-    /// makes of the same tensors. On any error or Ctrl-C, OUT is not
-    /// created or changed.
+    /// and metadata entries set or dropped, streamed (only the header is held
+    /// in memory). OUT is byte for byte what the reference writer makes of
+    /// the same tensors and metadata (metadata keys sorted: the reference's
+    /// order is random beyond one key); with no options, IN in the canonical
+    /// layout. Metadata: KEY=VALUE splits at the first `=`; setting creates
+    /// the metadata if IN has none; dropping a key IN lacks changes nothing;
+    /// --clear-metadata, then --drop-metadata, then --set-metadata. On any
+    /// error or Ctrl-C, OUT is not created or changed.
     Edit(edit::Edit),
     /// Merge shards (of an index, or files given) into one file
     ///

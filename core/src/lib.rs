@@ -34,6 +34,9 @@ pub mod write;
 #[cfg(feature = "embedded-storage")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
 pub use io::flash;
+#[cfg(feature = "embedded-storage-async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
+pub use io::flash_async;
 
 pub use dtype::{Dtype, DtypeKind, FloatFormat, FloatSpecials, JsView};
 pub use error::{

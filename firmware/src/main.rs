@@ -1,13 +1,14 @@
-//! Test firmware for safetensors-nano on a Cortex-M4F (QEMU `mps2-an386`).
+//! Test firmware for safetensors-nano, one program for every board (see
+//! `safetensors_nano_firmware::board`; build.rs picks it from the target).
 //!
 //! Embeds a model file and a sample file 8-byte aligned in flash, parses
 //! them with the crate (no heap: the tables are arrays on the stack), runs
 //! the model on every sample twice — once through typed views of the
 //! memory-mapped file, once through `FlashReader` over a flash driver that
 //! copies words out of the region — and prints the predictions, the
-//! accuracy, a hash of all logits and the stack each step used. The host
-//! test (tests/firmware/run.py) repeats the computation with numpy and
-//! compares.
+//! accuracy, a hash of all logits, the stack each step used and the whole
+//! run's stack high-water (`ram stack=`). The host test
+//! (tests/firmware/run.py) repeats the computation with numpy and compares.
 //!
 //! Exit status (semihosting): 0 pass; 1 the two passes disagree; 2 a typed
 //! parse or storage error; 3 the file is valid but not the expected model;
@@ -23,10 +24,10 @@ extern crate alloc;
 mod memflash;
 mod model;
 
-use cortex_m_rt::entry;
-use cortex_m_semihosting::hprintln;
 use safetensors_nano::flash::FlashReader;
 use safetensors_nano::{Error, Parser, SafeTensors, Slot, Table};
+use safetensors_nano_firmware::board::{self, entry};
+use safetensors_nano_firmware::println as hprintln;
 use safetensors_nano_firmware::semihost::exit;
 use safetensors_nano_firmware::stack;
 
@@ -59,6 +60,7 @@ const SLOTS: usize = 16;
 
 #[entry]
 fn main() -> ! {
+    stack::paint();
     let code = match run() {
         Ok(true) => {
             hprintln!("result=pass");
@@ -77,6 +79,7 @@ fn main() -> ! {
             EXIT_MODEL
         }
     };
+    hprintln!("ram board={} stack={}", board::NAME, stack::peak());
     exit(code)
 }
 
@@ -104,7 +107,8 @@ fn run() -> Result<bool, (File, Failure)> {
     // What `stack::measure` itself adds to every figure (its call into the closure).
     let ((), overhead) = stack::measure(|| ());
     hprintln!(
-        "firmware model_bytes={} model_addr={:#010x} samples_bytes={} slot_bytes={} table_bytes={} header_buf={} error_bytes={} stack_overhead={}",
+        "firmware board={} model_bytes={} model_addr={:#010x} samples_bytes={} slot_bytes={} table_bytes={} header_buf={} error_bytes={} stack_overhead={}",
+        board::NAME,
         model.bytes.len(),
         model.bytes.as_ptr() as usize,
         samples.bytes.len(),
@@ -117,18 +121,8 @@ fn run() -> Result<bool, (File, Failure)> {
     stress();
 
     // Pass 1: typed views into the memory-mapped files.
-    let mut model_table = Table::<SLOTS>::new();
-    let parsed = measured_parse(model, &mut model_table).map_err(|e| (model, e.into()))?;
-    if let Some(arch) = parsed.metadata().and_then(|m| m.get("arch")) {
-        hprintln!("metadata arch=\"{}\"", arch);
-    }
-    let mut sample_table = Table::<SLOTS>::new();
-    let parsed_samples =
-        measured_parse(samples, &mut sample_table).map_err(|e| (samples, e.into()))?;
-    let mut weights = Mapped::new(&parsed).map_err(|e| (model, e))?;
-    let mut inputs = MappedSamples::new(&parsed_samples).map_err(|e| (samples, e))?;
-    let (mapped, stack) = stack::measure(|| evaluate(&mut weights, &mut inputs));
-    let mapped = mapped.map_err(|e| (model, e))?;
+    let (mapped, stack) = stack::measure(mapped_pass);
+    let mapped = mapped?;
     print_outcome("mapped", &mapped, stack);
 
     // Pass 2: the same model through FlashReader, one weight row at a time.
@@ -147,8 +141,29 @@ fn run() -> Result<bool, (File, Failure)> {
     Ok(mapped == streamed)
 }
 
+/// Pass 1 in full: tables, views and inference, in this frame and below.
+#[inline(never)]
+fn mapped_pass() -> Result<Outcome, (File, Failure)> {
+    let (model, samples) = (File::MODEL, File::SAMPLES);
+    let mut model_table = Table::<SLOTS>::new();
+    let parsed = measured_parse(model, &mut model_table).map_err(|e| (model, e.into()))?;
+    if let Some(arch) = parsed.metadata().and_then(|m| m.get("arch")) {
+        hprintln!("metadata arch=\"{}\"", arch);
+    }
+    let mut sample_table = Table::<SLOTS>::new();
+    let parsed_samples =
+        measured_parse(samples, &mut sample_table).map_err(|e| (samples, e.into()))?;
+    let mut weights = Mapped::new(&parsed).map_err(|e| (model, e))?;
+    let mut inputs = MappedSamples::new(&parsed_samples).map_err(|e| (samples, e))?;
+    let mut line = PredictionLine::new("mapped");
+    let outcome = evaluate(&mut weights, &mut inputs, |class| line.push(class));
+    line.flush();
+    outcome.map_err(|e| (model, e))
+}
+
 /// Pass 2 in full: header buffers, tables, reads and inference, all in this
 /// frame and below (the stack it uses is all the RAM the pass needs).
+#[inline(never)]
 fn flash_pass(
     model_flash: &mut MemFlash,
     sample_flash: &mut MemFlash,
@@ -169,19 +184,63 @@ fn flash_pass(
     let mut weights = Streamed::new(&mut model_reader, &header).map_err(|e| (model, e))?;
     let mut inputs =
         StreamedSamples::new(&mut sample_reader, &sample_header).map_err(|e| (samples, e))?;
-    evaluate(&mut weights, &mut inputs).map_err(|e| (model, e))
+    let mut line = PredictionLine::new("flash");
+    let outcome = evaluate(&mut weights, &mut inputs, |class| line.push(class));
+    line.flush();
+    outcome.map_err(|e| (model, e))
+}
+
+/// Prints predictions as digits, [`PredictionLine::WIDTH`] to a line:
+/// `preds pass=<pass> at=<index of the first> <digits>`.
+struct PredictionLine {
+    pass: &'static str,
+    at: usize,
+    digits: [u8; Self::WIDTH],
+    len: usize,
+}
+
+impl PredictionLine {
+    const WIDTH: usize = 60;
+
+    fn new(pass: &'static str) -> Self {
+        PredictionLine {
+            pass,
+            at: 0,
+            digits: [b'0'; Self::WIDTH],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, class: u8) {
+        if let Some(d) = self.digits.get_mut(self.len) {
+            *d = b'0' + class;
+            self.len += 1;
+        }
+        if self.len == Self::WIDTH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.len > 0 {
+            let digits = core::str::from_utf8(&self.digits[..self.len]).unwrap_or("?");
+            hprintln!("preds pass={} at={} {}", self.pass, self.at, digits);
+        }
+        self.at += self.len;
+        self.len = 0;
+    }
 }
 
 fn print_outcome(pass: &str, o: &Outcome, stack: usize) {
     hprintln!(
-        "pass={} total={} correct={} logits_hash={:#010x} stack={}",
+        "pass={} total={} correct={} logits_hash={:#010x} predictions_hash={:#010x} stack={}",
         pass,
         o.total,
         o.correct,
         o.logits_hash,
+        o.predictions_hash,
         stack
     );
-    hprintln!("preds pass={} {}", pass, o.predictions_str());
 }
 
 /// Parses a whole embedded file, printing what it found and the stack the parse used.
@@ -209,6 +268,7 @@ fn measured_parse(
 }
 
 /// Reads and parses a file's header through the flash path, printing the stack it used.
+#[inline(never)]
 fn measured_flash_header(file: File) -> Result<(), Error> {
     let mut buf = [0u8; HEADER_BUF];
     let mut table = Table::<SLOTS>::new();
@@ -236,6 +296,7 @@ fn measured_flash_header(file: File) -> Result<(), Error> {
 }
 
 /// Parses each file of the stress pack both ways; prints each verdict and stack.
+#[inline(never)]
 fn stress() {
     let mut rest: &'static [u8] = &STRESS.0;
     let mut case = 0u32;

@@ -16,8 +16,6 @@ use safetensors_nano::{Dtype, Error, Header, SafeTensors, Slot, TensorInfo};
 
 pub const INPUTS: usize = 64;
 pub const CLASSES: usize = 10;
-/// Most samples one run evaluates (the predictions are kept for printing).
-pub const MAX_SAMPLES: usize = 512;
 
 /// One dense layer as stored in the file.
 struct Layer {
@@ -100,47 +98,48 @@ pub trait Samples {
     fn sample(&mut self, i: usize, pixels: &mut [u8; INPUTS]) -> Result<u8, Failure>;
 }
 
-/// What a run over all samples produced.
-#[derive(Clone, PartialEq, Eq)]
+/// What a run over all samples produced (the predictions themselves go to
+/// [`evaluate`]'s callback as they are made: no array of them is kept).
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
-    pub predictions: [u8; MAX_SAMPLES],
     pub total: usize,
     pub correct: usize,
     /// FNV-1a over the little-endian bytes of every logit, sample by sample.
     pub logits_hash: u32,
+    /// FNV-1a over the predicted classes, one byte each.
+    pub predictions_hash: u32,
 }
 
-impl Outcome {
-    /// The predictions as a string of digits, one per sample.
-    pub fn predictions_str(&self) -> &str {
-        core::str::from_utf8(&self.predictions[..self.total]).unwrap_or("?")
-    }
+const FNV_OFFSET: u32 = 0x811c_9dc5;
+
+fn fnv1a(hash: u32, byte: u8) -> u32 {
+    (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
 }
 
-/// Classifies every sample; counts correct predictions.
+/// Classifies every sample, calling `on_prediction(class)` for each in
+/// order; counts correct predictions.
 pub fn evaluate(
     weights: &mut impl Weights,
     samples: &mut impl Samples,
+    mut on_prediction: impl FnMut(u8),
 ) -> Result<Outcome, Failure> {
     let total = samples.len();
-    if total > MAX_SAMPLES {
-        return Err(Failure::Model("more samples than MAX_SAMPLES"));
-    }
     let mut outcome = Outcome {
-        predictions: [b'?'; MAX_SAMPLES],
         total,
         correct: 0,
-        logits_hash: 0x811c_9dc5,
+        logits_hash: FNV_OFFSET,
+        predictions_hash: FNV_OFFSET,
     };
     let mut pixels = [0u8; INPUTS];
-    for (i, prediction) in outcome.predictions[..total].iter_mut().enumerate() {
+    for i in 0..total {
         let label = samples.sample(i, &mut pixels)?;
         let logits = infer(weights, &pixels)?;
         for byte in logits.iter().flat_map(|l| l.to_le_bytes()) {
-            outcome.logits_hash = (outcome.logits_hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+            outcome.logits_hash = fnv1a(outcome.logits_hash, byte);
         }
         let class = argmax(&logits);
-        *prediction = b'0' + class;
+        outcome.predictions_hash = fnv1a(outcome.predictions_hash, class);
+        on_prediction(class);
         if class == label {
             outcome.correct += 1;
         }
@@ -150,11 +149,11 @@ pub fn evaluate(
 
 /// The logits for one 8×8 image of pixel values 0..=16.
 pub fn infer(weights: &mut impl Weights, pixels: &[u8; INPUTS]) -> Result<[f32; CLASSES], Failure> {
-    let mut x = [0.0f32; MAX_WIDTH * 2];
+    let mut x = [0.0f32; INPUTS];
     for (x, &p) in x.iter_mut().zip(pixels) {
         *x = f32::from(p) / 16.0;
     }
-    let mut y = [0.0f32; MAX_WIDTH * 2];
+    let mut y = [0.0f32; MAX_WIDTH];
     let mut width = INPUTS;
     for (l, layer) in LAYERS.iter().enumerate() {
         dense(weights, l, &x[..width], &mut y[..layer.outputs])?;

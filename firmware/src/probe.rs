@@ -25,14 +25,9 @@ macro_rules! probe_common {
             pub static MODEL: &Aligned<[u8]> =
                 &Aligned(*include_bytes!(env!("FIRMWARE_MODEL_PATH")));
 
-            /// Ends the QEMU run with `code` (semihosting SYS_EXIT_EXTENDED).
+            /// Ends the QEMU run with `code` (no formatting is linked).
             pub fn exit(code: u32) -> ! {
-                let block = [0x2_0026u32, code];
-                // SAFETY: semihosting SYS_EXIT_EXTENDED with a two-word parameter block.
-                unsafe { cortex_m_semihosting::syscall(0x20, &block) };
-                loop {
-                    cortex_m::asm::wfi();
-                }
+                $crate::board::exit(code)
             }
 
             #[panic_handler]

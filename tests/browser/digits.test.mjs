@@ -1,8 +1,8 @@
 // The digits page (web-demo/digits.html) in headless Chromium: the firmware's
 // model loaded through safetensors-nano onto the GPU (--enable-unsafe-webgpu:
-// SwiftShader), on the CPU by choice (?backend=cpu), and in a browser without
-// WebGPU (the fallback, which the page states). On the 360 bundled test
-// samples every path predicts what the host's Python model does
+// SwiftShader) and on the CPU by choice (?backend=cpu); without WebGPU, in
+// every engine, in engines.test.mjs. On the 360 bundled test samples every
+// path predicts what the host's Python model does
 // (tests/firmware/reference.py, the firmware's arithmetic in numpy); digits
 // drawn with the mouse are classified. The viewer's landing page links the page.
 //
@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { startServer } from '../../scripts/serve.mjs';
+import { hostDigits } from './fixtures.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
@@ -79,15 +80,7 @@ describe('the digits page', { timeout: 180000 }, () => {
       execFileSync('bash', [join(ROOT, 'scripts/build-demo.sh')], { stdio: 'inherit', cwd: ROOT });
     }
     mkdirSync(OUT, { recursive: true });
-    const script = [
-      'import json, sys',
-      "sys.path.insert(0, 'tests/firmware')",
-      'import reference',
-      `d = '${join(DEMO, 'vendor/digits')}'`,
-      "r = reference.evaluate(open(d + '/model.safetensors', 'rb').read(), open(d + '/samples.safetensors', 'rb').read())",
-      'print(json.dumps(r))',
-    ].join('\n');
-    host = JSON.parse(execFileSync(PYTHON, ['-c', script], { cwd: ROOT, encoding: 'utf8' }));
+    host = hostDigits(ROOT, PYTHON, join(DEMO, 'vendor/digits'));
     server = await startServer({ root: DEMO, port: 0 });
   });
 
@@ -117,18 +110,6 @@ describe('the digits page', { timeout: 180000 }, () => {
     assert.equal(await draw(page, ONE), 1);
     assert.equal(await draw(page, FOUR), 4);
     await page.screenshot({ path: join(OUT, 'digits-gpu.png'), fullPage: true });
-    assert.deepEqual(page.errors, []);
-  });
-
-  test('without WebGPU the page says so and runs on the CPU, with the same predictions', async () => {
-    const page = await open(['--disable-gpu']);
-    const backend = await page.textContent('#backend');
-    console.log(`# ${backend}`);
-    assert.equal(await page.evaluate(() => document.body.dataset.backend), 'cpu');
-    assert.match(backend, /^WebGPU is not available .*: running on the CPU/);
-    const r = await runSamples(page);
-    assert.equal(r.predictions, host.predictions);
-    assert.equal(await draw(page, ONE), 1);
     assert.deepEqual(page.errors, []);
   });
 

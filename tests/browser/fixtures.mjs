@@ -1,6 +1,7 @@
 // Test inputs for the web viewer, written by hand from the format's rules (not by the package
 // under test): small files with known values, sharded models, a sparse 20 GB file, broken files.
 
+import { execFileSync } from 'node:child_process';
 import { closeSync, ftruncateSync, openSync, writeFileSync, writeSync } from 'node:fs';
 
 export const BITS = {
@@ -139,4 +140,20 @@ export function moeEntries() {
 export function writeFile(path, bytes) {
   writeFileSync(path, bytes);
   return path;
+}
+
+/**
+ * What the host's Python model (tests/firmware/reference.py, the firmware's arithmetic in numpy)
+ * predicts for the digits page's bundled samples: { predictions, correct, total }.
+ */
+export function hostDigits(root, python, digitsDir) {
+  const script = [
+    'import json, sys',
+    "sys.path.insert(0, 'tests/firmware')",
+    'import reference',
+    `d = '${digitsDir}'`,
+    "r = reference.evaluate(open(d + '/model.safetensors', 'rb').read(), open(d + '/samples.safetensors', 'rb').read())",
+    'print(json.dumps(r))',
+  ].join('\n');
+  return JSON.parse(execFileSync(python, ['-c', script], { cwd: root, encoding: 'utf8' }));
 }

@@ -1,8 +1,10 @@
 // The viewer's "Save as…" panel in headless Chromium: a real file opened through the file input,
 // saved with the current filter, a rename and BF16 conversion through a save picker (stubbed
 // with the origin-private file system, whose handles the worker writes as it would a picked
-// file's), checked against the reference (Python computes the expected BF16 bytes); shards
-// through a folder picker; Cancel mid-write; the download where the browser has no pickers.
+// file's), checked against the reference (Python computes the expected BF16 bytes); metadata
+// keys dropped and set (the reference's save_file with that metadata, byte for byte); shards
+// through a folder picker; Cancel mid-write. (The download where the browser has no pickers, in
+// every engine: engines.test.mjs.)
 //
 //   node --test tests/browser/save.test.mjs      (needs dist/demo: scripts/build-demo.sh)
 
@@ -52,10 +54,9 @@ function stubPickers() {
   };
 }
 
-async function newPage({ pickers }) {
+async function newPage() {
   const context = await browser.newContext({ acceptDownloads: true });
-  if (pickers) await context.addInitScript(stubPickers);
-  else await context.addInitScript(() => { delete window.showSaveFilePicker; delete window.showDirectoryPicker; delete Window.prototype.showSaveFilePicker; delete Window.prototype.showDirectoryPicker; });
+  await context.addInitScript(stubPickers);
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
@@ -69,9 +70,15 @@ async function openFile(page, path) {
 }
 
 /** Opens the panel, fills it in, waits for the summary; returns the dialog's summary text. */
-async function fill(page, { which = 'all', from = '', to = '', convert = 'keep', output = 'file', shardSize = '5GB' }) {
+async function fill(page, { which = 'all', from = '', to = '', convert = 'keep', output = 'file', shardSize = '5GB', dropKeys = [], set = [] }) {
   await page.click('#save-btn');
   const d = page.locator('#save-dialog');
+  for (const key of dropKeys) await d.locator(`input[name=dropKey][value="${key}"]`).check();
+  for (const [i, [key, value]] of set.entries()) {
+    if (i > 0) await d.getByRole('button', { name: 'Add a key' }).click();
+    await d.locator('input[name=setKey]').nth(i).fill(key);
+    await d.locator('input[name=setValue]').nth(i).fill(value);
+  }
   await d.locator(`input[name=which][value=${which}]`).check();
   await d.locator('input[name=from]').fill(from);
   await d.locator('input[name=to]').fill(to);
@@ -166,7 +173,7 @@ describe('Save as…', { skip: missing ?? false, timeout: 240000 }, () => {
   });
 
   test('the current filter, a prefix renamed, floats to BF16, through a save picker: the reference\'s BF16 values', async () => {
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     await page.fill('#filter', 'weight');
     await page.waitForFunction(() => document.getElementById('count').textContent.includes('2 of 4'));
@@ -199,8 +206,53 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
     assert.deepEqual(page.errors, []);
   });
 
+  test('metadata: a key dropped and one set through the save picker: the reference\'s save_file with that metadata', async () => {
+    const page = await newPage();
+    await openFile(page, join(dir, 'model.safetensors'));
+    // A key both set and dropped is refused in the summary, and Save stays disabled.
+    await page.click('#save-btn');
+    const d = page.locator('#save-dialog');
+    await d.locator('input[name=dropKey][value="format"]').check();
+    await d.locator('input[name=setKey]').fill('format');
+    await d.locator('input[name=setValue]').fill('np');
+    await page.waitForFunction(() => document.querySelector('#save-dialog .save-summary').classList.contains('error'), null, { timeout: 20000 });
+    assert.match(await d.locator('.save-summary').textContent(), /"format" is both set and dropped/);
+    assert.equal(await d.locator('.save-actions button.primary').isDisabled(), true);
+    await page.keyboard.press('Escape');
+    // Now "format" dropped and "source" set (a value holding "=" and non-ASCII).
+    const value = 'viewer=1 é';
+    await fill(page, { dropKeys: ['format'], set: [['source', value]] });
+    await save(page);
+    assert.equal(await settled(page), 'done');
+    const got = await opfsFile(page, await page.evaluate(() => window.__picked));
+    assert.deepEqual(pkg.SafeTensors.fromBytes(got).metadata(), { source: value });
+    assert.deepEqual(got, await expected(model, {}, { source: value }));
+    const out = join(dir, 'relabelled.safetensors');
+    writeFileSync(out, got);
+    const check = `
+import sys
+from safetensors.numpy import load_file, save_file
+from safetensors import safe_open
+with safe_open(sys.argv[1], framework="np") as f:
+    assert f.metadata() == {"source": sys.argv[3]}, f.metadata()
+save_file(load_file(sys.argv[2]), sys.argv[1] + ".ref", metadata={"source": sys.argv[3]})
+assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
+`;
+    const r = spawnSync(PYTHON, ['-c', check, out, join(dir, 'model.safetensors'), value], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    // Two keys set on top of the file's: the package's bytes for that metadata (keys sorted).
+    const page2 = await newPage();
+    await openFile(page2, join(dir, 'model.safetensors'));
+    await fill(page2, { set: [['b', '2'], ['a', '1']] });
+    await save(page2);
+    assert.equal(await settled(page2), 'done');
+    const two = await opfsFile(page2, await page2.evaluate(() => window.__picked));
+    assert.deepEqual(two, await expected(model, {}, { format: 'pt', a: '1', b: '2' }));
+    assert.deepEqual([page.errors, page2.errors], [[], []]);
+  });
+
   test('shards of a chosen size through a folder picker: the Hub\'s names, the index, the bytes', async () => {
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     const summary = await fill(page, { output: 'shards', shardSize: '2KB', convert: 'F16' });
     const split = pkg.shardTensors(pkg.editTensors(pkg.SafeTensors.fromBytes(model), { convert: 'F16' }), { maxShardSize: '2KB' });
@@ -235,7 +287,7 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
     writeSync(fd, head, 0, head.length, 0);
     ftruncateSync(fd, head.length + elements * 4);
     closeSync(fd);
-    const page = await newPage({ pickers: true });
+    const page = await newPage();
     await openFile(page, path);
     await fill(page, { convert: 'BF16' });
     await save(page);
@@ -293,19 +345,5 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
       rmSync(profile, { recursive: true, force: true });
       rmSync(path, { force: true });
     }
-  });
-
-  test('without the File System Access API: a stated limit, and a download of the same bytes', async () => {
-    const page = await newPage({ pickers: false });
-    await openFile(page, join(dir, 'model.safetensors'));
-    await fill(page, { from: 'model.', to: '', convert: 'F32' });
-    assert.match(await page.locator('#save-dialog .save-note').textContent(), /cannot write files itself.*downloaded, up to 1.00 GiB/);
-    const [dl] = await Promise.all([page.waitForEvent('download'), save(page)]);
-    assert.equal(await settled(page), 'done');
-    assert.equal(dl.suggestedFilename(), 'model-edited.safetensors');
-    const out = join(dir, 'downloaded.safetensors');
-    await dl.saveAs(out);
-    assert.deepEqual(readFileSync(out), await expected(model, { rename: ['model.', ''], convert: 'F32' }));
-    assert.deepEqual(page.errors, []);
   });
 });

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 
 import { decodeChunk, decodedByPackage } from '../../web-demo/decode.js';
 import { DTYPE_BITS, fmtBytes, fmtNum, naturalCompare } from '../../web-demo/format.js';
-import { DiffAccumulator, Histogram, StatsAccumulator, chunkPlan, elementsPerChunk, gridLayout, npyHeader } from '../../web-demo/stats.js';
+import { DiffAccumulator, Histogram, StatsAccumulator, chunkPlan, elementsPerChunk, gridLayout, npyHeader, rowRange } from '../../web-demo/stats.js';
 import { parseRange } from '../../scripts/serve.mjs';
 import { rng, stats } from './fixtures.mjs';
 
@@ -167,4 +167,26 @@ test('the demo server answers byte ranges as HTTP says', () => {
   assert.deepEqual(parseRange('bytes=-10', 100), [90, 99]);
   assert.deepEqual(parseRange('bytes=-500', 100), [0, 99]);
   for (const bad of ['bytes=100-', 'bytes=5-2', 'bytes=-0', 'bytes=-', 'items=0-1', 'bytes=0-1,4-5']) assert.equal(parseRange(bad, 100), 'bad', bad);
+});
+
+test('a row range is the byte range of those rows, its bounds resolved as numpy resolves t[a:b]', () => {
+  const ref = { dtype: 'BF16', shape: [10, 3, 4], byteOffset: 1000, byteLength: 240 };
+  const row = 3 * 4 * 2;
+  const cases = [
+    [2, 5, 2, 5], [null, 3, 0, 3], [-3, null, 7, 10], [8, 100, 8, 10], [-100, 2, 0, 2], [6, 4, 6, 6], [null, null, 0, 10],
+  ];
+  for (const [a, b, r0, r1] of cases) {
+    const got = rowRange(ref, a, b);
+    assert.deepEqual([got.shape, got.byteOffset, got.byteLength, got.firstRow], [[r1 - r0, 3, 4], 1000 + r0 * row, (r1 - r0) * row, r0], `[${a}, ${b}]`);
+  }
+  // Statistics of the rows only: the accumulator over the range's elements.
+  const values = Float32Array.from({ length: 10 * 12 }, (_, i) => Math.floor(i / 12));
+  const part = rowRange({ ...ref, dtype: 'F32', byteLength: 480 }, 4, 6);
+  const acc = new StatsAccumulator({ dtype: 'F32', shape: part.shape, count: 24 });
+  acc.add(values.subarray(part.firstRow * 12, (part.firstRow + part.shape[0]) * 12), 0);
+  assert.deepEqual([acc.result().min, acc.result().max, acc.result().mean], [4, 5, 4.5]);
+  // Sub-byte rows must hold whole bytes; bounds must be integers.
+  assert.throws(() => rowRange({ dtype: 'F4', shape: [6, 1], byteOffset: 0, byteLength: 3 }, 1, 3), /inside a byte/);
+  assert.equal(rowRange({ dtype: 'F4', shape: [6, 1], byteOffset: 0, byteLength: 3 }, 2, 4).byteLength, 1);
+  assert.throws(() => rowRange(ref, 1.5, 3), /not an integer/);
 });

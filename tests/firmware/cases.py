@@ -149,3 +149,17 @@ def pack(cases):
         d = case["data"]
         out += struct.pack("<II", len(d), 0) + d + b"\0" * (-len(d) % 8)
     return out
+
+
+def pack_parts(cases, room):
+    """The stress pack split into packs of at most ``room`` bytes each (a
+    board whose flash cannot hold it all runs it in parts), in order."""
+    parts, current = [], []
+    for case in cases:
+        if current and len(pack(current + [case])) > room:
+            parts.append(current)
+            current = []
+        current.append(case)
+    if current:
+        parts.append(current)
+    return parts

@@ -35,6 +35,23 @@ def section_sizes(path):
     return {s["name"]: s["size"] for s in _sections(data) if s["flags"] & SHF_ALLOC and s["size"]}
 
 
+SHF_WRITE, SHF_ALLOC, SHT_NOBITS = 1, 2, 8
+# Sections that mark free RAM (riscv-rt's heap and stack regions), not data.
+_FREE_RAM = {".stack", ".heap"}
+
+
+def memory_use(path):
+    """(flash, static RAM) in bytes: flash is every loaded section with
+    contents (code, read-only data, the initial values of .data); static RAM
+    is every writable loaded section (.data, .bss, .uninit)."""
+    with open(path, "rb") as f:
+        secs = _sections(f.read())
+    flash = sum(s["size"] for s in secs if s["flags"] & SHF_ALLOC and s["type"] != SHT_NOBITS)
+    static = sum(s["size"] for s in secs if s["flags"] & SHF_ALLOC and s["flags"] & SHF_WRITE
+                 and s["name"] not in _FREE_RAM)
+    return flash, static
+
+
 def function_sizes(path):
     """[(size, mangled name)] of the function symbols, largest first."""
     with open(path, "rb") as f:

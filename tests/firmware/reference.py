@@ -1,5 +1,11 @@
 """The firmware's computation, repeated on the host with numpy.
 
+The same on every board: the firmware never fuses a multiply and an add
+(Rust does not contract floating point), and each f32 ``*`` and ``+`` is one
+correctly rounded IEEE operation whether the FPU does it (Cortex-M4F) or
+compiler-builtins' soft float (Cortex-M0 ``__aeabi_fmul``/``__aeabi_fadd``,
+RV32IMAC ``__mulsf3``/``__addsf3``), so every board must match this bit for bit.
+
 The files are read with the reference implementation (``safetensors.deserialize``)
 and every step is the firmware's, in float32, in the same order (see
 firmware/src/model.rs): ``x = pixel / 16``; per output ``acc = 0``, then
@@ -72,7 +78,8 @@ def fnv1a(data, h=0x811C9DC5):
 
 
 def evaluate(model_bytes, samples_bytes):
-    """What the firmware prints for a pass: predictions, correct, total, logits hash."""
+    """What the firmware prints for a pass: predictions, correct, total, logits
+    hash, and the hash of the predicted classes (one byte each)."""
     model = load(model_bytes)
     samples = load(samples_bytes)
     out = logits(model, samples["x"])
@@ -83,4 +90,5 @@ def evaluate(model_bytes, samples_bytes):
         "correct": int((predictions == labels).sum()),
         "total": int(labels.shape[0]),
         "logits_hash": fnv1a(out.astype("<f4").tobytes()),
+        "predictions_hash": fnv1a(bytes(int(p) for p in predictions)),
     }

@@ -5,7 +5,9 @@
 //
 //   node tests/js/run.mjs node      Node tests (node:test)
 //   node tests/js/run.mjs node stream.test.js …   only those Node test files
-//   node tests/js/run.mjs browser   headless Chromium tests (playwright-core)
+//   node tests/js/run.mjs browser   browser tests in Chromium, Firefox ESR and WebKitGTK
+//                                   (lib/engines.js; ENGINES=firefox,webkit for fewer)
+//   node tests/js/run.mjs browser hostile.test.js …   only those browser test files
 //   node tests/js/run.mjs test      both
 //   node tests/js/run.mjs bench     the benchmarks (make bench-wasm): bench.mjs, then bench-*.mjs
 //   node tests/js/run.mjs bench shards   one of them (bench-shards.mjs)
@@ -32,7 +34,7 @@ function die(msg) {
 const tarballs = existsSync(join(repo, 'dist')) ? readdirSync(join(repo, 'dist')).filter((f) => /^safetensors-nano-.*\.tgz$/.test(f)) : [];
 if (tarballs.length !== 1) die(`expected one dist/safetensors-nano-*.tgz, found ${tarballs.length}: run scripts/build-package.sh (make package)`);
 const tarball = join(repo, 'dist', tarballs[0]);
-for (const dep of ['playwright-core', 'typescript']) {
+for (const dep of ['playwright-core', 'puppeteer-core', 'selenium-webdriver', 'typescript']) {
   if (!existsSync(join(here, 'node_modules', dep))) die(`tests/js/node_modules/${dep} is missing: run npm ci in tests/js (scripts/setup.sh web)`);
 }
 
@@ -47,7 +49,7 @@ const install = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fu
 });
 if (install.status !== 0) die('npm install of the tarball failed');
 // The test tools come from tests/js (they are not the package's dependencies).
-for (const dep of ['playwright-core', 'typescript', '@webgpu/types']) {
+for (const dep of ['playwright-core', 'puppeteer-core', 'selenium-webdriver', 'typescript', '@webgpu/types']) {
   mkdirSync(dirname(join(project, 'node_modules', dep)), { recursive: true });
   symlinkSync(join(here, 'node_modules', dep), join(project, 'node_modules', dep), 'dir');
 }
@@ -69,14 +71,13 @@ const testFiles = (dir) =>
     .map((f) => join(dir, f));
 
 let files;
-if (what === 'node') {
-  // `node FILE…` runs only those test files (names in tests/js/node).
+if (what === 'node' || what === 'browser') {
+  // `node FILE…` (`browser FILE…`) runs only those test files (names in tests/js/node or browser).
   const only = process.argv.slice(3);
-  files = testFiles('node');
-  for (const f of only) if (!files.includes(join('node', f))) die(`no test file node/${f}`);
-  if (only.length > 0) files = only.map((f) => join('node', f));
+  files = testFiles(what);
+  for (const f of only) if (!files.includes(join(what, f))) die(`no test file ${what}/${f}`);
+  if (only.length > 0) files = only.map((f) => join(what, f));
 }
-else if (what === 'browser') files = testFiles('browser');
 else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')];
 else if (what === 'bench') {
   // `bench NAME` runs bench-NAME.mjs alone; other arguments (--quick) go to each.

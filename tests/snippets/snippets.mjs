@@ -23,7 +23,7 @@
 // (scripts/setup.sh python) and qemu-system-arm (scripts/setup.sh qemu).
 
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -231,6 +231,15 @@ async function serve(dir) {
   return startServer({ root, port: 0 });
 }
 
+/** The Hub stand-in with acme/tiny-llama, the same model, gated behind harness.mjs's token. */
+async function serveHub(dir) {
+  const root = join(dir, 'hub');
+  mkdirSync(join(root, 'acme'), { recursive: true });
+  cpSync(join(dir, 'www', 'repo'), join(root, 'acme', 'tiny-llama'), { recursive: true });
+  const { startHub } = await import('../hub/server.mjs');
+  return startHub({ root, gated: { 'acme/tiny-llama': 'token' } });
+}
+
 /** spawn, awaited: the test server answers from this process meanwhile (spawnSync would block it). */
 function run(cmd, args, { timeout, ...opts }) {
   return new Promise((done) => {
@@ -260,6 +269,8 @@ async function js() {
   const jsBlocks = all.filter(isJs);
   const dir = project();
   const server = await serve(dir);
+  const hub = await serveHub(dir);
+  process.env.SNIPPET_HUB = hub.endpoint;
   let failed = 0;
   try {
     const files = [];
@@ -310,7 +321,7 @@ async function js() {
     console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${jsBlocks.length} js blocks type-check (tsc --strict --checkJs)`);
     for (const l of `${tsc.stdout}${tsc.stderr}`.trimEnd().split('\n')) if (l) console.log(`       ${l}`);
   } finally {
-    await server.close();
+    await Promise.all([server.close(), hub.close()]);
   }
   if (failed) die(`${failed} JS check(s) failed`);
 }

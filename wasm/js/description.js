@@ -2,7 +2,7 @@
 // and names as spans of the header bytes; this module turns them into the
 // description a SafeTensors holds (names decoded, shapes read on demand).
 
-import * as wasm from './safetensors_nano_wasm.js';
+import { reader as wasm } from './reader.js';
 import { BITS } from './dtypes.js';
 import { KIND, wasmError } from './errors.js';
 import { decodeAscii, decodeText } from './text.js';
@@ -78,10 +78,11 @@ export function openPrefix(prefix, fileSize, limit = HEADER_LIMIT) {
 
 /**
  * Throws HeaderTooLarge when the file's first 8 bytes give a header longer
- * than `limit` (for a stream whose size is not known yet).
+ * than `limit` (for a stream whose size is not known yet); else returns the
+ * bytes from the file start that the length prefix and header take (8 + N).
  */
 export function checkHeaderLength(first8, limit) {
-  openPrefix(first8.subarray(0, 8), 2 ** 53, limit);
+  return openPrefix(first8.subarray(0, 8), 2 ** 53, limit);
 }
 
 // Names are decoded from the header bytes a block at a time: one

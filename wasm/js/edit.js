@@ -1,11 +1,13 @@
 // Edits as data: an opened file or sharded model turned into the tensor map
 // that serialize and serializeStream take, with tensors kept or dropped by
-// name, renamed, and float dtypes converted. Nothing is read here: the
-// map's data are the Tensors themselves, read when the stream is pulled.
+// name, renamed, and float dtypes converted, and the map's `metadata` the
+// source's with keys set or dropped (metaedit.js). Nothing is read here:
+// the map's data are the Tensors themselves, read when the stream is pulled.
 
 import { DTYPE_INDEX } from './dtypes.js';
 import { KIND, fail } from './errors.js';
 import { DTYPE_KINDS } from './generated/dtypes.js';
+import { editMetadata } from './metaedit.js';
 import { CONVERT_TARGETS } from './stream.js';
 
 // A glob: `*` any run of characters, `?` one; the rest literal; whole name.
@@ -69,17 +71,27 @@ function converter(convert) {
   throw new TypeError("convert: expected a dtype ('F32', 'F16', 'BF16', 'F64') or an object from float dtype to dtype");
 }
 
+// The `__metadata__` a source's tensors come with: a file's own, a sharded
+// model's first shard's (as the CLI's merge), none for a list of Tensors.
+function sourceMetadata(source) {
+  if (Array.isArray(source?.shards)) return source.shards[0]?.file?.metadata() ?? null;
+  if (typeof source?.metadata === 'function') return source.metadata();
+  return null;
+}
+
 /**
  * The tensors of `source` (a SafeTensors, a ShardedModel, or an iterable of
- * Tensors) as a Map for serializeStream, edited (see index.d.ts). A name
- * two tensors are renamed to is DuplicateTensorName, and `__metadata__`
- * ReservedName, here, before anything is read or written.
+ * Tensors) as a Map for serializeStream, edited (see index.d.ts); its
+ * `metadata` property is the source's metadata with `opts.metadata`'s
+ * edits. A name two tensors are renamed to is DuplicateTensorName, and
+ * `__metadata__` ReservedName, here, before anything is read or written.
  */
-export function editTensors(source, { keep, drop, rename, convert } = {}) {
+export function editTensors(source, { keep, drop, rename, convert, metadata } = {}) {
   const all = typeof source?.tensors === 'function' ? source.tensors() : source;
   if (all === null || typeof all?.[Symbol.iterator] !== 'function') {
     throw new TypeError('source: expected an opened file (SafeTensors), a ShardedModel or an iterable of Tensors');
   }
+  const edited = editMetadata(sourceMetadata(source), metadata ?? {});
   const kept = keep === undefined ? () => true : matcher(keep, 'keep');
   const dropped = drop === undefined ? () => false : matcher(drop, 'drop');
   const newName = renamer(rename);
@@ -100,5 +112,5 @@ export function editTensors(source, { keep, drop, rename, convert } = {}) {
     const dtype = target(t.dtype) ?? t.dtype;
     out.set(name, { dtype, shape: t.shape, data: t });
   }
-  return out;
+  return Object.defineProperty(out, 'metadata', { value: edited, enumerable: true });
 }

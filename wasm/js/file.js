@@ -129,17 +129,19 @@ export class SafeTensors {
   }
 
   /**
-   * Opens a URL with HTTP Range requests (a server that ignores them and
-   * answers 200 gets the whole body read). `prefetch` is the size of the
-   * first request (default 64 KiB, at most 8 + headerLimit); a header over
-   * `headerLimit` bytes (default URL_HEADER_LIMIT) is refused from its
-   * 8-byte length, before it is fetched.
+   * Opens a URL with HTTP Range requests. A server that ignores them and
+   * answers 200 has its body read whole up to KEEP_WHOLE_LIMIT bytes, else
+   * only up to the header's end (then cancelled; `noRange` says what later
+   * reads do). `prefetch` is the size of the first request (default 64 KiB,
+   * at most 8 + headerLimit); a header over `headerLimit` bytes (default
+   * URL_HEADER_LIMIT) is refused from its 8-byte length, before it is
+   * fetched.
    */
-  static async fromUrl(url, { headers, signal, prefetch = 65536, headerLimit, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange } = {}) {
+  static async fromUrl(url, { headers, signal, prefetch = 65536, headerLimit, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange, noRange } = {}) {
     const limit = headerLimitOption(headerLimit, URL_HEADER_LIMIT);
     if (!Number.isInteger(prefetch) || prefetch < 0) throw new TypeError('prefetch: expected a non-negative integer (bytes)');
-    // (timeout, retries, ifRange: the source's, sources.js and http.js.)
-    const source = new UrlSource(String(url), headers, fetchFn, limit, { timeout, retries, ifRange });
+    // (timeout, retries, ifRange, noRange: the source's, sources.js and http.js.)
+    const source = new UrlSource(String(url), headers, fetchFn, limit, { timeout, retries, ifRange, noRange });
     const { prefix, total } = await source.first(Math.min(Math.max(8, prefetch), 8 + limit), signal);
     const desc = await openLazy(source, prefix, total, signal, limit);
     // total ≤ 2^53 here: wasm rejected any tensor ending above.

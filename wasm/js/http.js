@@ -184,13 +184,11 @@ async function cancel(res) {
 /**
  * The body of an answer, read as it arrives and counted by `watch`: more
  * than `max` bytes is an Http error as soon as they arrive (a server cannot
- * make us download what we did not ask for), `first8` is called with its
- * first 8 bytes once they are in (to refuse a header over the limit before
- * the rest comes), and fewer than `min` bytes (the answer said it would
+ * make us download what we did not ask for), and fewer than `min` bytes (the answer said it would
  * send that many) is a ShortBody error, as is a connection that breaks
  * mid-body.
  */
-export async function readBody(res, watch, url, { max = Infinity, min = 0, first8 } = {}) {
+export async function readBody(res, watch, url, { max = Infinity, min = 0 } = {}) {
   const length = Number(res.headers.get('Content-Length') ?? Infinity);
   watch.headers(Math.min(max, Number.isFinite(length) ? length : Infinity));
   const chunks = [];
@@ -201,7 +199,6 @@ export async function readBody(res, watch, url, { max = Infinity, min = 0, first
     chunks.push(buf);
     n = buf.byteLength;
     if (n > max) tooLong(url, max);
-    if (first8 !== undefined && n >= 8) first8(buf);
   } else {
     const reader = res.body.getReader();
     try {
@@ -215,27 +212,68 @@ export async function readBody(res, watch, url, { max = Infinity, min = 0, first
         }
         const { done, value } = step;
         if (done) break;
-        const before = n;
         n += value.byteLength;
         watch.bytes(value.byteLength);
         if (n > max) tooLong(url, max);
         chunks.push(value);
-        if (first8 !== undefined && before < 8 && n >= 8) first8(concat(chunks, 8));
       }
     } catch (e) {
       reader.cancel().catch(() => {});
       throw e;
     }
   }
-  if (n < min) {
-    throw transient(KIND.ShortBody, `${url}: the answer ended after ${n} of its ${min} bytes (Content-Length or Content-Range promised more)`);
-  }
+  if (n < min) throw transientShortBody(url, n, min);
   // A chunk may be a view into a larger (pooled) buffer: the answer gets a
   // buffer of its own, at offset 0, as arrayBuffer() gave (typed views of
   // the file's data are aligned as the file lays it out).
   const only = chunks.length === 1 ? chunks[0] : null;
   if (only !== null && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) return only;
   return concat(chunks, n);
+}
+
+/**
+ * Walks an answer's body from its start, counted by `watch`: `visit(piece,
+ * at)` gets each piece with its position in the body, until `upTo` bytes
+ * have come or `visit` returns true; the rest is then cancelled, unread.
+ * Resolves to the bytes that came (fewer than `upTo` when the body ended
+ * first). Only the piece being visited is held. A connection that breaks
+ * is a ShortBody error, as in readBody.
+ */
+export async function walkBody(res, watch, url, upTo, visit) {
+  watch.headers(upTo);
+  let n = 0;
+  if (res.body === null || res.body === undefined) {
+    // (A fetch without streams: the whole body at once.)
+    const buf = new Uint8Array(await res.arrayBuffer());
+    watch.bytes(buf.byteLength);
+    visit(buf, 0);
+    return buf.byteLength;
+  }
+  const reader = res.body.getReader();
+  try {
+    while (n < upTo) {
+      let step;
+      try {
+        step = await reader.read();
+      } catch (e) {
+        if (watch.timedOut || e instanceof SafeTensorsError) throw e;
+        throw transient(KIND.ShortBody, `${url}: the connection broke after ${n} bytes of the answer: ${e?.cause?.message ?? e?.message ?? e}`, { cause: e });
+      }
+      if (step.done) return n;
+      const at = n;
+      n += step.value.byteLength;
+      watch.bytes(step.value.byteLength);
+      if (visit(step.value, at) === true) break;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return n;
+}
+
+/** The ShortBody error (tried again) of an answer that ended after `n` of the `promised` bytes. */
+export function transientShortBody(url, n, promised) {
+  return transient(KIND.ShortBody, `${url}: the answer ended after ${n} of its ${promised} bytes (Content-Length or Content-Range promised more)`);
 }
 
 function tooLong(url, max) {

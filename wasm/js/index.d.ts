@@ -99,6 +99,22 @@ export interface ReadFloat32Options extends ReadOptions {
   out?: Float32Array;
 }
 
+/**
+ * One entry of a slice spec, for one dimension (numpy's basic indexing):
+ * `null` the whole dimension; an integer an index, which drops the
+ * dimension; `[start, end]` or `[start, end, step]` a range, end exclusive,
+ * `null` for an open bound, step 1 or more. Negative numbers count from the
+ * end; range bounds past either end are clamped (an empty range is no
+ * error); an index outside the dimension is SliceOutOfRange.
+ */
+export type SliceEntry = null | number | [start: number | null, end: number | null, step?: number | null];
+
+/** Options of readSlice and readSliceFloat32. */
+export interface ReadSliceOptions extends ReadOptions {
+  /** Called after each read with bytes read and the bytes the slice's reads cover (gaps read through included). */
+  onProgress?: (done: number, total: number) => void;
+}
+
 /** One tensor of an opened file or sharded model. */
 export interface Tensor {
   readonly name: string;
@@ -111,7 +127,7 @@ export interface Tensor {
   readonly dataOffsets: [number, number];
   /** Number of elements (product of the shape). */
   readonly elementCount: number;
-  /** Zero-copy view of the bytes (in-memory files: fromBytes, or fromUrl answered 200). */
+  /** Zero-copy view of the bytes (in-memory files: fromBytes, or fromUrl answered 200 for up to 64 MiB). */
   bytes(): Uint8Array;
   /** Zero-copy typed view when the data is aligned for it, else null (in-memory files). */
   view(): TypedArray | null;
@@ -121,6 +137,20 @@ export interface Tensor {
   read(opts?: ReadOptions): Promise<Uint8Array>;
   /** Reads and decodes a float tensor in chunks from any source. */
   readFloat32(opts?: ReadFloat32Options): Promise<Float32Array>;
+  /**
+   * Reads a slice from any source: one spec entry per leading dimension
+   * (missing trailing ones are whole), the result's bytes in row-major
+   * order, byte for byte numpy's `t[spec]`. Only the selected bytes are
+   * read: runs next to each other (a range of whole rows) in one request
+   * or `Blob.slice`, runs up to 64 KiB apart read through as one, at most
+   * 8 MiB a read and, gaps allowing, 4096 reads. A bad spec fails before
+   * anything is read: InvalidArgument, SliceTooManyIndices, SliceOutOfRange,
+   * SliceInvalidRange (step below 1), SliceSubByte (F4/F6 selections that
+   * start or end inside a byte).
+   */
+  readSlice(spec: readonly SliceEntry[], opts?: ReadSliceOptions): Promise<{ shape: number[]; bytes: Uint8Array }>;
+  /** readSlice, decoded to f32 as readFloat32 decodes (float dtypes; others DtypeMismatch, before any read). */
+  readSliceFloat32(spec: readonly SliceEntry[], opts?: ReadSliceOptions): Promise<{ shape: number[]; values: Float32Array }>;
 }
 
 export interface ParameterCount {
@@ -176,6 +206,17 @@ export interface UrlOptions extends OpenOptions {
    * CORS-safelisted header) would cost a preflight the server may refuse.
    */
   ifRange?: boolean;
+  /**
+   * What `read()`/`readFloat32()` do when the server ignores Range (it
+   * answered 200 with the whole file) and the file is over 64 MiB, so that
+   * only its header was kept (a smaller one is kept whole: in-memory
+   * views). `'stream'` (default): each read asks again and walks the new
+   * body up to the tensor's end, holding one piece at a time, then cancels
+   * it; the bytes before the tensor still cross the wire. `'reject'`: a
+   * read is a SafeTensorsError of kind RangeUnsupported, with no request.
+   * Either way a changed file is SourceChanged. Not one of them: TypeError.
+   */
+  noRange?: 'stream' | 'reject';
 }
 
 /** Options of openSharded: fromUrl's (passed to each shard's opener), and how many shards open at once. */
@@ -201,7 +242,7 @@ export class SafeTensors {
   static fromHeader(prefix: ArrayBufferLike | ArrayBufferView, fileSize: number | bigint, opts?: OpenOptions): SafeTensors;
   /** Opens a Blob or File lazily: reads 8 bytes, then the header; tensors on demand. */
   static fromBlob(blob: Blob, opts?: BlobOptions): Promise<SafeTensors>;
-  /** Opens a URL with HTTP Range requests (a 200 answer is read whole). */
+  /** Opens a URL with HTTP Range requests (a 200 answer: read whole up to 64 MiB, else up to the header; see `noRange`). */
   static fromUrl(url: string | URL, opts?: UrlOptions): Promise<SafeTensors>;
   /** N, the header length. */
   readonly headerSize: number;
@@ -258,6 +299,46 @@ export function openSharded(
   shards?: readonly (Blob | File | string | URL)[],
   opts?: ShardedOptions,
 ): Promise<ShardedModel>;
+
+/** Options of openHub: where the model is on the Hub, and openSharded's (passed on). */
+export interface HubOptions extends ShardedOptions {
+  /** A branch, tag or commit (default "main"; `refs/pr/1` works, encoded as one segment). */
+  revision?: string;
+  /**
+   * The file to open, a path in the repository: a `.json` index (its shards
+   * are fetched from its folder) or a safetensors file, e.g.
+   * "unet/diffusion_pytorch_model.safetensors". Default:
+   * model.safetensors.index.json, then model.safetensors when there is no index.
+   */
+  file?: string;
+  /** The Hub's address (default "https://huggingface.co", as huggingface_hub's HF_ENDPOINT). */
+  endpoint?: string | URL;
+  /**
+   * A Hub access token, for gated and private repositories. It is sent as
+   * `Authorization: Bearer …` to the endpoint's origin only, never to the
+   * CDN a file redirects to (nor to any other origin), and kept nowhere.
+   */
+  token?: string;
+}
+
+/** What openHub opens: a ShardedModel, with where it came from. */
+export interface HubModel extends ShardedModel {
+  /** The file opened: the index (its path in the repository) or the single file. */
+  readonly file: string;
+  /** Each shard, with `url`: where its bytes are read from (for a file the Hub redirects, the signed CDN URL, which needs no token and expires as the Hub decides). */
+  readonly shards: { name: string; file: SafeTensors; url: string }[];
+}
+
+/**
+ * Opens a model on the Hugging Face Hub by its name ("org/name"), from
+ * `{endpoint}/{repo}/resolve/{revision}/{file}`: its index and shards, or a
+ * single file as a model of one shard (under an index made from its header:
+ * `metadata.total_size` and a `weight_map`). Large files redirect to a
+ * signed CDN URL, which is then pinned: a file replaced after the open is
+ * SourceChanged, as with fromUrl. A 401/403 is HubUnauthorized (gated or
+ * private: pass `token`); a 404 is HubNotFound, naming the files tried.
+ */
+export function openHub(repo: string, opts?: HubOptions): Promise<HubModel>;
 
 /** One shard's header as checkShards compares it. */
 export interface ShardHeader {
@@ -425,20 +506,66 @@ export interface EditOptions {
   rename?: readonly [string | RegExp, string] | ((name: string) => string);
   /** Convert float tensors: every float dtype to one target, or per source dtype (`{ F32: 'BF16' }`). */
   convert?: ConvertTarget | Partial<Record<Dtype, ConvertTarget>>;
+  /** Edits of the source's metadata, given as the result's `metadata` (see {@link editMetadata}). */
+  metadata?: MetadataEdits;
+}
+
+/**
+ * Edits of a `__metadata__` map, applied in this order: `clear`, `drop`,
+ * `set`. A key both set and dropped is InvalidArgument, as is a value that
+ * is not a string; the key `__metadata__` (the header's name for the map
+ * itself) is ReservedName.
+ */
+export interface MetadataEdits {
+  /** Write no metadata at all (then `set` starts a new map). */
+  clear?: boolean;
+  /** Keys to remove; a key the metadata lacks changes nothing. A map left with no keys is written `{}`. */
+  drop?: string | readonly string[];
+  /** Keys to add or give a new value; creates the metadata if there is none. */
+  set?: Record<string, string> | ReadonlyMap<string, string>;
+}
+
+/**
+ * A metadata map with {@link MetadataEdits} applied: a new object, or null
+ * when the result has no metadata (`metadata` itself is not changed). For
+ * {@link serialize}, {@link serializeStream} and `writeFile`; the file is
+ * then the reference's `save_file` with that metadata, byte for byte (keys
+ * sorted).
+ *
+ * ```js
+ * editMetadata({ format: 'pt', license: 'x' }, { set: { format: 'np' }, drop: ['license'] }); // { format: 'np' }
+ * ```
+ */
+export function editMetadata(metadata: Readonly<Record<string, string>> | null | undefined, edits?: MetadataEdits): Record<string, string> | null;
+
+/** The tensor map {@link editTensors} gives, with the metadata to write beside it. */
+export interface EditedTensors extends Map<string, StreamTensorInput> {
+  /**
+   * The source's `__metadata__` (a file's; a sharded model's first shard's;
+   * null for a list of Tensors) with `opts.metadata`'s edits: what to pass
+   * as serializeStream's, serializedSize's or writeFile's `metadata`.
+   */
+  readonly metadata: Record<string, string> | null;
 }
 
 /**
  * The tensors of an opened file, a sharded model (merging: its tensors in
  * one map) or a list of Tensors, as a map for {@link serializeStream},
- * edited: kept or dropped by name, renamed, floats converted. Nothing is
+ * edited: kept or dropped by name, renamed, floats converted; its
+ * `metadata` is the source's, edited by `opts.metadata`. Nothing is
  * read: the map's data are the Tensors. Two tensors renamed to one name
  * throw DuplicateTensorName (and a rename to `__metadata__` ReservedName)
  * at once, before anything is written.
+ *
+ * ```js
+ * const tensors = editTensors(file, { convert: 'BF16', metadata: { set: { dtype: 'bf16' }, drop: ['license'] } });
+ * await writeFile('out.safetensors', tensors, tensors.metadata);
+ * ```
  */
 export function editTensors(
   source: SafeTensors | ShardedModel | Iterable<Tensor>,
   opts?: EditOptions,
-): Map<string, StreamTensorInput>;
+): EditedTensors;
 
 /** One shard of {@link shardTensors}. */
 export interface ShardPlan {

@@ -147,7 +147,7 @@ async function mapLimited(items, limit, open) {
 export async function openSharded(
   index,
   shards = [],
-  { headers, signal, prefetch, headerLimit, concurrency = CONCURRENCY, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange } = {},
+  { headers, signal, prefetch, headerLimit, concurrency = CONCURRENCY, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange, noRange } = {},
 ) {
   if (!(Number.isInteger(concurrency) && concurrency >= 1) && concurrency !== Infinity) {
     throw new TypeError('concurrency: expected a positive integer');
@@ -187,7 +187,7 @@ export async function openSharded(
       const first = prefetch ?? wanted.get(f).bytes;
       file =
         typeof s === 'string' || s instanceof URL
-          ? await SafeTensors.fromUrl(s, { headers, signal, prefetch: first, headerLimit, fetch: fetchFn, timeout, retries, ifRange })
+          ? await SafeTensors.fromUrl(s, { headers, signal, prefetch: first, headerLimit, fetch: fetchFn, timeout, retries, ifRange, noRange })
           : await SafeTensors.fromBlob(s, { signal, headerLimit });
     } catch (e) {
       if (e instanceof SafeTensorsError) e.message = `${f}: ${e.message}`;

@@ -4,7 +4,8 @@
 
 import { checkHeaderLength, openPrefix } from './description.js';
 import { KIND, SafeTensorsError, fail } from './errors.js';
-import { concat, httpError, httpOptions, readBody, refuseEncoded, request } from './http.js';
+import { allocate } from './guard.js';
+import { concat, httpError, httpOptions, readBody, refuseEncoded, request, transientShortBody, walkBody } from './http.js';
 
 /**
  * The interface every source implements (BytesSource, BlobSource,
@@ -90,9 +91,10 @@ export class BlobSource {
 }
 
 // Browsers (and Node's fs.openAsBlob) refuse to read a File whose file on
-// disk changed after it was picked: NotReadableError, a SourceChanged here.
+// disk changed after it was picked: NotReadableError (WebKit: NotFoundError),
+// a SourceChanged here. (Firefox reads the file as it is now.)
 function blobError(e) {
-  if (e?.name !== 'NotReadableError') return e;
+  if (e?.name !== 'NotReadableError' && e?.name !== 'NotFoundError') return e;
   return new SafeTensorsError(KIND.SourceChanged, `the file changed on disk since it was opened (${e.message}): open it again`, { cause: e });
 }
 
@@ -305,20 +307,73 @@ function parseContentRange(value) {
 }
 
 /**
+ * The largest file kept whole in memory when its server ignores Range and
+ * answers 200 with the whole file (64 MiB): of a larger one only the length
+ * prefix and header are kept (the body is cancelled there), and each later
+ * read streams through a new whole body or is refused (`noRange`).
+ */
+export const KEEP_WHOLE_LIMIT = 64 * 1024 * 1024;
+
+/** Checks fromUrl's `noRange` option ('stream' by default, or 'reject'). */
+export function noRangeOption(value = 'stream') {
+  if (value !== 'stream' && value !== 'reject') throw new TypeError("noRange: expected 'stream' or 'reject'");
+  return value;
+}
+
+// A body's length in bytes of the file: its Content-Length, unless the
+// body is encoded (then that counts the encoded bytes) or there is none.
+function fileLength(res) {
+  const coding = res.headers.get('Content-Encoding');
+  if (coding !== null && coding.trim() !== '' && coding.trim().toLowerCase() !== 'identity') return null;
+  const length = res.headers.get('Content-Length');
+  return length !== null && /^\s*\d+\s*$/.test(length) ? Number(length) : null;
+}
+
+/**
+ * Bytes [at, end) of a file handed on in order as pieces of answers come
+ * past (`use(bytes, position)`, a view valid during the call); `at` only
+ * grows, so an answer that is tried again resumes where the last one
+ * stopped, and nothing is handed on twice.
+ */
+class Pass {
+  constructor(start, end, use) {
+    this.at = start;
+    this.end = end;
+    this.use = use;
+  }
+
+  /** Hands on what of `piece` (file bytes from `pos`) is due; true once all is. */
+  give(piece, pos) {
+    const from = Math.max(this.at, pos);
+    const to = Math.min(this.end, pos + piece.byteLength);
+    if (to > from) {
+      this.use(piece.subarray(from - pos, to - pos), from);
+      this.at = to;
+    }
+    return this.at >= this.end;
+  }
+}
+
+/**
  * An HTTP(S) URL (fromUrl): each read is a Range request, pinned to the
  * version first opened (If-Range with its strong ETag or Last-Modified, and
  * every answer's validators and Content-Range total compared with the
  * first's: a change is SourceChanged, never other bytes). A server that
- * answers 200 instead has the whole file read into `bytes` (and checked to
- * be the same file). Requests go through http.js: `timeout`, `retries`.
+ * answers 200 instead has the whole file read into `bytes` when it is at
+ * most KEEP_WHOLE_LIMIT bytes (and checked to be the same file); a larger
+ * one is walked through a new body for each read, held a piece at a time
+ * (`noRange: 'stream'`), or refused with RangeUnsupported ('reject').
+ * Requests go through http.js: `timeout`, `retries`.
  */
 export class UrlSource {
-  constructor(url, headers, fetchFn, headerLimit, { timeout, retries, ifRange } = {}) {
+  constructor(url, headers, fetchFn, headerLimit, { timeout, retries, ifRange, noRange } = {}) {
     this.url = url;
     this.headerLimit = headerLimit;
     this.headers = headers;
     this.http = { url, fetch: fetchFn, ...httpOptions({ timeout, retries }) };
     this.ifRange = ifRange ?? !needsPreflight(url);
+    this.noRange = noRangeOption(noRange);
+    this.ranges = true; // false once the server answered a Range request with the whole file
     this.size = 0;
     this.bytesRead = 0;
     this.bytes = null; // set when the server sent the whole file
@@ -377,14 +432,7 @@ export class UrlSource {
         this.bytesRead += bytes.byteLength;
         return { prefix: bytes, total: range.total };
       }
-      if (res.status === 200) {
-        const limit = this.headerLimit;
-        const bytes = await readBody(res, watch, this.url, { first8: (b) => checkHeaderLength(b, limit) });
-        this.bytesRead += bytes.byteLength;
-        this.bytes = bytes;
-        this.size = bytes.byteLength;
-        return { prefix: bytes, total: BigInt(bytes.byteLength) };
-      }
+      if (res.status === 200) return this.#firstWhole(res, watch);
       if (res.status === 416) {
         const range = parseContentRange(res.headers.get('Content-Range'));
         if (range !== null && range.total !== null) {
@@ -398,13 +446,85 @@ export class UrlSource {
     });
   }
 
+  // A 200 to the first Range request: the whole file. One of up to
+  // KEEP_WHOLE_LIMIT bytes is kept (as it streams, when its length is not
+  // said); of a larger one the body is cancelled once the length prefix and
+  // header are in (refused from its first 8 bytes when over the limit).
+  async #firstWhole(res, watch) {
+    const length = fileLength(res);
+    const keep = length === null ? KEEP_WHOLE_LIMIT : length <= KEEP_WHOLE_LIMIT ? length : 0;
+    const chunks = [];
+    let held = 0;
+    let need = Infinity; // 8 + N, once the first 8 bytes are in
+    let stopped = false;
+    const n = await walkBody(res, watch, this.url, length ?? Infinity, (piece) => {
+      chunks.push(piece);
+      held += piece.byteLength;
+      if (need === Infinity && held >= 8) need = checkHeaderLength(concat(chunks, 8), this.headerLimit);
+      stopped = held > keep && held >= need;
+      return stopped;
+    });
+    this.bytesRead += n;
+    if (length !== null && n < length && !stopped) throw transientShortBody(this.url, n, length);
+    if (!stopped) {
+      const bytes = concat(chunks, held);
+      this.bytes = bytes;
+      this.size = held;
+      return { prefix: bytes, total: BigInt(held) };
+    }
+    if (length === null) {
+      this.#fail(
+        KIND.RangeUnsupported,
+        `ignores Range requests (it answered 200 with the whole file) without saying the file's length (no Content-Length, or an encoded body), and the file is over the ${KEEP_WHOLE_LIMIT} bytes kept in memory: serve it from a server that answers Range requests with 206`,
+      );
+    }
+    this.ranges = false;
+    this.#pinTo(res);
+    this.total = BigInt(length);
+    this.size = length;
+    return { prefix: concat(chunks, need), total: this.total };
+  }
+
   async read(start, end, signal) {
     if (this.bytes !== null) return this.bytes.subarray(start, end);
     if (end <= start) return new Uint8Array(0);
-    return request(this.http, this.#init(start, end), signal, (res, watch) => this.#answer(res, watch, start, end));
+    if (!this.ranges) {
+      this.#refuseUnlessStreaming(start, end);
+      const out = allocate(Uint8Array, end - start, `bytes ${start}-${end - 1} of ${this.url}`);
+      await this.readInOrder(start, end, signal, (bytes, at) => out.set(bytes, at - start));
+      return out;
+    }
+    return request(this.http, this.#init(start, end), signal, (res, watch) => this.#answer(res, watch, start, end, null));
   }
 
-  async #answer(res, watch, start, end) {
+  /**
+   * Hands bytes [start, end) to `use(bytes, position)` piece by piece, in
+   * order, from one answer (views valid during the call), holding a piece
+   * at a time: for a server that ignores Range, the pass through its whole
+   * body (cancelled at `end`) that `noRange: 'stream'` allows.
+   */
+  async readInOrder(start, end, signal, use) {
+    if (end <= start) return;
+    if (this.bytes !== null) {
+      use(this.bytes.subarray(start, end), start);
+      return;
+    }
+    if (!this.ranges) this.#refuseUnlessStreaming(start, end);
+    const pass = new Pass(start, end, use);
+    await request(this.http, this.#init(start, end), signal, (res, watch) => this.#answer(res, watch, start, end, pass));
+  }
+
+  #refuseUnlessStreaming(start, end) {
+    if (this.noRange === 'stream') return;
+    this.#fail(
+      KIND.RangeUnsupported,
+      `ignores Range requests (it answered 200 with the whole file of ${this.size} bytes, over the ${KEEP_WHOLE_LIMIT} kept in memory), so bytes ${start}-${end - 1} can only be had by downloading the file up to them: serve it from a server that answers Range requests with 206, or open it with { noRange: 'stream' } to stream through the file for each read`,
+    );
+  }
+
+  // One answer to a Range request for [start, end): its bytes, or with a
+  // Pass, handed to it (and nothing returned).
+  async #answer(res, watch, start, end, pass) {
     const contentRange = res.headers.get('Content-Range');
     const range = parseContentRange(contentRange);
     // (Only answers about the file carry its validators: an error page's
@@ -421,11 +541,17 @@ export class UrlSource {
       if (range === null || range.total === null || range.start !== start || range.end !== end) {
         this.#fail(KIND.RangeMismatch, `asked for bytes ${start}-${end - 1}, the answer's Content-Range is ${JSON.stringify(contentRange)}`);
       }
+      if (pass !== null) {
+        const n = await walkBody(res, watch, this.url, end - start, (piece, at) => pass.give(piece, start + at));
+        this.bytesRead += n;
+        if (n < end - start) throw transientShortBody(this.url, n, end - start);
+        return undefined;
+      }
       const bytes = await readBody(res, watch, this.url, { max: end - start, min: end - start });
       this.bytesRead += bytes.byteLength;
       return bytes;
     }
-    if (res.status === 200) return this.#whole(res, watch, start, end);
+    if (res.status === 200) return this.#whole(res, watch, start, end, pass);
     if (res.status === 412) this.#fail(KIND.SourceChanged, 'changed since it was opened (412 Precondition Failed)');
     if (res.status === 416) {
       this.#fail(KIND.RangeMismatch, `answered 416 (range not satisfiable) for bytes ${start}-${end - 1} of its ${this.total} bytes`);
@@ -434,10 +560,11 @@ export class UrlSource {
   }
 
   // A 200 to a Range request: with If-Range sent, the file changed (its
-  // validators differ: refused above); else the server stopped doing
-  // ranges. The whole body is read only when it is the same file: the
-  // same validators, or (without any) the same size and header bytes.
-  async #whole(res, watch, start, end) {
+  // validators differ: refused above); else the server ignores ranges. The
+  // body is used only when it is the same file: the same validators, or
+  // (without any) the same size and header bytes. It is read whole when the
+  // file is at most KEEP_WHOLE_LIMIT bytes, else walked up to `end`.
+  async #whole(res, watch, start, end, pass) {
     const length = res.headers.get('Content-Length');
     if (length !== null && res.headers.get('Content-Encoding') === null && Number(length) !== this.size) {
       this.#fail(KIND.SourceChanged, `changed since it was opened: now ${length} bytes, was ${this.size}`);
@@ -448,6 +575,7 @@ export class UrlSource {
     if (!sameValidator && this.head === null) {
       this.#fail(KIND.SourceChanged, 'answered a Range request with a whole body without its ETag or Last-Modified: it may be another version');
     }
+    if (pass !== null || this.size > KEEP_WHOLE_LIMIT) return this.#walkWhole(res, watch, start, end, pass, sameValidator);
     const bytes = await readBody(res, watch, this.url, { max: this.size, min: length === null ? 0 : this.size });
     this.bytesRead += bytes.byteLength;
     if (bytes.byteLength !== this.size) {
@@ -458,6 +586,32 @@ export class UrlSource {
     }
     this.bytes = bytes;
     return bytes.subarray(start, end);
+  }
+
+  // Walks a whole body up to `end`, checking the header bytes on the way
+  // (without a validator), and hands [start, end) to `pass` (or returns
+  // them, without one).
+  async #walkWhole(res, watch, start, end, pass, sameValidator) {
+    this.ranges = false;
+    this.#refuseUnlessStreaming(start, end);
+    let out = null;
+    if (pass === null) {
+      out = allocate(Uint8Array, end - start, `bytes ${start}-${end - 1} of ${this.url}`);
+      pass = new Pass(start, end, (bytes, at) => out.set(bytes, at - start));
+    }
+    const head = sameValidator ? null : this.head;
+    const n = await walkBody(res, watch, this.url, end, (piece, at) => {
+      if (head !== null && at < head.byteLength) {
+        const k = Math.min(piece.byteLength, head.byteLength - at);
+        if (!sameBytes(piece.subarray(0, k), head.subarray(at, at + k))) {
+          this.#fail(KIND.SourceChanged, 'changed since it was opened: its header bytes differ');
+        }
+      }
+      return pass.give(piece, at);
+    });
+    this.bytesRead += n;
+    if (n < end) this.#fail(KIND.SourceChanged, `changed since it was opened: its whole body ended at byte ${n}, before byte ${end}`);
+    return out ?? undefined;
   }
 }
 

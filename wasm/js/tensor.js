@@ -1,11 +1,13 @@
 // One tensor of an opened file, and decoding float dtypes to f32 through
 // wasm in bounded chunks (only a chunk at a time enters wasm memory).
 
-import * as wasm from './safetensors_nano_wasm.js';
+import { reader as wasm } from './reader.js';
 import { BITS, DTYPE_INDEX, VIEW } from './dtypes.js';
 import { KIND, fail, wasmError } from './errors.js';
+import { allocate, onRenew } from './guard.js';
 import { requireReader } from './init.js';
-import { BlobSource } from './sources.js';
+import { planReads, planSlice } from './slice.js';
+import { BlobSource, UrlSource } from './sources.js';
 import { u8, wasmMemory, wasmNumbers } from './wire.js';
 
 // Source bytes read per step by default (readFloat32, serializeStream); a
@@ -42,6 +44,11 @@ let roomAt = -1;
 // Views of the room; empty after the memory grew (its old buffer detached).
 let input = new Uint8Array(0);
 let output = new Float32Array(0);
+onRenew(() => {
+  roomAt = -1;
+  input = new Uint8Array(0);
+  output = new Float32Array(0);
+});
 
 function takeRoom() {
   if (roomAt < 0) roomAt = wasm.decode_room(INPUT_BYTES, CHUNK_ELEMENTS);
@@ -88,7 +95,7 @@ export function decodeFloat32(dtype, bytes, out) {
     decodeInto(d, src.subarray(0, 0), new Float32Array(0), 0); // a non-float dtype fails first
     fail(KIND.DataLengthMismatch, `${src.byteLength} bytes are not a whole number of ${dtype} elements`);
   }
-  if (out === undefined) out = new Float32Array(elements);
+  if (out === undefined) out = allocate(Float32Array, elements, `${elements} ${dtype} values as f32`);
   decodeInto(d, src, writableOutput(out, elements, {}), 0);
   return out;
 }
@@ -168,20 +175,96 @@ export class Tensor {
     const step = readStep(chunkBytes);
     // A dtype that does not decode fails here, before anything is read.
     decodeInto(d, new Uint8Array(0), new Float32Array(0), 0);
-    const result = out === undefined ? new Float32Array(this.elementCount) : out;
+    const result = out === undefined ? allocate(Float32Array, this.elementCount, 'the tensor as f32', { tensor: this.name }) : out;
     const values = out === undefined ? result : writableOutput(out, this.elementCount, { tensor: this.name });
     signal?.throwIfAborted();
     const total = this.byteLength;
     onProgress?.(0, total);
-    if (this.#file._source instanceof BlobSource && this.#file._source.streams) await this.#readBlob(d, values, step, signal, onProgress);
-    else await this.#readRanges(d, values, step, signal, onProgress);
+    const source = this.#file._source;
+    const [start, end] = [this.byteOffset, this.byteOffset + total];
+    if (source instanceof BlobSource && source.streams) {
+      await this.#readPieces(d, values, step, signal, onProgress, (use) => this.#file._readInOrder(start, end, signal, use));
+    } else if (source instanceof UrlSource && !source.ranges) {
+      // A server that ignores Range: one pass through its body, not one per step.
+      await this.#readPieces(d, values, step, signal, onProgress, (use) => source.readInOrder(start, end, signal, use));
+    } else await this.#readRanges(d, values, step, signal, onProgress);
     return result;
   }
 
-  // A Blob: its stream's pieces, decoded as they come (an element split
-  // between two pieces is put together first); onProgress after each
+  /**
+   * Reads a slice: `spec` has one entry per leading dimension (null, an
+   * index, or [start, end, step?]; numpy's rules). Only the selected bytes
+   * are read, runs close together in one read (slice.js: planReads).
+   * Resolves to `{ shape, bytes }`; a bad spec fails before anything is read.
+   */
+  async readSlice(spec, { signal, onProgress } = {}) {
+    const plan = planSlice(this.shape, BITS[dtypeIndex(this.dtype)], spec, { tensor: this.name });
+    signal?.throwIfAborted();
+    let bytes;
+    try {
+      bytes = new Uint8Array(plan.byteLength);
+    } catch (e) {
+      fail(KIND.TooLargeForTarget, `a slice of ${plan.byteLength} bytes does not fit in one Uint8Array here: select less`, { tensor: this.name, cause: e });
+    }
+    const source = this.#file._source;
+    const start = this.byteOffset;
+    if (source.bytes !== null && source.bytes !== undefined) {
+      // In memory: the runs are copied straight out.
+      let at = 0;
+      for (const run of plan.runStarts()) {
+        bytes.set(source.bytes.subarray(start + run, start + run + plan.runBytes), at);
+        at += plan.runBytes;
+      }
+      onProgress?.(plan.byteLength, plan.byteLength);
+      return { shape: plan.shape, bytes };
+    }
+    const reads = planReads(plan);
+    onProgress?.(0, reads.bytes);
+    const ahead = reads.reads();
+    const pieces = reads.pieces();
+    const next = () => {
+      const r = ahead.next();
+      if (r.done) return null;
+      const [b, e] = r.value;
+      const got = source.read(start + b, start + e, signal);
+      // A read left pending when a copy or onProgress throws must not be an
+      // unhandled rejection (it still rejects where it is awaited).
+      got.catch(() => {});
+      return { b, e, got };
+    };
+    let at = 0;
+    let done = 0;
+    let pending = next();
+    while (pending !== null) {
+      const { b, e, got } = pending;
+      const chunk = await got;
+      pending = next();
+      // The pieces inside this read, in order.
+      for (let pe = b; pe !== e; ) {
+        const [pb, end] = pieces.next().value;
+        pe = end;
+        bytes.set(chunk.subarray(pb - b, pe - b), at);
+        at += pe - pb;
+      }
+      done += e - b;
+      onProgress?.(done, reads.bytes);
+    }
+    return { shape: plan.shape, bytes };
+  }
+
+  /** readSlice, decoded to f32 as readFloat32 decodes (float dtypes). Resolves to `{ shape, values }`. */
+  async readSliceFloat32(spec, opts = {}) {
+    // A dtype that does not decode fails here, before anything is read.
+    decodeFloat32(this.dtype, new Uint8Array(0));
+    const { shape, bytes } = await this.readSlice(spec, opts);
+    return { shape, values: decodeFloat32(this.dtype, bytes) };
+  }
+
+  // Pieces in order (a Blob's stream, a body of a server that ignores
+  // Range), handed by `walk(use)` and decoded as they come (an element
+  // split between two pieces is put together first); onProgress after each
   // `step` bytes, as for ranges.
-  async #readBlob(d, values, step, signal, onProgress) {
+  async #readPieces(d, values, step, signal, onProgress, walk) {
     const total = this.byteLength;
     if (total === 0) return;
     const unit = wholeElementBytes(d);
@@ -219,7 +302,7 @@ export class Tensor {
         }
       }
     };
-    await this.#file._readInOrder(this.byteOffset, this.byteOffset + total, signal, use);
+    await walk(use);
   }
 
   // Any other source: ranges of `step` bytes, the next one asked for before

@@ -2,8 +2,9 @@
 // module's memory, and the part a description keeps is copied to a slab.
 // Also the one conversion of the caller's buffers to bytes.
 
+import { onRenew } from './guard.js';
 import { requireReader } from './init.js';
-import * as wasm from './safetensors_nano_wasm.js';
+import { reader } from './reader.js';
 
 // The numbers of wasm's last `open` are read where they are, in wasm
 // memory: only the part a description keeps is copied out, into a shared
@@ -17,6 +18,9 @@ let slabUsed = 0;
 // wasm memory as numbers; a new view after the memory grew (which
 // detaches the old one's buffer, leaving it empty).
 let memoryNumbers = new Float64Array(0);
+onRenew(() => {
+  memoryNumbers = new Float64Array(0);
+});
 
 /** The reader module's memory as f64s (wasm answers at 8-byte aligned addresses). */
 export function wasmNumbers() {
@@ -27,7 +31,7 @@ export function wasmNumbers() {
 /** The reader module's memory. (Once the entry has instantiated the module, initSync only returns its exports.) */
 export function wasmMemory() {
   requireReader();
-  return wasm.initSync().memory;
+  return reader.memory();
 }
 
 /**

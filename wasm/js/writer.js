@@ -2,6 +2,8 @@
 // opening files does not, so a page that only reads never downloads it.
 // The entry (index.js for browsers, node.js for Node) says how to load it.
 
+import { guardExports } from './guard.js';
+
 let load = null;
 let source;
 let loading = null;
@@ -21,7 +23,7 @@ export function setWriterSource(src) {
   source = src;
 }
 
-/** The writer's module once it has loaded, else null (no waiting). */
+/** The writer's exports (guarded: guard.js) once it has loaded, else null (no waiting). */
 export function loadedWriter() {
   return ready;
 }
@@ -32,8 +34,8 @@ export function loadWriter() {
     if (load === null) return Promise.reject(new Error('import the package through its entry (index.js or node.js)'));
     loading = load(source).then(
       (module) => {
-        ready = module;
-        return module;
+        ready = guardExports(module, ['plan', 'take_bytes', 'convert']);
+        return ready;
       },
       (e) => {
         // Let a later call try again (a browser may keep failing an import

@@ -140,6 +140,10 @@ pub const JS_KINDS: &[JsKind] = &[
         when: "the server answered a Range request with other bytes than asked (a missing or wrong `Content-Range`, a 416 inside the file): a server or proxy that mishandles ranges",
     },
     JsKind {
+        name: "RangeUnsupported",
+        when: "the server ignores Range requests (it answers 200 with the whole file) and the file is over the 64 MiB kept in memory: a read with `noRange: 'reject'`, or a file whose length the server does not say; serve it from a server that answers ranges with 206, or use `noRange: 'stream'`",
+    },
+    JsKind {
         name: "ContentEncoded",
         when: "the server compressed a Range answer (`Content-Encoding`), so its bytes are not the file's: serve ranges unencoded",
     },
@@ -156,6 +160,14 @@ pub const JS_KINDS: &[JsKind] = &[
         when: "a shard the index names was not given",
     },
     JsKind {
+        name: "HubUnauthorized",
+        when: "`openHub`: the Hub refused the repository (401/403): it is gated or private; pass a `token` of an account that has access (accept the model's terms on its page first)",
+    },
+    JsKind {
+        name: "HubNotFound",
+        when: "`openHub`: the Hub has no such repository, revision or file (404); the message names the files tried: check the name, or pass `file`",
+    },
+    JsKind {
         name: "WriterUnavailable",
         when: "the writer's wasm module could not be loaded (`serialize`)",
     },
@@ -170,6 +182,10 @@ pub const JS_KINDS: &[JsKind] = &[
     JsKind {
         name: "WriteFailed",
         when: "Node's `writeFile` could not write, sync or rename its file (a full disk, a file size limit, no permission); nothing is left behind",
+    },
+    JsKind {
+        name: "Internal",
+        when: "a failure inside the package rather than in the input: a wasm trap (the module is made anew for the next call), memory that could not be allocated, an engine's own error; `cause` holds the original",
     },
     JsKind {
         name: "ReaderUnavailable",

@@ -170,6 +170,22 @@ pub fn decode(dtype: u8, len: u32) -> f64 {
     -(state.numbers.as_ptr() as usize as f64)
 }
 
+/// Has the next call of any export run on a new instance of this module
+/// (a new memory and state). JS calls it after a call threw from inside
+/// wasm (`wasm/js/guard.js`): a trap leaves the state's lock held and the
+/// stack pointer where it was, so this instance must not run again.
+#[wasm_bindgen]
+pub fn renew() {
+    wasm_bindgen::handler::schedule_reinit();
+}
+
+/// Does nothing: JS calls it right after [`renew`], so that the new
+/// instance is made then. (wasm-bindgen's glue makes it at the start of the
+/// next call, but only after copying that call's arguments into the old
+/// instance's memory.)
+#[wasm_bindgen]
+pub fn settle() {}
+
 /// An address in the module's memory as JS indexes it.
 #[cfg(feature = "reader")]
 fn address<T>(at: *const T) -> u32 {

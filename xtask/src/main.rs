@@ -13,7 +13,10 @@
 //!   markers (the rest of the README is hand-written);
 //! - `tests/js/lib/rust-messages.js`: sample inputs and the messages the
 //!   Rust side gives for them, which the Node tests compare with the JS
-//!   package's.
+//!   package's;
+//! - the project's one version (`[workspace.package]` in `Cargo.toml`) in
+//!   the npm package's `wasm/js/package.json` and in the version the
+//!   published crates require of the core (`[workspace.dependencies]`).
 //!
 //! `cargo xtask check` (and `cargo test -p xtask`) fails when a file on
 //! disk is not what `gen` would write.
@@ -96,7 +99,51 @@ fn files() -> Vec<(&'static str, String)> {
         ("wasm/js/generated/wire.d.ts", wire_d_ts()),
         ("tests/js/lib/rust-messages.js", messages_js()),
         (README, readme_kinds()),
+        (PACKAGE_JSON, package_json()),
+        ("Cargo.toml", workspace_manifest()),
     ]
+}
+
+/// The npm package's manifest.
+const PACKAGE_JSON: &str = "wasm/js/package.json";
+
+/// The project's version: `[workspace.package]`'s, which this crate inherits.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `text` with the quoted value after `key` on the one line that starts
+/// with `key` replaced by [`VERSION`] (the rest of the file as written).
+fn with_version(path: &str, key: &str) -> String {
+    let text = std::fs::read_to_string(root().join(path)).expect("read the manifest");
+    let mut found = 0;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        match line.strip_prefix(key) {
+            Some(rest) => {
+                let (_, after) = rest
+                    .split_once('"')
+                    .and_then(|(_, r)| r.split_once('"'))
+                    .expect("a quoted version follows the key");
+                write!(out, "{key}\"{VERSION}\"{after}").unwrap();
+                found += 1;
+            }
+            None => out.push_str(line),
+        }
+    }
+    assert_eq!(found, 1, "{path}: expected one line starting with {key:?}");
+    out
+}
+
+/// `wasm/js/package.json` with the project's version.
+fn package_json() -> String {
+    with_version(PACKAGE_JSON, "  \"version\": ")
+}
+
+/// The root `Cargo.toml` with the core's required version equal to its own.
+fn workspace_manifest() -> String {
+    with_version(
+        "Cargo.toml",
+        "safetensors-nano = { path = \"core\", version = ",
+    )
 }
 
 /// The comment every generated file starts with.
@@ -652,7 +699,7 @@ fn readme_kinds() -> String {
         .collect();
     let mut list = String::from(
         "- the core's, with the same names and messages as the Rust `ErrorKind` (the rule\n  \
-         behind each is in [docs/format.md](../docs/format.md#rules)):",
+         behind each is in `docs/format.md`, \"Rules\", in the project's source):",
     );
     let mut width = 100;
     for (i, name) in core.iter().enumerate() {

@@ -5,8 +5,8 @@
 
 use core::hint::black_box;
 
-use cortex_m_rt::entry;
 use safetensors_nano::Table;
+use safetensors_nano_firmware::board::entry;
 
 safetensors_nano_firmware::probe_common!();
 use probe::{exit, MODEL};

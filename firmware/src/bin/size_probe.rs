@@ -8,8 +8,8 @@
 
 use core::hint::black_box;
 
-use cortex_m_rt::entry;
 use safetensors_nano::{Parser, Table};
+use safetensors_nano_firmware::board::entry;
 
 safetensors_nano_firmware::probe_common!();
 use probe::{exit, MODEL};

@@ -1,4 +1,4 @@
-//! The adversarial suite on a Cortex-M4F (QEMU `mps2-an386`): the same
+//! The adversarial suite on the board of the build (any of the three): the same
 //! cases and expected lines as the native and wasm32 runs
 //! (`core/tests/adversarial.rs`, `core/tests/wasm_verdicts.rs`), from the
 //! committed `tests/adversarial/cases.bin` and `verdicts.txt`, through the
@@ -14,9 +14,9 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::entry;
-use cortex_m_semihosting::hprintln;
 use safetensors_nano::Slot;
+use safetensors_nano_firmware::board::{self, entry};
+use safetensors_nano_firmware::println as hprintln;
 use safetensors_nano_firmware::semihost::exit;
 use safetensors_nano_firmware::stack;
 use safetensors_nano_test_support::verdicts;
@@ -32,14 +32,13 @@ static VERDICTS: &str = include_str!("../../../tests/adversarial/verdicts.txt");
 
 #[entry]
 fn main() -> ! {
-    // The table lives in .bss, not on the stack (2 KiB for 64 slots).
-    // cortex-m-rt's `#[entry]` turns this `static mut` into a safe
-    // `&'static mut` (main runs once), so no `unsafe` and no critical section.
-    static mut SCRATCH: [Slot; verdicts::MAX_SLOTS] = [Slot::EMPTY; verdicts::MAX_SLOTS];
-    let scratch: &'static mut [Slot; verdicts::MAX_SLOTS] = SCRATCH;
+    // The table (2 KiB for 64 slots) sits in main's frame, outside the
+    // measured stack below.
+    let mut scratch = [Slot::EMPTY; verdicts::MAX_SLOTS];
     let expected = VERDICTS.lines().filter(|l| !l.is_empty()).count();
     hprintln!(
-        "verdicts start cases_bin={} verdict_lines={} max_slots={} usize_bits={}",
+        "verdicts start board={} cases_bin={} verdict_lines={} max_slots={} usize_bits={}",
+        board::NAME,
         CASES.len(),
         expected,
         verdicts::MAX_SLOTS,
@@ -49,17 +48,22 @@ fn main() -> ! {
     // report closure prints only on a mismatch, so a passing run measures
     // the parsing alone).
     let (result, stack) = stack::measure(|| {
-        verdicts::run_all(CASES, VERDICTS, scratch, |case, verdict, line, same| {
-            if !same {
-                hprintln!(
-                    "mismatch case={} expected=\"{}\" got=\"{} {}\"",
-                    case.name,
-                    line,
-                    case.name,
-                    verdict
-                );
-            }
-        })
+        verdicts::run_all(
+            CASES,
+            VERDICTS,
+            &mut scratch,
+            |case, verdict, line, same| {
+                if !same {
+                    hprintln!(
+                        "mismatch case={} expected=\"{}\" got=\"{} {}\"",
+                        case.name,
+                        line,
+                        case.name,
+                        verdict
+                    );
+                }
+            },
+        )
     });
     let code = match result {
         Some((cases, mismatches)) => {

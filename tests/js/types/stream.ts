@@ -2,8 +2,8 @@
 // package's index.d.ts: the streaming writer, the edits, the shards, Node's
 // writeFile; misuse must not compile.
 import {
-  SafeTensors, editTensors, openSharded, serializeStream, serializedSize, shardTensors, writeFile, writeShards,
-  type ConvertTarget, type EditOptions, type ShardPlan, type StreamOptions, type StreamTensorInput, type StreamTensors,
+  SafeTensors, editMetadata, editTensors, openSharded, serializeStream, serializedSize, shardTensors, writeFile, writeShards,
+  type ConvertTarget, type EditOptions, type EditedTensors, type MetadataEdits, type ShardPlan, type StreamOptions, type StreamTensorInput, type StreamTensors,
 } from 'safetensors-nano';
 
 export async function useStreams(file: File, sink: WritableStream<Uint8Array>): Promise<number> {
@@ -31,6 +31,14 @@ export async function useStreams(file: File, sink: WritableStream<Uint8Array>): 
   void [target, first.tensors, first.dataBytes, names, index, split.totalSize, split.indexName];
   const written: { shards: string[]; index: string | null } = await writeShards('out', map, null, { maxShardSize: 1e9, onProgress: (d, t, shard: string) => void [d, t, shard] });
   void written;
+  const metaEdits: MetadataEdits = { set: new Map([['format', 'pt']]), drop: ['license'], clear: false };
+  const relabelled: EditedTensors = editTensors(opened, { metadata: { set: { format: 'np' }, drop: 'license' } });
+  const meta: Record<string, string> | null = editMetadata(relabelled.metadata, metaEdits);
+  await serializeStream(relabelled, meta).pipeTo(sink);
+  // @ts-expect-error: metadata values are strings
+  editMetadata(null, { set: { step: 3 } });
+  // @ts-expect-error: the result's metadata is read-only
+  relabelled.metadata = null;
   // @ts-expect-error: F8_E4M3 is not a conversion target
   editTensors(opened, { convert: 'F8_E4M3' });
   // @ts-expect-error: rename takes a pair, not a single string

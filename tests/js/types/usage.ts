@@ -1,9 +1,9 @@
 // Type-checked (tsc --strict) against the installed package's index.d.ts:
 // every export is used with its declared types; misuse must not compile.
 import {
-  SafeTensors, SafeTensorsError, ShardedModel, openSharded, checkShards, decodeFloat32, serialize, wasmMemoryBytes, DTYPES, DTYPE_INFO,
+  SafeTensors, SafeTensorsError, ShardedModel, openSharded, openHub, checkShards, decodeFloat32, serialize, wasmMemoryBytes, DTYPES, DTYPE_INFO,
   type Dtype, type DtypeInfo, type DtypeKind, type ShardFinding, type ShardHeader, type FloatDtype, type Tensor, type TypedArray, type ParameterCount, type ErrorKind,
-  type OpenOptions, type BlobOptions, type UrlOptions, type ShardedOptions, type ReadOptions, type TensorInput,
+  type OpenOptions, type BlobOptions, type UrlOptions, type ShardedOptions, type HubOptions, type ReadOptions, type TensorInput, type SliceEntry, type ReadSliceOptions,
 } from 'safetensors-nano';
 
 export async function use(buf: ArrayBuffer, file: File, url: string): Promise<number> {
@@ -24,7 +24,13 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
     const r: Uint8Array = await t.read({ signal: undefined });
     const g: Float32Array = await t.readFloat32({ chunkBytes: 1 << 20, onProgress: (done: number, total: number) => void [done, total] });
     const into: Float32Array = await t.readFloat32({ out: new Float32Array(t.elementCount) });
-    void [d, shape, begin, end, bytes, view, f, r, g, into, t.byteOffset, t.byteLength, t.elementCount, t.name];
+    const spec: SliceEntry[] = [null, 2, [1, null], [0, -1, 2]];
+    const so: ReadSliceOptions = { signal: undefined, onProgress: (done: number, total: number) => void [done, total] };
+    const sl: { shape: number[]; bytes: Uint8Array } = await t.readSlice(spec, so);
+    const sf: { shape: number[]; values: Float32Array } = await t.readSliceFloat32([[null, 4]]);
+    // @ts-expect-error a string is no spec entry
+    void t.readSlice(['1:3']);
+    void [d, shape, begin, end, bytes, view, f, r, g, into, sl, sf, t.byteOffset, t.byteLength, t.elementCount, t.name];
   }
   const count: ParameterCount = h.parameterCount();
   const bf: number | undefined = count.byDtype.BF16;
@@ -103,7 +109,11 @@ export async function options(buf: ArrayBuffer, file: File, url: string): Promis
     await openSharded(url, [], sharded),
     await openSharded(JSON.stringify({ weight_map: {} }), [file, new URL(url)], { concurrency: Infinity, prefetch: 8, headerLimit: 1, headers: {}, signal: AbortSignal.abort(), fetch }),
     await openSharded({ weight_map: {} }, [file, url] as const),
+    await openHub('org/name'),
+    await openHub('org/name', { revision: 'refs/pr/1', file: 'unet/diffusion_pytorch_model.safetensors', endpoint: new URL(url), token: 'hf_x', concurrency: 4, timeout: 1000 } satisfies HubOptions),
   ];
+  // @ts-expect-error: the token is a string
+  await openHub('org/name', { token: 1 });
   const t: Tensor | undefined = files[0].tensor('x');
   const bytes: Uint8Array | undefined = await t?.read(read);
   const input: TensorInput = { dtype: 'F32', shape: [1] as const, data: new SharedArrayBuffer(4) };

@@ -21,9 +21,10 @@ export type WasmErrorKind =
 /** The kinds the package's JavaScript raises itself. */
 export type JsErrorKind =
   | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'SourceChanged' | 'Http' | 'Timeout'
-  | 'Network' | 'TooManyRedirects' | 'ShortBody' | 'RangeMismatch' | 'ContentEncoded'
-  | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'WriterUnavailable' | 'GpuLimitExceeded'
-  | 'GpuFeatureMissing' | 'WriteFailed' | 'ReaderUnavailable';
+  | 'Network' | 'TooManyRedirects' | 'ShortBody' | 'RangeMismatch' | 'RangeUnsupported'
+  | 'ContentEncoded' | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'HubUnauthorized'
+  | 'HubNotFound' | 'WriterUnavailable' | 'GpuLimitExceeded' | 'GpuFeatureMissing' | 'WriteFailed'
+  | 'Internal' | 'ReaderUnavailable';
 
 /** Every kind of `SafeTensorsError`. */
 export type ErrorKind = WasmErrorKind | JsErrorKind;

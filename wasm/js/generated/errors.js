@@ -25,9 +25,10 @@ export const KINDS = Object.freeze([
 /** The kinds the package's JavaScript raises itself (never numbered by wasm). */
 export const JS_KINDS = Object.freeze([
   'NotInMemory', 'NoSource', 'HeaderIncomplete', 'SourceChanged', 'Http', 'Timeout', 'Network',
-  'TooManyRedirects', 'ShortBody', 'RangeMismatch', 'ContentEncoded', 'IndexInvalid',
-  'IndexMismatch', 'ShardMissing', 'WriterUnavailable', 'GpuLimitExceeded', 'GpuFeatureMissing',
-  'WriteFailed', 'ReaderUnavailable',
+  'TooManyRedirects', 'ShortBody', 'RangeMismatch', 'RangeUnsupported', 'ContentEncoded',
+  'IndexInvalid', 'IndexMismatch', 'ShardMissing', 'HubUnauthorized', 'HubNotFound',
+  'WriterUnavailable', 'GpuLimitExceeded', 'GpuFeatureMissing', 'WriteFailed', 'Internal',
+  'ReaderUnavailable',
 ]);
 
 /**
