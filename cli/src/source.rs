@@ -220,7 +220,7 @@ fn remote(text: &str) -> Result<Source, Failure> {
     let index = name.url(endpoint, hub::INDEX).map_err(Failure::remote)?;
     match fetch_small(&index, &[], crate::sharded::INDEX_LIMIT + 1) {
         Ok(body) => Ok(remote(index, Vec::new(), Some(body))),
-        Err(e) if e.kind == Kind::NotFound => {
+        Err(e) if e.kind == Kind::HubNotFound => {
             let single = name.url(endpoint, hub::SINGLE).map_err(Failure::remote)?;
             Ok(remote(single, vec![index.to_string()], None))
         }

@@ -215,11 +215,17 @@ fn hub_errors_say_what_to_do() {
         None,
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["error"]["kind"], "NotFound", "{doc}");
+    assert_eq!(doc["error"]["kind"], "HubNotFound", "{doc}");
 
     // Gated: 401 without a token, a clear message; with HF_TOKEN or --token it opens.
     let out = hub.cli(&["inspect", "hf://org/gated"], None);
     assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(
+        &hub.cli(&["inspect", "--json", "hf://org/gated"], None)
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(doc["error"]["kind"], "HubUnauthorized", "{doc}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("gated or private") && err.contains("HF_TOKEN") && err.contains("401"),

@@ -429,10 +429,20 @@ fn the_token_goes_to_the_endpoint_origin_only() {
         .log()
         .iter()
         .all(|r| r.header("Authorization").is_none()));
-    // Without the token the endpoint answers 401: a clear error.
-    let out = run(&["inspect", "--json", &url]);
+    // Without the token the endpoint answers 401: the Hub's kind, with advice.
+    let out = cli(&["inspect", "--json", &url])
+        .env("HF_ENDPOINT", &endpoint.base)
+        .output()
+        .unwrap();
     let doc = json(&out);
-    assert_eq!(doc["error"]["kind"], "Unauthorized", "{doc}");
+    assert_eq!(doc["error"]["kind"], "HubUnauthorized", "{doc}");
+    assert!(doc["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("set HF_TOKEN"));
+    // The same answer from a server that is not the Hub: an HTTP error.
+    let doc = json(&run(&["inspect", "--json", &url]));
+    assert_eq!(doc["error"]["kind"], "Http", "{doc}");
 }
 
 #[test]
@@ -440,7 +450,14 @@ fn errors_are_typed_and_name_the_problem() {
     let server = TestServer::start(Behaviour::default());
     let missing = run(&["inspect", "--json", &server.url("/none.safetensors")]);
     assert_eq!(missing.status.code(), Some(1));
-    assert_eq!(json(&missing)["error"]["kind"], "NotFound");
+    // Not the Hub: an HTTP error, naming the URL.
+    let doc = json(&missing);
+    assert_eq!(doc["error"]["kind"], "Http");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("not found (HTTP 404") && message.contains("/none.safetensors"),
+        "{message}"
+    );
     // Nothing listens on a port just freed.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

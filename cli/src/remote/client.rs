@@ -122,14 +122,17 @@ impl Client {
             .map_err(|m| Error::new(Kind::InvalidUrl, m.clone()))
     }
 
-    /// Whether a request to `url` carries the token: only to the
-    /// endpoint's origin (scheme, host and port).
+    /// Whether `url` is on the Hub: the endpoint's origin (scheme, host
+    /// and port).
+    fn is_hub(&self, url: &Url) -> bool {
+        self.endpoint
+            .as_ref()
+            .is_ok_and(|e| e.origin() == url.origin())
+    }
+
+    /// Whether a request to `url` carries the token: only to the Hub.
     fn authorizes(&self, url: &Url) -> bool {
-        self.token.is_some()
-            && self
-                .endpoint
-                .as_ref()
-                .is_ok_and(|e| e.origin() == url.origin())
+        self.token.is_some() && self.is_hub(url)
     }
 
     /// GETs `url` with `headers`, following redirects (the token, if any,
@@ -191,7 +194,8 @@ fn failed(url: &Url, e: ureq::Error) -> Error {
 }
 
 /// An error answer (4xx, 5xx, or one we do not handle) as an error that says
-/// what to do; `tried` are the URLs asked for, for a 404.
+/// what to do; `tried` are the URLs asked for (before redirects), the last
+/// one answered. The Hub's 401, 403 and 404 get its kinds and advice.
 pub fn status_error(answer: &Answer, tried: &[String]) -> Error {
     let status = answer.status();
     // The Hub's reason: ` (GatedRepo: Access to model … is restricted)`.
@@ -207,8 +211,9 @@ pub fn status_error(answer: &Answer, tried: &[String]) -> Error {
         .last()
         .cloned()
         .unwrap_or_else(|| answer.url.to_string());
-    match status.as_u16() {
-        401 | 403 => {
+    let hub = Url::parse(&url).is_ok_and(|u| client().is_hub(&u));
+    match (status.as_u16(), hub) {
+        (401 | 403, true) => {
             let what = if answer.token_sent {
                 "the token sent (HF_TOKEN or --token) has no access to it: use a token of an account \
                  that has access, and accept the repository's terms on the Hub if it is gated"
@@ -217,15 +222,19 @@ pub fn status_error(answer: &Answer, tried: &[String]) -> Error {
                  and accept the repository's terms on the Hub if it is gated"
             };
             Error::new(
-                Kind::Unauthorized,
+                Kind::HubUnauthorized,
                 format!(
                     "{url}: HTTP {status}{reason}; the repository is gated or private (or does not exist): {what}"
                 ),
             )
         }
-        404 => Error::new(
-            Kind::NotFound,
-            format!("not found{reason}; tried {}", tried.join(", ")),
+        (404, true) => Error::new(
+            Kind::HubNotFound,
+            format!("not found on the Hub{reason}; tried {}", tried.join(", ")),
+        ),
+        (404, false) => Error::new(
+            Kind::Http,
+            format!("not found (HTTP {status}); tried {}", tried.join(", ")),
         ),
         _ => Error::new(Kind::Http, format!("{url}: HTTP {status}{reason}")),
     }

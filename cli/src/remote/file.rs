@@ -254,7 +254,7 @@ impl RemoteFile {
                 Ok(body)
             }
             412 => Err(self.changed("412 Precondition Failed".to_owned())),
-            _ => Err(status_error(&answer, &[self.at.to_string()])),
+            _ => Err(status_error(&answer, &[self.url.to_string()])),
         }
     }
 

@@ -19,12 +19,15 @@ pub enum Kind {
     Network,
     /// The server did not answer in time.
     Timeout,
-    /// An HTTP status we do not handle.
+    /// An HTTP error status (from a server other than the Hub's, any
+    /// error; from the Hub, one other than 401, 403 and 404).
     Http,
-    /// 401 or 403: a gated or private repository, or a missing token.
-    Unauthorized,
-    /// 404: none of the files tried exists.
-    NotFound,
+    /// 401 or 403 from the Hub: a gated or private repository, and no
+    /// token or one without access (the npm package's kind too).
+    HubUnauthorized,
+    /// 404 from the Hub: none of the files tried exists (the npm
+    /// package's kind too).
+    HubNotFound,
     /// More redirects than we follow.
     TooManyRedirects,
     /// The file changed since it was first opened.
@@ -43,8 +46,8 @@ impl Kind {
             Kind::Network => "Network",
             Kind::Timeout => "Timeout",
             Kind::Http => "Http",
-            Kind::Unauthorized => "Unauthorized",
-            Kind::NotFound => "NotFound",
+            Kind::HubUnauthorized => "HubUnauthorized",
+            Kind::HubNotFound => "HubNotFound",
             Kind::TooManyRedirects => "TooManyRedirects",
             Kind::SourceChanged => "SourceChanged",
             Kind::RangeMismatch => "RangeMismatch",
