@@ -284,8 +284,8 @@ impl Input {
 impl Input {
     /// Closes a remote file's connection, if a body is still open on it
     /// (a server without ranges): the next read asks again.
+    #[cfg(feature = "http")]
     pub fn release_connection(&mut self) {
-        #[cfg(feature = "http")]
         if let Input::Remote(r) = self {
             r.release_connection();
         }
