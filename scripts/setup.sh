@@ -85,13 +85,13 @@ what=("$@"); [ ${#what[@]} -eq 0 ] && what=(all)
 for w in "${what[@]}"; do
   case "$w" in
     rust) setup_rust ;;
-    web) setup_rust; setup_wasm_tools; setup_apt chromium; if [ -f tests/js/package.json ]; then setup_node; fi ;;
+    web) setup_rust; setup_wasm_tools; setup_apt chromium openssl; if [ -f tests/js/package.json ]; then setup_node; fi ;;
     python) setup_python ;;
     qemu) setup_rust; setup_apt qemu-system-arm ;;
     # The CLI's tests: prlimit (a full disk), script (a terminal); bench-cli: /usr/bin/time.
     cli) setup_apt util-linux bsdutils time ;;
     nightly) setup_nightly ;;
-    all) setup_rust; setup_apt chromium qemu-system-arm; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
+    all) setup_rust; setup_apt chromium openssl qemu-system-arm; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
     *) echo "unknown setup part: $w" >&2; exit 2 ;;
   esac
 done
