@@ -141,7 +141,7 @@ function report(tl, info) {
     [at('viewer:index-fetched') - index.end, 'index: bytes handed to the page'],
     [at('viewer:index-parsed') - at('viewer:index-fetched'), 'index: decoded and JSON.parse'],
     [at('viewer:shards-request') - at('viewer:index-parsed'), "index: each shard's header size estimated (the first range)"],
-    [firstQueued - at('viewer:shards-request'), `first shard request issued (through the worker; its package ready at ${at('worker:ready').toFixed(0)} ms)`],
+    [firstQueued - at('viewer:shards-request'), `first shard request issued (through a header worker; the first one's package ready at ${at('worker:ready').toFixed(0)} ms)`],
     [lastEnd - firstQueued, `shard requests, first issued → last answered (${(onWire / (lastEnd - firstSent)).toFixed(1)} on the wire on average; sent → answer begins ${mean(shards.map((r) => r.first - r.sent)).toFixed(1)} ms each)`],
     [at('viewer:shards-read') - lastEnd, 'last answer → its header parsed and on the page'],
     [at('viewer:rendered') - at('viewer:shards-read'), 'model, summary and list built'],
@@ -178,7 +178,7 @@ for (const p of PROTOCOLS) {
   const ready = sorted('openMs');
   const fastest = results.find((r) => r.listMs === list[0]);
   const verdict = (ms) => (ms <= p.goalMs ? 'met' : 'NOT met');
-  const rounds = 1 + Math.ceil(info.shards / p.connections);
+  const rounds = 1 + Math.ceil(info.shards / Math.min(p.connections, info.shards));
   const wire = p.connections === Infinity ? `${info.shards} shards at once on one connection` : `${info.shards} shards over ${p.connections} connections`;
   console.log(`${p.name}:`);
   console.log(`  all tensors listed: fastest ${list[0].toFixed(0)} ms, median ${median(list).toFixed(0)} ms (goal ≤ ${p.goalMs} ms: ${verdict(list[0])} by the fastest, ${verdict(median(list))} by the median)`);
