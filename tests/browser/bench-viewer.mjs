@@ -131,6 +131,8 @@ function report(tl, info) {
   const shards = hubRes.filter((r) => r.name.endsWith('.safetensors'));
   const firstQueued = Math.min(...shards.map((r) => r.start));
   const firstSent = Math.min(...shards.map((r) => r.sent));
+  const lastSent = Math.max(...shards.map((r) => r.sent));
+  const firstStart = Math.min(...shards.map((r) => r.first));
   const lastEnd = Math.max(...shards.map((r) => r.end));
   // Shard requests on the wire (sent, not yet answered), sampled every millisecond.
   let onWire = 0;
@@ -143,6 +145,8 @@ function report(tl, info) {
     [at('viewer:shards-request') - at('viewer:index-parsed'), "index: each shard's header size estimated (the first range)"],
     [firstQueued - at('viewer:shards-request'), `first shard request issued (through a header worker; the first one's package ready at ${at('worker:ready').toFixed(0)} ms)`],
     [lastEnd - firstQueued, `shard requests, first issued → last answered (${(onWire / (lastEnd - firstSent)).toFixed(1)} on the wire on average; sent → answer begins ${mean(shards.map((r) => r.first - r.sent)).toFixed(1)} ms each)`],
+    [lastSent - firstQueued, '  of which: first issued → last sent'],
+    [firstStart - firstQueued, '  of which: first issued → first answer begins'],
     [at('viewer:shards-read') - lastEnd, 'last answer → its header parsed and on the page'],
     [at('viewer:rendered') - at('viewer:shards-read'), 'model, summary and list built'],
     [at('viewer:listed') - at('viewer:rendered'), 'list painted (all tensors listed)'],
