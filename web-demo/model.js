@@ -59,7 +59,7 @@ async function openSource(src) {
 const ALIGN_OF = new Map(DTYPES.map((d) => [d, viewAlignment(d)]));
 
 /** One row per tensor of a header, straight from its columns (`i` and `shard` set by Model). */
-function headerRows({ names, dtypeNames, dtypes, ranks, dims, begins, ends, dataOffset }) {
+function headerRows({ names, dtypes, ranks, dims, begins, ends, dataOffset }) {
   const rows = new Array(names.length);
   let d = 0;
   for (let k = 0; k < names.length; k++) {
@@ -67,7 +67,7 @@ function headerRows({ names, dtypeNames, dtypes, ranks, dims, begins, ends, data
     const shape = new Array(rank);
     let params = 1;
     for (let j = 0; j < rank; j++) params *= shape[j] = dims[d++];
-    const dtype = dtypeNames[dtypes[k]];
+    const dtype = dtypes[k];
     const align = ALIGN_OF.get(dtype);
     const offset = dataOffset + begins[k];
     rows[k] = {

@@ -18,11 +18,7 @@ async function open({ src }) {
   const tensors = st.tensors();
   const n = tensors.length;
   const nameLengths = new Uint32Array(n);
-  // Each tensor's dtype as an index into the shard's few dtype names: a byte per tensor crosses
-  // to the page far faster than a string per tensor.
-  const dtypeNames = [];
-  const dtypeIndex = new Map();
-  const dtypes = new Uint8Array(n);
+  const dtypes = new Array(n);
   const ranks = new Uint8Array(n);
   const begins = new Float64Array(n);
   const ends = new Float64Array(n);
@@ -33,17 +29,15 @@ async function open({ src }) {
   for (let i = 0; i < n; i++) {
     const t = tensors[i];
     nameLengths[i] = t.name.length;
-    let code = dtypeIndex.get(t.dtype);
-    if (code === undefined) dtypeIndex.set(t.dtype, (code = dtypeNames.push(t.dtype) - 1));
-    dtypes[i] = code;
+    dtypes[i] = t.dtype;
     ranks[i] = t.shape.length;
     for (const x of t.shape) dims[d++] = x;
     [begins[i], ends[i]] = t.dataOffsets;
   }
   // One string of all names (plus their lengths) crosses to the page far faster than 100,000.
   const names = tensors.map((t) => t.name).join('');
-  const header = { headerSize: st.headerSize, dataOffset: st.dataOffset, fileSize: st.fileSize, bytesRead: st.bytesRead, metadata: st.metadata(), names, nameLengths, dtypeNames, dtypes, ranks, dims, begins, ends };
-  return { header, transfer: [nameLengths.buffer, dtypes.buffer, ranks.buffer, begins.buffer, ends.buffer, dims.buffer] };
+  const header = { headerSize: st.headerSize, dataOffset: st.dataOffset, fileSize: st.fileSize, bytesRead: st.bytesRead, metadata: st.metadata(), names, nameLengths, dtypes, ranks, dims, begins, ends };
+  return { header, transfer: [nameLengths.buffer, ranks.buffer, begins.buffer, ends.buffer, dims.buffer] };
 }
 
 self.onmessage = async (e) => {
