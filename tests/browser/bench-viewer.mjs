@@ -101,6 +101,26 @@ async function openOnce({ hub: { info, ask } }) {
   return run;
 }
 
+/**
+ * The same requests without the viewer, in a fresh context: a page fetches the index and parses
+ * it, then every shard's header bytes at once. The browser's and the server's own time, which no
+ * change to the viewer can take away (the viewer's first ranges are a little longer, estimated).
+ */
+async function bareOnce({ hub: { info } }) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${demo.url}/favicon.ico`);
+  const ms = await page.evaluate(async ({ url, shardHeaders }) => {
+    const t0 = performance.now();
+    const index = JSON.parse(await (await fetch(`${url}/hub/model.safetensors.index.json`)).text());
+    if (!index.weight_map) throw new Error('no weight_map');
+    await Promise.all(shardHeaders.map(async ({ name, bytes }) => (await fetch(`${url}/hub/${name}`, { headers: { Range: `bytes=0-${bytes - 1}` } })).arrayBuffer()));
+    return performance.now() - t0;
+  }, info);
+  await context.close();
+  return ms;
+}
+
 /** Marks and resource timings of the page and its workers, in ms since the open started. */
 async function timeline(page) {
   const grab = () => ({
@@ -166,6 +186,7 @@ for (let i = 0; i < runs; i++) {
     if (r.errors.length) throw new Error(`${p.name}: page errors: ${r.errors.join('; ')}`);
     if (r.versions.join() !== p.version) throw new Error(`${p.name}: the server saw HTTP/${r.versions.join(', HTTP/')} requests`);
     p.results.push(r);
+    if (opts.profile) (p.bare ??= []).push(await bareOnce(p));
   }
 }
 await browser.close();
@@ -192,7 +213,11 @@ for (const p of PROTOCOLS) {
   const requests = Math.max(...results.map((r) => r.requests));
   const bytes = Math.max(...results.map((r) => r.bytes));
   console.log(`  requests ${requests} (goal ≤ ${info.shards + 2}), bytes ${bytes} = ${(bytes / info.least).toFixed(3)}× the index + headers (goal ≤ 1.1×), the most of any open`);
-  if (opts.profile) report(fastest.timeline, p.hub.info);
+  if (opts.profile) {
+    const bare = p.bare.sort((a, b) => a - b);
+    console.log(`  the same requests from a bare page (index fetched and parsed, then every shard's header bytes at once, no viewer): fastest ${bare[0].toFixed(0)} ms, median ${median(bare).toFixed(0)} ms`);
+    report(fastest.timeline, p.hub.info);
+  }
   if (process.env.DUMP) for (const r of fastest.timeline.res.filter((r) => !r.name.includes('/hub/')).sort((a, b) => a.start - b.start)) console.log(r.start.toFixed(0), r.sent.toFixed(0), r.end.toFixed(0), r.name.replace(/.*:\d+\//, ''));
   if (process.env.DUMP) console.log(fastest.timeline.marks.filter((m) => m.name === 'worker:ready'));
 }

@@ -3,7 +3,8 @@
 // of the client being timed (as a real server would not). workerData:
 // { deepSeek: true } or { tensors, shards }, { delay }, and { tls } (a
 // certificate from lib/tls.js: HTTP/2 over TLS instead of HTTP/1.1). Posts
-// { url, tensors, shards, least, indexBytes } once listening; answers
+// { url, tensors, shards, least, indexBytes, shardHeaders } once listening
+// (shardHeaders: each shard's file name and 8 + N header bytes); answers
 // 'reset' (forget the requests so far) and 'stats' ({ requests, bytes,
 // versions }: the HTTP versions the requests came in).
 // End it with worker.terminate().
@@ -25,4 +26,5 @@ parentPort.on('message', (m) => {
     parentPort.postMessage({ requests: server.requests.length, bytes: server.requests.reduce((n, r) => n + r.bytes, 0), versions });
   }
 });
-parentPort.postMessage({ url: server.url, tensors: model.tensors, shards: model.shards.length, least: minimumBytes(model), indexBytes });
+const shardHeaders = model.shards.map((s) => ({ name: s.name, bytes: s.header.length }));
+parentPort.postMessage({ url: server.url, tensors: model.tensors, shards: model.shards.length, least: minimumBytes(model), indexBytes, shardHeaders });
