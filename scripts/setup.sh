@@ -91,7 +91,7 @@ what=("$@"); [ ${#what[@]} -eq 0 ] && what=(all)
 for w in "${what[@]}"; do
   case "$w" in
     rust) setup_rust ;;
-    web) setup_rust; setup_wasm_tools; setup_apt chromium; if [ -f tests/js/package.json ]; then setup_node; fi ;;
+    web) setup_rust; setup_wasm_tools; setup_apt chromium openssl; if [ -f tests/js/package.json ]; then setup_node; fi ;;
     python) setup_python ;;
     # The firmware's three boards: mps2-an386 and microbit (arm), sifive_e (riscv32, in -misc).
     qemu) setup_rust; setup_firmware_targets; setup_apt qemu-system-arm qemu-system-misc ;;
@@ -101,7 +101,7 @@ for w in "${what[@]}"; do
     # The CLI's tests: prlimit (a full disk), script (a terminal); bench-cli: /usr/bin/time.
     cli) setup_apt util-linux bsdutils time ;;
     nightly) setup_nightly ;;
-    all) setup_rust; setup_firmware_targets; setup_apt chromium qemu-system-arm qemu-system-misc firefox-esr webkit2gtk-driver xvfb xauth; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
+    all) setup_rust; setup_firmware_targets; setup_apt chromium openssl qemu-system-arm qemu-system-misc firefox-esr webkit2gtk-driver xvfb xauth; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
     *) echo "unknown setup part: $w" >&2; exit 2 ;;
   esac
 done

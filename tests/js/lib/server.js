@@ -1,10 +1,11 @@
-// A local static HTTP server for the tests, on 127.0.0.1 only: serves a
-// folder, with single-range Range support (206/416) or without it (every
+// A local static HTTP server for the tests, on 127.0.0.1 only (HTTP/1.1, or
+// HTTP/2 over TLS when given a certificate, lib/tls.js): serves a folder, with single-range Range support (206/416) or without it (every
 // answer a 200 with the whole body), plus "virtual" files whose bytes a
 // function produces (for sizes no disk file should have). Logs requests
 // (each with the body bytes it was answered with).
 
 import { createServer } from 'node:http';
+import { createSecureServer } from 'node:http2';
 import { createReadStream, statSync } from 'node:fs';
 import { join, normalize, extname } from 'node:path';
 
@@ -41,13 +42,15 @@ function parseRange(header, size) {
  * @param {Record<string, string>} [o.requireHeaders] headers every request under /auth/ must carry
  * @param {number} [o.delay=0] milliseconds each answer waits before it is sent
  *   (so that requests overlap; `stats.maxInFlight` counts how many did)
+ * @param {{key: string, cert: string}} [o.tls] serve HTTP/2 over TLS (https://) with this
+ *   key and certificate, instead of HTTP/1.1; each request's log entry has its `httpVersion`
  */
-export async function startServer({ root, range = true, virtual = new Map(), requireHeaders = {}, delay = 0 }) {
+export async function startServer({ root, range = true, virtual = new Map(), requireHeaders = {}, delay = 0, tls = null }) {
   const requests = [];
   const stats = { inFlight: 0, maxInFlight: 0 };
-  const server = createServer((req, res) => {
+  const handle = (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const entry = { path, range: req.headers.range ?? null, status: 0, bytes: 0 };
+    const entry = { path, range: req.headers.range ?? null, status: 0, bytes: 0, httpVersion: req.httpVersion };
     requests.push(entry);
     stats.maxInFlight = Math.max(stats.maxInFlight, ++stats.inFlight);
     res.on('close', () => stats.inFlight--);
@@ -122,16 +125,25 @@ export async function startServer({ root, range = true, virtual = new Map(), req
     }
     headers['Content-Length'] = String(size);
     return send(200, headers, open(0n, size - 1n));
+  };
+  // (An HTTP/2 server keeps its sessions open: close() ends them, as closeAllConnections does
+  // for HTTP/1.1.)
+  const sessions = new Set();
+  const server = tls ? createSecureServer({ key: tls.key, cert: tls.cert }, handle) : createServer(handle);
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.on('close', () => sessions.delete(s));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests,
     stats,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections?.();
+        for (const s of sessions) s.destroy();
         server.close(() => resolve());
       }),
   };
