@@ -10,4 +10,6 @@ pub mod flash;
 #[cfg(feature = "std")]
 pub(crate) mod index;
 #[cfg(feature = "std")]
+pub(crate) mod index_check;
+#[cfg(feature = "std")]
 pub(crate) mod std;
