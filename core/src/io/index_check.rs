@@ -92,6 +92,8 @@ pub struct FindingInfo {
     /// The kind's name as JSON and JavaScript spell it (`"missingShard"`):
     /// the Rust variant's name with a lower-case first letter.
     pub name: &'static str,
+    /// The variant's doc comment (for the generated declarations).
+    pub doc: &'static str,
     /// The kind's fields, in the variant's order.
     pub fields: &'static [FindingField],
     /// The message, with `{name}` where the field `name` goes, shown as its
@@ -181,6 +183,7 @@ macro_rules! index_problems {
             $(
                 pub(super) const $kind: FindingInfo = FindingInfo {
                     name: $name,
+                    doc: concat!($($doc, "\n",)*),
                     fields: &[$(FindingField { name: stringify!($field), ty: FindingType::$fty },)*],
                     template: $template,
                 };
