@@ -1,11 +1,12 @@
 //! A sharded checkpoint (`*.index.json` and its shard files) seen as one:
 //! each shard read and validated as a file, and the index checked against
-//! them by the core (`ShardIndex`, `IndexCheck`).
+//! them by the core (`ShardIndex`, `IndexCheck`): the same findings as the
+//! npm package's `checkShards` for the same files.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use safetensors_nano::{IndexError, ShardIndex};
+use safetensors_nano::{FindingValue, IndexError, IndexProblem, ShardIndex};
 
 use crate::edit::metadata_of;
 use crate::file::{with_header, Buffers, Failure};
@@ -75,6 +76,63 @@ pub struct Sharded {
     /// What is wrong: a shard that is not a valid file, or a disagreement
     /// between the index and the shards. Empty when all is well.
     pub problems: Vec<String>,
+    /// The disagreements between the index and the shards (also in
+    /// `problems`, worded), as `verify --json` lists them.
+    pub findings: Vec<IndexProblem>,
+    /// The shards the findings' positions count: the index's and the
+    /// unnamed ones beside it, by file name, without the missing ones.
+    pub checked: Vec<String>,
+}
+
+/// The shard files beside the index at `path` that are named like its
+/// shards (`model-00003-of-00004.safetensors` for
+/// `model.safetensors.index.json`), by file name.
+fn shard_like_files(dir: &Path, path: &Path) -> Vec<String> {
+    let Some(stem) = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".safetensors.index.json"))
+    else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let like_shard = |name: &str| {
+        let Some(rest) = name
+            .strip_prefix(stem)
+            .and_then(|r| r.strip_prefix('-'))
+            .and_then(|r| r.strip_suffix(".safetensors"))
+        else {
+            return false;
+        };
+        rest.split_once("-of-").is_some_and(|(i, n)| {
+            [i, n]
+                .iter()
+                .all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| like_shard(n))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A finding as JSON: `{"kind": …, its fields…}`, as the npm package's
+/// `checkShards` gives it.
+pub fn finding_json(p: &IndexProblem) -> serde_json::Value {
+    let mut object = serde_json::Map::new();
+    object.insert("kind".into(), p.info().name.into());
+    for (field, value) in p.info().fields.iter().zip(p.values()) {
+        let value = match value {
+            FindingValue::Text(t) => t.into(),
+            FindingValue::Number(n) => n.into(),
+        };
+        object.insert(field.name.into(), value);
+    }
+    serde_json::Value::Object(object)
 }
 
 /// Reads the index at `path` and every shard's header (and, with `hash`,
@@ -88,13 +146,29 @@ pub fn load(path: &Path, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
     let mut bufs = Buffers::default();
     let mut check = index.check();
     let (mut rows, mut problems, mut metadata, mut data_len) = (Vec::new(), Vec::new(), None, 0);
-    let mut shard_paths = Vec::new();
-    // The shards that could not be read, by their names in the index.
-    let mut unreadable: Vec<String> = Vec::new();
-    for shard in index.shards() {
-        let shard_path = dir.join(shard);
+    let named = index.shards();
+    let shard_paths: Vec<PathBuf> = named.iter().map(|s| dir.join(s)).collect();
+    // The index's shards and the unnamed ones beside it, by file name (the
+    // order the package's checkShards is given them in the comparison test).
+    let mut shards: Vec<String> = named.iter().map(|s| s.to_string()).collect();
+    shards.extend(shard_like_files(&dir, path));
+    shards.sort();
+    shards.dedup();
+    let mut checked = Vec::new();
+    for shard in shards {
+        let shard_path = dir.join(&shard);
+        if matches!(std::fs::metadata(&shard_path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        {
+            continue;
+        }
+        let is_named = named.contains(&shard.as_str());
+        let mut read = false;
         let result = with_header(&shard_path, &mut bufs, |file, header| {
-            check.shard(shard, header);
+            check.shard(&shard, header);
+            read = true;
+            if !is_named {
+                return Ok(());
+            }
             let digests = if hash {
                 Some(hash::tensors(file, header, quiet)?)
             } else {
@@ -106,7 +180,7 @@ pub fn load(path: &Path, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
             data_len += header.data_len();
             for (i, t) in header.iter().enumerate() {
                 rows.push(Row {
-                    shard: shard.to_owned(),
+                    shard: shard.clone(),
                     name: t.name().to_string(),
                     dtype: t.dtype().name(),
                     shape: t.shape().iter().collect(),
@@ -118,21 +192,14 @@ pub fn load(path: &Path, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
         });
         if let Err(f) = result {
             problems.push(format!("{}: {}", shard_path.display(), f.message));
-            unreadable.push(shard.to_owned());
+            if !read {
+                check.unread(&shard);
+            }
         }
-        shard_paths.push(shard_path);
+        checked.push(shard);
     }
-    // A shard that could not be read is reported as such, not as all its
-    // tensors missing.
-    for p in check.finish() {
-        let missing_from_bad = matches!(&p, safetensors_nano::IndexProblem::Missing { shard, .. }
-            if unreadable.iter().any(|u| u == shard));
-        let size_after_bad =
-            !unreadable.is_empty() && matches!(p, safetensors_nano::IndexProblem::TotalSize { .. });
-        if !missing_from_bad && !size_after_bad {
-            problems.push(p.to_string());
-        }
-    }
+    let findings = check.finish();
+    problems.extend(findings.iter().map(|p| p.message(&checked).to_string()));
     Ok(Sharded {
         index,
         shard_paths,
@@ -140,5 +207,7 @@ pub fn load(path: &Path, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
         rows,
         data_len,
         problems,
+        findings,
+        checked,
     })
 }

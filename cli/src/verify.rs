@@ -20,6 +20,9 @@ struct Report {
     shards: Option<usize>,
     /// `(tensor, sha256)` with `--hash`.
     digests: Vec<(String, String)>,
+    /// For an index: its findings (`checkShards`' shape) and the shard
+    /// files their positions count.
+    findings: Option<(Vec<Value>, Vec<String>)>,
 }
 
 /// Runs `verify` over `files`; `false` if any was rejected (exit 1).
@@ -75,6 +78,10 @@ fn to_json(path: &Path, r: &Report) -> Value {
         "ok": r.problems.is_empty(),
         "problems": r.problems,
     });
+    if let Some((findings, shards)) = &r.findings {
+        v["findings"] = findings.clone().into();
+        v["checkedShards"] = shards.clone().into();
+    }
     if r.problems.is_empty() {
         v["tensors"] = r.tensors.into();
         v["bytes"] = r.bytes.into();
@@ -105,6 +112,7 @@ fn verify_file(path: &Path, bufs: &mut Buffers, hash: bool, quiet: bool) -> Repo
             tensors: header.len(),
             bytes: header.file_len(),
             shards: None,
+            findings: None,
             digests: header
                 .iter()
                 .map(|t| t.name().to_string())
@@ -124,6 +132,7 @@ fn verify_file(path: &Path, bufs: &mut Buffers, hash: bool, quiet: bool) -> Repo
             bytes: 0,
             shards: None,
             digests: Vec::new(),
+            findings: None,
         }
     })
 }
@@ -139,6 +148,7 @@ fn verify_index(path: &Path, hash: bool, quiet: bool) -> Report {
             bytes: 0,
             shards: None,
             digests: Vec::new(),
+            findings: None,
         },
         Ok(s) => Report {
             tensors: s.rows.len(),
@@ -150,6 +160,10 @@ fn verify_index(path: &Path, hash: bool, quiet: bool) -> Report {
                 .filter_map(|r| r.sha256.map(|d| (r.name, d)))
                 .collect(),
             problems: s.problems,
+            findings: Some((
+                s.findings.iter().map(sharded::finding_json).collect(),
+                s.checked,
+            )),
         },
     }
 }
