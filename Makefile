@@ -7,9 +7,10 @@ CARGO ?= cargo
 PY := tests/.venv/bin/python
 CLI := target/release/safetensors-nano
 # The inspect command the JS boundary fuzzing compares fromBytes with (its words; it is
-# run as `$(INSPECT_JSON) --json --no-hash FILE...`, one JSON line per file).
+# run as `$(INSPECT_JSON) --json --no-hash FILE...`, one JSON line per file), and the CLI
+# whose `verify --json` the shard-check comparison runs (tests/js/node/shardcheck-agree.test.js).
 INSPECT_JSON ?= $(CURDIR)/$(CLI) inspect
-BOUNDARY_ENV = INSPECT_JSON="$(INSPECT_JSON)"
+BOUNDARY_ENV = INSPECT_JSON="$(INSPECT_JSON)" VERIFY_CLI="$(CURDIR)/$(CLI)"
 
 .PHONY: all setup test demo demo-build demo-inspect test-demo lint unit nostd interop firmware package test-js test-bundlers test-snippets publish-dry-run bench bench-wasm bench-cli fuzz fuzz-js fuzz-smoke miri bounds verdicts-wasm hardening doc clean
 

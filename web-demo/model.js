@@ -7,7 +7,7 @@ import { DTYPES, naturalCompare, viewAlignment } from './format.js';
 // its wasm is ready before the first drop): a 100 MB header never freezes the page, and opening
 // does not wait behind a statistics job.
 import { opener } from './opener.js';
-import { checkShards, shardHeaderBytes } from './vendor/safetensors-nano/facts.js';
+import { checkShards, shardFindingMessage, shardHeaderBytes } from './vendor/safetensors-nano/facts.js';
 
 /** A failure while opening, with the file it happened in. */
 export class OpenError extends Error {
@@ -243,35 +243,32 @@ export class Model {
     const keys = new Map();
     const fileKey = (n) => keys.get(n) ?? keys.set(n, basename(n)).get(n);
     const findings = checkShards(this.index?.json ?? null, headers, { fileKey });
+    // Worded as the CLI's verify words them (the table generated from the Rust core).
+    const names = this.shards.map((s) => s.name);
+    const say = (f) => shardFindingMessage(f, names);
     const of = (kind) => findings.filter((f) => f.kind === kind);
-    const shardName = (i) => this.shards[i].name;
-    for (const d of of('duplicate')) {
-      out.push({ level: 'error', text: `tensor ${JSON.stringify(d.tensor)} is in both ${shardName(d.first)} and ${shardName(d.shard)}` });
-    }
+    for (const d of of('duplicate')) out.push({ level: 'error', text: say(d) });
     if (!this.index) {
       const good = this.shards.filter((s) => s.header);
       if (good.length) out.push({ level: 'ok', text: good.length === 1 ? 'header valid; offsets tile the data exactly to the end of the file' : `${good.length} file headers valid; offsets tile each file exactly` });
       return out;
     }
     // At most 5 lines of each kind, then a count of the rest.
-    let missingTensor = 0;
-    let wrongShard = 0;
-    for (const f of findings) {
-      if (f.kind === 'missing' && missingTensor++ < 5) out.push({ level: 'error', text: `index lists ${JSON.stringify(f.tensor)} in ${f.file}, but no shard header has it` });
-      if (f.kind === 'misplaced' && wrongShard++ < 5) out.push({ level: 'error', text: `index puts ${JSON.stringify(f.tensor)} in ${f.file}, but it is in ${shardName(f.shard)}` });
-    }
-    if (missingTensor > 5) out.push({ level: 'error', text: `… ${missingTensor - 5} more tensors listed in the index are missing` });
-    if (wrongShard > 5) out.push({ level: 'error', text: `… ${wrongShard - 5} more tensors are in another shard than the index says` });
-    for (const f of of('missingShard')) out.push({ level: 'error', text: `shard ${f.file} is named by the index but was not opened` });
-    const unlisted = of('unlisted');
-    for (const f of unlisted.slice(0, 5)) out.push({ level: 'error', text: `${shardName(f.shard)} has ${JSON.stringify(f.tensor)}, which the index does not list` });
-    if (unlisted.length > 5) out.push({ level: 'error', text: `… ${unlisted.length - 5} more tensors are missing from the index` });
-    for (const f of of('unnamedShard')) out.push({ level: 'warn', text: `${shardName(f.shard)} is not named by the index` });
+    const some = (kind, level, rest) => {
+      const all = of(kind);
+      for (const f of all.slice(0, 5)) out.push({ level, text: say(f) });
+      if (all.length > 5) out.push({ level, text: `… ${all.length - 5} ${rest}` });
+    };
+    some('missing', 'error', 'more tensors listed in the index are missing');
+    some('misplaced', 'error', 'more tensors are in another shard than the index says');
+    for (const f of of('missingShard')) out.push({ level: 'error', text: say(f) });
+    some('unlisted', 'error', 'more tensors are missing from the index');
+    for (const f of of('unnamedShard')) out.push({ level: 'warn', text: say(f) });
     const declared = this.index.metadata?.total_size;
-    if (declared !== undefined && declared !== null) {
-      const [size] = of('totalSize');
-      if (size) out.push({ level: 'warn', text: `index total_size ${declared} ≠ ${size.bytes} bytes of tensors in the shard headers` });
-      else out.push({ level: 'ok', text: `total_size ${Number(declared)} = sum of tensor bytes in the shard headers` });
+    const [size] = of('totalSize');
+    if (size) out.push({ level: 'warn', text: say(size) });
+    else if (declared !== undefined && declared !== null && !findings.some((f) => f.kind === 'missingShard') && this.shards.every((s) => s.header)) {
+      out.push({ level: 'ok', text: `total_size ${Number(declared)} = sum of tensor bytes in the shard headers` });
     }
     if (!out.some((x) => x.level === 'error')) {
       // With no error, each index entry is exactly one tensor of the shards (none missing,

@@ -1,10 +1,11 @@
 //! A sharded checkpoint (`*.index.json` and its shard files) seen as one:
 //! each shard read and validated as a file, and the index checked against
-//! them by the core (`ShardIndex`, `IndexCheck`).
+//! them by the core (`ShardIndex`, `IndexCheck`): the same findings as the
+//! npm package's `checkShards` for the same files.
 
 use std::path::Path;
 
-use safetensors_nano::{IndexError, ShardIndex};
+use safetensors_nano::{FindingValue, IndexError, IndexProblem, ShardIndex};
 
 use crate::edit::metadata_of;
 use crate::file::{opened, with_opened, Buffers, Failure};
@@ -65,6 +66,95 @@ pub struct Sharded {
     /// What is wrong: a shard that is not a valid file, or a disagreement
     /// between the index and the shards. Empty when all is well.
     pub problems: Vec<String>,
+    /// The disagreements between the index and the shards (also in
+    /// `problems`, worded), as `verify --json` lists them.
+    pub findings: Vec<IndexProblem>,
+    /// The shards the findings' positions count: the index's and the
+    /// unnamed ones beside it, by file name, without the missing ones.
+    pub checked: Vec<String>,
+}
+
+/// The shard files beside the index at `path` that are named like its
+/// shards (`model-00003-of-00004.safetensors` for
+/// `model.safetensors.index.json`), by file name.
+fn shard_like_files(dir: &Path, path: &Path) -> Vec<String> {
+    let Some(stem) = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".safetensors.index.json"))
+    else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let like_shard = |name: &str| {
+        let Some(rest) = name
+            .strip_prefix(stem)
+            .and_then(|r| r.strip_prefix('-'))
+            .and_then(|r| r.strip_suffix(".safetensors"))
+        else {
+            return false;
+        };
+        rest.split_once("-of-").is_some_and(|(i, n)| {
+            [i, n]
+                .iter()
+                .all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| like_shard(n))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A finding as JSON: `{"kind": …, its fields…}`, as the npm package's
+/// `checkShards` gives it.
+pub fn finding_json(p: &IndexProblem) -> serde_json::Value {
+    let mut object = serde_json::Map::new();
+    object.insert("kind".into(), p.info().name.into());
+    for (field, value) in p.info().fields.iter().zip(p.values()) {
+        let value = match value {
+            FindingValue::Text(t) => t.into(),
+            FindingValue::Number(n) => n.into(),
+        };
+        object.insert(field.name.into(), value);
+    }
+    serde_json::Value::Object(object)
+}
+
+/// The names of the shards to read: the index's, and on disk the files
+/// beside it named like its shards but not in it (`unnamedShard`), by file
+/// name (the order the package's `checkShards` is given them in the
+/// comparison test). A remote folder cannot be listed: its index's alone.
+fn shard_names(source: &Source, index: &ShardIndex) -> Vec<String> {
+    let mut names: Vec<String> = index.shards().iter().map(|s| s.to_string()).collect();
+    if let Some(path) = source.path() {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        names.extend(shard_like_files(dir, path));
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Whether `f`, the failure to open `source`, says that the shard does not
+/// exist: the finding `missingShard`, not an unreadable file.
+fn is_missing(source: &Source, f: &Failure) -> bool {
+    match source.path() {
+        Some(p) => {
+            matches!(std::fs::metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        }
+        None => {
+            f.kind == Some("HubNotFound")
+                || (f.kind == Some("Http") && f.message.contains("HTTP 404"))
+        }
+    }
 }
 
 /// Reads the index at `source` and every shard's header (and, with `hash`,
@@ -72,16 +162,14 @@ pub struct Sharded {
 /// index's shards are counted on a progress bar.
 pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure> {
     let index = read_index(source)?;
+    let names = shard_names(source, &index);
     // (Hashing shows its own bar, over bytes.)
     let bar = match source {
         #[cfg(feature = "http")]
-        Source::Url(_) if !hash => {
-            hash::count_progress(index.shards().len() as u64, quiet, "shards")
-        }
+        Source::Url(_) if !hash => hash::count_progress(names.len() as u64, quiet, "shards"),
         _ => indicatif::ProgressBar::hidden(),
     };
-    let sources = index
-        .shards()
+    let sources = names
         .iter()
         .map(|shard| source.shard(shard))
         .collect::<Result<Vec<_>, _>>()?;
@@ -93,17 +181,28 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
         _ => Vec::new(),
     }
     .into_iter();
+    let named = index.shards();
     let mut bufs = Buffers::default();
     let mut check = index.check();
     let (mut rows, mut problems, mut metadata, mut data_len) = (Vec::new(), Vec::new(), None, 0);
-    let mut shards = Vec::new();
-    // The shards that could not be read, by their names in the index.
-    let mut unreadable: Vec<String> = Vec::new();
-    for (shard, shard_source) in index.shards().iter().zip(sources) {
-        let result = prefetched.next().unwrap_or_else(|| opened(&shard_source));
-        let result = result.and_then(|file| {
+    let (mut shards, mut checked) = (Vec::new(), Vec::new());
+    for (shard, shard_source) in names.iter().zip(sources) {
+        let opening = prefetched.next().unwrap_or_else(|| opened(&shard_source));
+        if prefetched.len() == 0 {
+            bar.inc(1);
+        }
+        if matches!(&opening, Err(f) if is_missing(&shard_source, f)) {
+            continue;
+        }
+        let is_named = named.contains(&shard.as_str());
+        let mut read = false;
+        let result = opening.and_then(|file| {
             with_opened(file, &mut bufs, |file, header| {
                 check.shard(shard, header);
+                read = true;
+                if !is_named {
+                    return Ok(());
+                }
                 let digests = if hash {
                     Some(hash::tensors(file, header, quiet)?)
                 } else {
@@ -115,7 +214,7 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
                 data_len += header.data_len();
                 for (i, t) in header.iter().enumerate() {
                     rows.push(Row {
-                        shard: shard.to_string(),
+                        shard: shard.clone(),
                         name: t.name().to_string(),
                         dtype: t.dtype().name(),
                         shape: t.shape().iter().collect(),
@@ -128,25 +227,18 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
         });
         if let Err(f) = result {
             problems.push(format!("{}: {}", shard_source.shown(), f.message));
-            unreadable.push(shard.to_string());
+            if !read {
+                check.unread(shard);
+            }
         }
-        shards.push(shard_source);
-        if prefetched.len() == 0 {
-            bar.inc(1);
+        if is_named {
+            shards.push(shard_source);
         }
+        checked.push(shard.clone());
     }
     bar.finish_and_clear();
-    // A shard that could not be read is reported as such, not as all its
-    // tensors missing.
-    for p in check.finish() {
-        let missing_from_bad = matches!(&p, safetensors_nano::IndexProblem::Missing { shard, .. }
-            if unreadable.iter().any(|u| u == shard));
-        let size_after_bad =
-            !unreadable.is_empty() && matches!(p, safetensors_nano::IndexProblem::TotalSize { .. });
-        if !missing_from_bad && !size_after_bad {
-            problems.push(p.to_string());
-        }
-    }
+    let findings = check.finish();
+    problems.extend(findings.iter().map(|p| p.message(&checked).to_string()));
     Ok(Sharded {
         index,
         shards,
@@ -154,6 +246,8 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
         rows,
         data_len,
         problems,
+        findings,
+        checked,
     })
 }
 

@@ -55,6 +55,15 @@ impl Source {
     }
 
     /// The path, for a file on disk.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Source::Path(p) => Some(p),
+            #[cfg(feature = "http")]
+            Source::Url(_) => None,
+        }
+    }
+
+    /// The local path, when this is a file on disk.
     pub fn into_path(self) -> Option<PathBuf> {
         match self {
             Source::Path(p) => Some(p),

@@ -21,6 +21,9 @@ struct Report {
     shards: Option<usize>,
     /// `(tensor, sha256)` with `--hash`.
     digests: Vec<(String, String)>,
+    /// For an index: its findings (`checkShards`' shape) and the shard
+    /// files their positions count.
+    findings: Option<(Vec<Value>, Vec<String>)>,
 }
 
 /// Runs `verify` over `files`; `false` if any was rejected (exit 1).
@@ -76,6 +79,10 @@ fn to_json(path: &Path, r: &Report) -> Value {
         "ok": r.problems.is_empty(),
         "problems": r.problems,
     });
+    if let Some((findings, shards)) = &r.findings {
+        v["findings"] = findings.clone().into();
+        v["checkedShards"] = shards.clone().into();
+    }
     if r.problems.is_empty() {
         v["tensors"] = r.tensors.into();
         v["bytes"] = r.bytes.into();
@@ -106,6 +113,7 @@ fn verify_file(source: &Source, bufs: &mut Buffers, hash: bool, quiet: bool) -> 
             tensors: header.len(),
             bytes: header.file_len(),
             shards: None,
+            findings: None,
             digests: header
                 .iter()
                 .map(|t| t.name().to_string())
@@ -129,6 +137,7 @@ fn failed(f: Failure) -> Report {
         bytes: 0,
         shards: None,
         digests: Vec::new(),
+        findings: None,
     }
 }
 
@@ -143,6 +152,7 @@ fn verify_index(source: &Source, hash: bool, quiet: bool) -> Report {
             bytes: 0,
             shards: None,
             digests: Vec::new(),
+            findings: None,
         },
         Ok(s) => Report {
             tensors: s.rows.len(),
@@ -154,6 +164,10 @@ fn verify_index(source: &Source, hash: bool, quiet: bool) -> Report {
                 .filter_map(|r| r.sha256.map(|d| (r.name, d)))
                 .collect(),
             problems: s.problems,
+            findings: Some((
+                s.findings.iter().map(sharded::finding_json).collect(),
+                s.checked,
+            )),
         },
     }
 }

@@ -222,7 +222,7 @@ fn verify_reports_every_disagreement_between_index_and_shards() {
     let cases: Vec<(Change, Vec<String>)> = vec![
         (
             Box::new(|v: &mut Value| v["metadata"]["total_size"] = 7.into()),
-            vec!["index states total_size 7 but the shards' tensors hold".into()],
+            vec!["index states total_size 7, but the shards' tensors hold".into()],
         ),
         (
             Box::new({
@@ -236,7 +236,7 @@ fn verify_reports_every_disagreement_between_index_and_shards() {
         (
             Box::new(|v: &mut Value| v["weight_map"]["ghost"] = s2.into()),
             vec![format!(
-                "tensor \"ghost\" is indexed in {s2} but missing from it"
+                "tensor \"ghost\" is indexed in {s2}, but no shard holds it"
             )],
         ),
         (
@@ -244,10 +244,9 @@ fn verify_reports_every_disagreement_between_index_and_shards() {
                 let t1 = t1.clone();
                 move |v: &mut Value| v["weight_map"][&t1] = s2.into()
             }),
-            vec![
-                format!("tensor {t1:?} is in {s1} but the index says {s2}"),
-                format!("tensor {t1:?} is indexed in {s2} but missing from it"),
-            ],
+            vec![format!(
+                "tensor {t1:?} is indexed in {s2}, but it is in {s1}"
+            )],
         ),
         (
             Box::new({
@@ -256,7 +255,7 @@ fn verify_reports_every_disagreement_between_index_and_shards() {
                     v["weight_map"][&t2] = "model-00009-of-00009.safetensors".into()
                 }
             }),
-            vec!["model-00009-of-00009.safetensors: cannot open".into()],
+            vec!["shard model-00009-of-00009.safetensors is named by the index but missing".into()],
         ),
         (
             Box::new(|v: &mut Value| v["weight_map"]["x"] = "../model.safetensors".into()),
@@ -432,9 +431,50 @@ fn an_unreadable_shard_hides_only_its_own_missing_tensors() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("a.st2"), "{stderr}");
     assert!(
-        stderr.contains(r#"tensor "gone" is indexed in a.st but missing from it"#),
+        stderr.contains(r#"tensor "gone" is indexed in a.st, but no shard holds it"#),
         "{stderr}"
     );
     // The unreadable shard's own tensor is not listed as missing.
     assert!(!stderr.contains(r#"tensor "y""#), "{stderr}");
+}
+
+#[test]
+fn verify_finds_unnamed_shards_beside_the_index_and_lists_findings_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = br#"{"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#;
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend(header);
+    file.push(7);
+    let one = "model-00001-of-00002.safetensors";
+    // A leftover shard named like the index's, which the index does not
+    // name; a file named otherwise is not a shard of it.
+    let stray = "model-00003-of-00003.safetensors";
+    for name in [one, stray, "consolidated.safetensors"] {
+        std::fs::write(dir.path().join(name), &file).unwrap();
+    }
+    let index = dir.path().join(INDEX);
+    std::fs::write(
+        &index,
+        format!(r#"{{"metadata": {{"total_size": 1}}, "weight_map": {{"x": "{one}"}}}}"#),
+    )
+    .unwrap();
+    let out = run(&["verify", "--json", s(&index)]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = &v["files"][0];
+    assert_eq!(doc["checkedShards"], serde_json::json!([one, stray]));
+    assert_eq!(
+        doc["findings"],
+        serde_json::json!([
+            {"kind": "duplicate", "tensor": "x", "shard": 1, "at": 0, "first": 0},
+            {"kind": "unnamedShard", "shard": 1},
+        ])
+    );
+    assert_eq!(
+        doc["problems"],
+        serde_json::json!([
+            format!(r#"tensor "x" is in both {one} and {stray}"#),
+            format!("shard {stray} is not named by the index"),
+        ])
+    );
 }

@@ -45,7 +45,12 @@ pub use error::{
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use io::index::{IndexCheck, IndexError, IndexProblem, ShardIndex};
+pub use io::index::{IndexError, ShardIndex};
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use io::index_check::{
+    FindingField, FindingInfo, FindingType, FindingValue, IndexCheck, IndexProblem, ProblemMessage,
+};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use io::std::{read_header, read_slice, read_tensor, ReadError};

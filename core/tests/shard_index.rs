@@ -135,42 +135,97 @@ fn malformed_indexes_are_typed_errors() {
 fn check_finds_every_disagreement() {
     let index = ShardIndex::parse(
         br#"{"metadata": {"total_size": 100}, "weight_map": {
-            "a": "1.st", "b": "1.st", "c": "2.st", "gone": "2.st"}}"#,
+            "m": "3.st", "a": "1.st", "b": "1.st", "c": "2.st", "gone": "2.st"}}"#,
     )
     .unwrap();
-    let (one, two) = (shard(&["a", "c"]), shard(&["c", "extra"]));
+    let (one, two, four) = (shard(&["a", "c"]), shard(&["c", "extra"]), shard(&["a"]));
     let one = SafeTensors::parse(&one, Table::<4>::new()).unwrap();
     let two = SafeTensors::parse(&two, Table::<4>::new()).unwrap();
+    let four = SafeTensors::parse(&four, Table::<4>::new()).unwrap();
     let mut check = index.check();
     check.shard("1.st", one.header());
     check.shard("2.st", two.header());
+    check.shard("4.st", four.header());
     let s = |x: &str| x.to_owned();
+    let found = check.finish();
     assert_eq!(
-        check.finish(),
+        found,
         [
-            IndexProblem::WrongShard {
-                tensor: s("c"),
-                shard: s("1.st"),
-                indexed: s("2.st")
-            },
-            IndexProblem::NotInIndex {
-                tensor: s("extra"),
-                shard: s("2.st")
-            },
             IndexProblem::Missing {
                 tensor: s("b"),
-                shard: s("1.st")
+                file: s("1.st")
+            },
+            IndexProblem::Misplaced {
+                tensor: s("c"),
+                file: s("2.st"),
+                shard: 0,
+                at: 1
             },
             IndexProblem::Missing {
                 tensor: s("gone"),
-                shard: s("2.st")
+                file: s("2.st")
             },
-            IndexProblem::TotalSize {
-                stated: 100,
-                actual: 16
+            IndexProblem::Duplicate {
+                tensor: s("c"),
+                shard: 1,
+                at: 0,
+                first: 0
             },
+            IndexProblem::Unlisted {
+                tensor: s("extra"),
+                shard: 1,
+                at: 1
+            },
+            IndexProblem::Duplicate {
+                tensor: s("a"),
+                shard: 2,
+                at: 0,
+                first: 0
+            },
+            IndexProblem::MissingShard { file: s("3.st") },
+            IndexProblem::UnnamedShard { shard: 2 },
         ]
     );
+    let names = ["1.st", "2.st", "4.st"];
+    let messages: Vec<String> = found
+        .iter()
+        .map(|p| p.message(&names).to_string())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            r#"tensor "b" is indexed in 1.st, but no shard holds it"#,
+            r#"tensor "c" is indexed in 2.st, but it is in 1.st"#,
+            r#"tensor "gone" is indexed in 2.st, but no shard holds it"#,
+            r#"tensor "c" is in both 1.st and 2.st"#,
+            r#"tensor "extra" in 2.st is not in the index"#,
+            r#"tensor "a" is in both 1.st and 4.st"#,
+            "shard 3.st is named by the index but missing",
+            "shard 4.st is not named by the index",
+        ]
+    );
+    // total_size, judged once every shard the index names was read.
+    let index = ShardIndex::parse(
+        br#"{"metadata": {"total_size": 100}, "weight_map": {"a": "1.st", "c": "1.st"}}"#,
+    )
+    .unwrap();
+    let mut check = index.check();
+    check.shard("1.st", one.header());
+    let found = check.finish();
+    assert_eq!(
+        found,
+        [IndexProblem::TotalSize {
+            stated: 100,
+            actual: 8
+        }]
+    );
+    assert_eq!(
+        found[0].message(&["1.st"]).to_string(),
+        "index states total_size 100, but the shards' tensors hold 8 bytes"
+    );
+    let mut check = index.check();
+    check.unread("1.st");
+    assert_eq!(check.finish(), []);
     // Agreement: no problem.
     let index = ShardIndex::parse(
         br#"{"metadata": {"total_size": 8}, "weight_map": {"a": "1.st", "c": "1.st"}}"#,

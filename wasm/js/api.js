@@ -15,7 +15,7 @@ export { SafeTensorsError } from './errors.js';
 export { SafeTensors } from './file.js';
 export { ShardedModel, openSharded } from './shards.js';
 export { openHub } from './hub.js';
-export { checkShards } from './shardcheck.js';
+export { checkShards, shardFindingMessage } from './shardcheck.js';
 export { shardHeaderBytes } from './shardsize.js';
 export { decodeFloat32 } from './tensor.js';
 export { wasmMemoryBytes } from './wire.js';

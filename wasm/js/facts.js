@@ -5,5 +5,5 @@
 // formats dtypes, a worker before its message handler is set.
 
 export { DTYPES, DTYPE_INFO } from './dtypes.js';
-export { checkShards } from './shardcheck.js';
+export { checkShards, shardFindingMessage } from './shardcheck.js';
 export { shardHeaderBytes } from './shardsize.js';

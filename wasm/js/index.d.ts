@@ -1,9 +1,10 @@
 // Type declarations of the npm package safetensors-nano.
 
-// The dtype and error-kind unions are generated from the Rust tables
+// The dtype, error-kind and shard-finding unions are generated from the Rust tables
 // (generated/*.d.ts: `cargo xtask gen`).
 import type { Dtype, DtypeKind, FloatDtype } from './generated/dtypes.js';
 import type { ErrorKind, JsErrorKind, WasmErrorKind } from './generated/errors.js';
+import type { ShardFinding } from './generated/shard-findings.js';
 
 export type { Dtype, DtypeKind, FloatDtype, ErrorKind, JsErrorKind, WasmErrorKind };
 
@@ -350,33 +351,17 @@ export interface ShardHeader {
   dataBytes?: number;
 }
 
-/**
- * A disagreement between an index and shard headers. `shard` and `first` are
- * positions in the shards given; `at` a position in that shard's `names`;
- * `file` a shard file name as the index writes it.
- */
-export type ShardFinding =
-  /** The index puts `tensor` in `file`, whose header was read, and no shard has it. */
-  | { kind: 'missing'; tensor: string; file: string }
-  /** The index puts `tensor` in `file`; its first occurrence is in another shard. */
-  | { kind: 'misplaced'; tensor: string; file: string; shard: number; at: number }
-  /** `tensor` is in `shard` again, after `first`. */
-  | { kind: 'duplicate'; tensor: string; shard: number; at: number; first: number }
-  /** `tensor` is in `shard` and not in the index. */
-  | { kind: 'unlisted'; tensor: string; shard: number; at: number }
-  /** The index names `file`, which is not among the shards. */
-  | { kind: 'missingShard'; file: string }
-  /** The index does not name `shard`. */
-  | { kind: 'unnamedShard'; shard: number }
-  /** The index's metadata.total_size (not null) differs from the read shards' data bytes. */
-  | { kind: 'totalSize'; declared: unknown; bytes: number };
-
+/** A disagreement between an index and shard headers (its kinds, fields and
+ * wording are the Rust core's `IndexProblem`, generated). */
+export type { ShardFinding, ShardFindingKind } from './generated/shard-findings.js';
 /**
  * Whether a sharded model's index agrees with its shards' headers (what
- * openSharded checks before it opens a model). Returns every finding:
- * `missing` and `misplaced` in index order, then `duplicate` and `unlisted`
- * in shard order, then `missingShard`, `unnamedShard`, `totalSize`; none
- * when they agree. With a null index only duplicates are looked for.
+ * openSharded checks before it opens a model, and the CLI's `verify` finds
+ * for the same files). Returns every finding: `missing` and `misplaced` by
+ * tensor name, then `duplicate` and `unlisted` in shard order, then
+ * `missingShard` by file name, `unnamedShard`, `totalSize` (judged when every
+ * shard the index names was read); none when they agree. With a null index
+ * only duplicates are looked for.
  * `fileKey` maps the index's and the shards' file names to what is compared
  * (default: the names themselves).
  */
@@ -385,6 +370,12 @@ export function checkShards(
   shards: readonly ShardHeader[],
   opts?: { fileKey?: (name: string) => string },
 ): ShardFinding[];
+
+/**
+ * A finding's message, worded as the Rust core and the CLI word it: a
+ * tensor as a JSON string, a shard position named by `shardNames`.
+ */
+export function shardFindingMessage(finding: ShardFinding, shardNames: readonly string[]): string;
 
 /**
  * Each shard file the index's weight_map names, with the estimated bytes of

@@ -2,6 +2,16 @@
 // the headers of its shards. Plain data in, findings out, no wasm and no
 // I/O: openSharded turns the first finding into its error, the web viewer
 // lists them all in its integrity report.
+//
+// The kinds of finding, their fields and their messages are the Rust core's
+// (`IndexProblem`, core/src/io/index_check.rs), generated into
+// generated/shard-findings.js; the CLI's `verify` runs the core's check. This
+// walk is the same rules in JavaScript, not a call into wasm: the reader
+// .wasm is within a few hundred bytes of its 40,000-byte budget, which the
+// core's check would not fit. A test compares the two over thousands of
+// generated models (tests/js/node/shardcheck-agree.test.js).
+
+import { FINDING_FIELDS, FINDING_TEMPLATES, finding } from './generated/shard-findings.js';
 
 /**
  * Compares an index's `weight_map` (tensor name → shard file name) and its
@@ -15,18 +25,19 @@
  * `fileKey` maps both the index's file names and the shards' names to what
  * is compared (default: the name itself).
  *
- * Findings, in this order (each kind in the order shown):
- * - `missing` {tensor, file} and `misplaced` {tensor, file, shard, at}, in
- *   index order: the index puts `tensor` in `file`, whose header was read;
- *   no shard has it, or (misplaced) its first occurrence is `shards[shard]`,
- *   position `at`;
+ * Findings, in this order (generated/shard-findings.d.ts has their fields):
+ * - `missing` {tensor, file} and `misplaced` {tensor, file, shard, at}, by
+ *   tensor name (in code point order, as Rust sorts strings): the index puts
+ *   `tensor` in `file`, whose header was read; no shard has it, or
+ *   (misplaced) its first occurrence is `shards[shard]`, position `at`;
  * - `duplicate` {tensor, shard, at, first} and `unlisted` {tensor, shard, at},
  *   in shard order, then data-offset order: a tensor again in `shards[shard]`
  *   after `shards[first]`; a tensor the index does not list;
- * - `missingShard` {file}, in index order: named by the index, not a shard;
+ * - `missingShard` {file}, by file name: named by the index, not a shard;
  * - `unnamedShard` {shard}, in shard order: a shard the index does not name;
- * - `totalSize` {declared, bytes}: `metadata.total_size` (when not null)
- *   differs from the bytes of the read shards' data.
+ * - `totalSize` {stated, actual}: `metadata.total_size` (when not null)
+ *   differs from the bytes of the data of the shards the index names, judged
+ *   only when each of them was read.
  *
  * @param {{ weight_map: Record<string, string>, metadata?: Record<string, unknown> | null } | null} index
  * @param {Array<{ name: string, names: readonly string[] | null, dataBytes?: number }>} shards
@@ -53,16 +64,14 @@ export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
     return at.get(tensor);
   };
   const inShards = [];
-  let bytes = 0;
-  shards.forEach(({ names, dataBytes }, shard) => {
+  shards.forEach(({ names }, shard) => {
     if (names === null) return;
-    bytes += dataBytes ?? 0;
     for (let at = 0; at < names.length; at++) {
       const tensor = names[at];
       const seen = where.get(tensor);
       if (seen === undefined) where.set(tensor, shard);
-      else inShards.push({ kind: 'duplicate', tensor, shard, at, first: seen });
-      if (map !== null && !Object.hasOwn(map, tensor)) inShards.push({ kind: 'unlisted', tensor, shard, at });
+      else inShards.push(finding.duplicate(tensor, shard, at, seen));
+      if (map !== null && !Object.hasOwn(map, tensor)) inShards.push(finding.unlisted(tensor, shard, at));
     }
   });
   if (map === null) return inShards;
@@ -88,28 +97,75 @@ export function checkShards(index, shards, { fileKey = (name) => name } = {}) {
     }
     if (s !== undefined && shards[s].names !== null) {
       const seen = where.get(tensor);
-      if (seen === undefined) findings.push({ kind: 'missing', tensor, file });
-      else if (seen !== s) findings.push({ kind: 'misplaced', tensor, file, shard: seen, at: positionIn(seen, tensor) });
+      if (seen === undefined) findings.push(finding.missing(tensor, file));
+      else if (seen !== s) findings.push(finding.misplaced(tensor, file, seen, positionIn(seen, tensor)));
     }
   }
-  findings.push(...inShards);
-  for (const file of missingShards) findings.push({ kind: 'missingShard', file });
+  findings.sort((a, b) => byCodePoint(a.tensor, b.tensor));
+  for (const f of inShards) findings.push(f);
+  for (const file of [...missingShards].sort(byCodePoint)) findings.push(finding.missingShard(file));
   shards.forEach((s, shard) => {
-    if (!named.has(fileKey(s.name))) findings.push({ kind: 'unnamedShard', shard });
+    if (!named.has(fileKey(s.name))) findings.push(finding.unnamedShard(shard));
   });
-  const total = totalSizeFinding(index, bytes);
+  const total = totalSizeFinding(index, namedBytes(named, shardOf, shards));
   if (total !== null) findings.push(total);
   return findings;
 }
 
+// The bytes of the data of the shards the index names, or null when one of
+// them is missing or its header was not read.
+function namedBytes(named, shardOf, shards) {
+  let bytes = 0;
+  for (const key of named) {
+    const s = shardOf.get(key);
+    if (s === undefined || shards[s].names === null) return null;
+    bytes += shards[s].dataBytes ?? 0;
+  }
+  return bytes;
+}
+
+// Strings in code point order (Rust's order for `str`): UTF-16 code units
+// compare so except a surrogate (an astral code point) against U+E000–U+FFFF.
+function byCodePoint(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+const codePointRank = (unit) => (unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);
+
+/**
+ * A finding's message, as the Rust core words it (`IndexProblem::message`):
+ * its kind's template with the fields filled in, a shard named by
+ * `shardNames[position]`.
+ *
+ * @param {{ kind: string } & Record<string, unknown>} f
+ * @param {readonly string[]} shardNames
+ */
+export function shardFindingMessage(f, shardNames) {
+  const fields = FINDING_FIELDS[f.kind];
+  return FINDING_TEMPLATES[f.kind].replace(/\{(\w+)\}/g, (_, name) => {
+    const type = fields.find(([field]) => field === name)?.[1];
+    const value = f[name];
+    if (type === 'tensor') return JSON.stringify(value);
+    if (type === 'shard') return shardNames[value] ?? `#${value}`;
+    return String(value);
+  });
+}
+
 /**
  * @internal The `totalSize` finding when the index's `metadata.total_size`
- * (when not null) differs from `bytes`, the read shards' data; else null.
+ * (when not null) differs from `bytes`, the data of the shards it names
+ * (null: not judged); else null.
  */
 export function totalSizeFinding(index, bytes) {
-  const declared = index?.metadata?.total_size;
-  if (declared === undefined || declared === null || Number(declared) === bytes) return null;
-  return { kind: 'totalSize', declared, bytes };
+  const stated = index?.metadata?.total_size;
+  if (bytes === null || stated === undefined || stated === null || Number(stated) === bytes) return null;
+  return finding.totalSize(Number(stated), bytes);
 }
 
 /**

@@ -224,5 +224,5 @@ function failOnFindings(found, opened) {
   if (first.kind === 'misplaced') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, it is in ${shard}`, { tensor });
   if (first.kind === 'unlisted') fail(KIND.IndexMismatch, `in ${shard} but not in the index`, { tensor });
   if (first.kind === 'missing') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, which has no such tensor`, { tensor });
-  fail(KIND.IndexMismatch, `index metadata total_size is ${first.declared}, the shards hold ${first.bytes} bytes of tensors`);
+  fail(KIND.IndexMismatch, `index metadata total_size is ${first.stated}, the shards hold ${first.actual} bytes of tensors`);
 }

@@ -9,6 +9,9 @@
 //!   `wasm/src/error.rs`, `layer_kinds!`);
 //! - `wasm/js/generated/wire.js`, `.d.ts`: the indices of the numbers that
 //!   cross the wasm boundary (`wasm/src/wire.rs`);
+//! - `wasm/js/generated/shard-findings.js`, `.d.ts`: the kinds of finding of
+//!   the sharded-index check, their fields and message templates
+//!   (`core/src/io/index_check.rs`, `index_problems!`);
 //! - the list of error kinds in `wasm/README.md`, between its `kinds`
 //!   markers (the rest of the README is hand-written);
 //! - `tests/js/lib/rust-messages.js`: sample inputs and the messages the
@@ -27,7 +30,9 @@ use std::process::ExitCode;
 
 use safetensors_nano::decode::decode_f32_into;
 use safetensors_nano::write::{Plan, TensorSpec};
-use safetensors_nano::{Dtype, ErrorKind, Expected, Field, Parser, Status, Table, TensorRef};
+use safetensors_nano::{
+    Dtype, ErrorKind, Expected, Field, FindingType, IndexProblem, Parser, Status, Table, TensorRef,
+};
 use safetensors_nano_wasm::{kinds, wire, LayerKind, JS_KINDS, LAYER_TABLE, MAX_SAFE};
 
 /// The command that writes the generated files.
@@ -97,6 +102,8 @@ fn files() -> Vec<(&'static str, String)> {
         ("wasm/js/generated/errors.d.ts", errors_d_ts()),
         ("wasm/js/generated/wire.js", wire_js()),
         ("wasm/js/generated/wire.d.ts", wire_d_ts()),
+        ("wasm/js/generated/shard-findings.js", findings_js()),
+        ("wasm/js/generated/shard-findings.d.ts", findings_d_ts()),
         ("tests/js/lib/rust-messages.js", messages_js()),
         (README, readme_kinds()),
         (PACKAGE_JSON, package_json()),
@@ -160,6 +167,8 @@ const FROM_DTYPES: &str = "the dtype table in core/src/dtype.rs (`dtypes!`)";
 const FROM_ERRORS: &str = "the error-kind tables in core/src/error.rs (`error_kinds!`) and\n\
     // wasm/src/error.rs (`layer_kinds!`)";
 const FROM_WIRE: &str = "the wire layout in wasm/src/wire.rs";
+const FROM_FINDINGS: &str =
+    "the shard check's findings in core/src/io/index_check.rs (`index_problems!`)";
 
 /// A JS string literal (single quotes).
 fn js(s: &str) -> String {
@@ -478,6 +487,119 @@ fn wire_d_ts() -> String {
     for (name, value, _) in wire::CONSTANTS {
         writeln!(out, "export declare const {name}: {value};").unwrap();
     }
+    out
+}
+
+fn findings_js() -> String {
+    let mut out = banner(FROM_FINDINGS);
+    let all = IndexProblem::TABLE;
+    out.push_str("\n/** The kinds of finding, in the order checkShards reports them. */\n");
+    writeln!(
+        out,
+        "export const FINDING_KINDS = {};",
+        frozen(all.iter().map(|k| js(k.name)))
+    )
+    .unwrap();
+    out.push_str(
+        "\n/**\n * Each kind's fields, by kind: `[name, type]` in the order the constructors in\n \
+         * `finding` take them; type 'tensor', 'file', 'shard', 'position' or 'bytes'.\n */\n",
+    );
+    out.push_str("export const FINDING_FIELDS = Object.freeze({\n");
+    for k in all {
+        let f: Vec<String> = k
+            .fields
+            .iter()
+            .map(|f| format!("[{}, {}]", js(f.name), js(f.ty.name())))
+            .collect();
+        writeln!(out, "  {}: Object.freeze([{}]),", k.name, f.join(", ")).unwrap();
+    }
+    out.push_str("});\n");
+    out.push_str(
+        "\n/**\n * Each kind's message template, by kind: `{name}` is the field `name`, a\n \
+         * 'tensor' as a JSON string, a 'shard' (a position in the shards given) as\n \
+         * that shard's file name, the others as they are.\n */\n",
+    );
+    out.push_str("export const FINDING_TEMPLATES = Object.freeze({\n");
+    for k in all {
+        writeln!(out, "  {}: {},", k.name, js(k.template)).unwrap();
+    }
+    out.push_str("});\n");
+    out.push_str("\n/** A finding of each kind, from its fields (FINDING_FIELDS' order). */\n");
+    out.push_str("export const finding = Object.freeze({\n");
+    for k in all {
+        let names: Vec<&str> = k.fields.iter().map(|f| f.name).collect();
+        writeln!(
+            out,
+            "  {}: ({}) => ({{ kind: {}, {} }}),",
+            k.name,
+            names.join(", "),
+            js(k.name),
+            names.join(", ")
+        )
+        .unwrap();
+    }
+    out.push_str("});\n");
+    out
+}
+
+/// A finding field's TypeScript type.
+fn ts_type(ty: FindingType) -> &'static str {
+    match ty {
+        FindingType::Tensor | FindingType::File => "string",
+        FindingType::Shard | FindingType::Position | FindingType::Bytes => "number",
+    }
+}
+
+fn findings_d_ts() -> String {
+    let mut out = banner(FROM_FINDINGS);
+    out.push_str(
+        "\n/**\n * A disagreement between an index and shard headers (checkShards). `shard` and\n \
+         * `first` are positions in the shards given; `at` a position in that shard's\n \
+         * `names`; `file` a shard file name as the index writes it.\n */\nexport type ShardFinding =\n",
+    );
+    let all = IndexProblem::TABLE;
+    for (i, k) in all.iter().enumerate() {
+        out.push_str(&jsdoc(k.doc, "  "));
+        let fields: Vec<String> = k
+            .fields
+            .iter()
+            .map(|f| format!("{}: {}", f.name, ts_type(f.ty)))
+            .collect();
+        let end = if i + 1 == all.len() { ";" } else { "" };
+        writeln!(
+            out,
+            "  | {{ kind: {}; {} }}{end}",
+            js(k.name),
+            fields.join("; ")
+        )
+        .unwrap();
+    }
+    out.push_str(
+        "\n/** The kinds of ShardFinding. */\n\
+         export type ShardFindingKind = ShardFinding['kind'];\n\
+         \n/** What a field of a finding is. */\n\
+         export type FindingFieldType = 'tensor' | 'file' | 'shard' | 'position' | 'bytes';\n\
+         \nexport declare const FINDING_KINDS: readonly ShardFindingKind[];\n\
+         export declare const FINDING_FIELDS: Readonly<Record<ShardFindingKind, readonly (readonly [string, FindingFieldType])[]>>;\n\
+         export declare const FINDING_TEMPLATES: Readonly<Record<ShardFindingKind, string>>;\n\
+         export declare const finding: {\n",
+    );
+    for k in all {
+        let args: Vec<String> = k
+            .fields
+            .iter()
+            .map(|f| format!("{}: {}", f.name, ts_type(f.ty)))
+            .collect();
+        writeln!(
+            out,
+            "  readonly {}: ({}) => Extract<ShardFinding, {{ kind: {} }}>;",
+            k.name,
+            args.join(", "),
+            js(k.name)
+        )
+        .unwrap();
+    }
+    out.push_str("};\n");
     out
 }
 

@@ -1,20 +1,17 @@
 //! With the `std` feature: a sharded checkpoint's index
-//! (`model.safetensors.index.json`, as the Hub's tools write it) and the
-//! check of the index against its shards' headers.
+//! (`model.safetensors.index.json`, as the Hub's tools write it). Its check
+//! against the shards' headers is in `index_check.rs`.
 //!
 //! The index is read with the header's own strict JSON lexer; only
 //! `metadata.total_size` and `weight_map` are interpreted, every other
 //! value is checked for syntax and skipped.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
 use crate::error::{Error, ErrorKind, Expected};
-use crate::file::Header;
 use crate::read::lexer::{Lexer, RawString, Step};
-use crate::table::Slot;
 use crate::view::name::Name;
 
 /// The parsed index of a sharded checkpoint: which shard file holds each
@@ -88,76 +85,6 @@ impl fmt::Display for IndexError {
 }
 
 impl std::error::Error for IndexError {}
-
-/// A disagreement between an index and its shards, found by [`IndexCheck`].
-///
-/// ```
-/// use safetensors_nano::IndexProblem;
-/// let p = IndexProblem::TotalSize { stated: 10, actual: 12 };
-/// assert_eq!(p.to_string(), "index states total_size 10 but the shards' tensors hold 12 bytes");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub enum IndexProblem {
-    /// The index maps a tensor to a shard that does not hold it.
-    Missing {
-        /// The tensor.
-        tensor: String,
-        /// The shard the index names.
-        shard: String,
-    },
-    /// A shard holds a tensor the index does not list.
-    NotInIndex {
-        /// The tensor.
-        tensor: String,
-        /// The shard that holds it.
-        shard: String,
-    },
-    /// A shard holds a tensor the index maps to another shard.
-    WrongShard {
-        /// The tensor.
-        tensor: String,
-        /// The shard that holds it.
-        shard: String,
-        /// The shard the index names.
-        indexed: String,
-    },
-    /// `metadata.total_size` is not the sum of the tensors' byte sizes.
-    TotalSize {
-        /// What the index states.
-        stated: u64,
-        /// The sum over the shards' tensors.
-        actual: u64,
-    },
-}
-
-impl fmt::Display for IndexProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IndexProblem::Missing { tensor, shard } => {
-                write!(
-                    f,
-                    "tensor {tensor:?} is indexed in {shard} but missing from it"
-                )
-            }
-            IndexProblem::NotInIndex { tensor, shard } => {
-                write!(f, "tensor {tensor:?} in {shard} is not in the index")
-            }
-            IndexProblem::WrongShard {
-                tensor,
-                shard,
-                indexed,
-            } => write!(
-                f,
-                "tensor {tensor:?} is in {shard} but the index says {indexed}"
-            ),
-            IndexProblem::TotalSize { stated, actual } => write!(
-                f,
-                "index states total_size {stated} but the shards' tensors hold {actual} bytes"
-            ),
-        }
-    }
-}
 
 fn decoded(json: &[u8], s: RawString) -> String {
     Name::from_raw(json.get(s.start..s.end).unwrap_or_default()).to_string()
@@ -262,122 +189,6 @@ impl ShardIndex {
         shards.sort_unstable();
         shards.dedup();
         shards
-    }
-
-    /// Starts checking the index against its shards: give each shard's
-    /// header to [`IndexCheck::shard`], then [`IndexCheck::finish`].
-    ///
-    /// ```
-    /// use safetensors_nano::{IndexProblem, SafeTensors, ShardIndex, Table};
-    /// let index = ShardIndex::parse(br#"{"metadata": {"total_size": 1}, "weight_map": {"a": "1.st", "b": "1.st"}}"#)?;
-    /// let bytes = safetensors_nano::write::serialize_to_vec(
-    ///     &mut [safetensors_nano::write::Tensor::new("a", safetensors_nano::Dtype::U8, &[1], &[7])], None)?;
-    /// let st = SafeTensors::parse(&bytes, Table::<4>::new())?;
-    /// let mut check = index.check();
-    /// check.shard("1.st", st.header());
-    /// assert_eq!(check.finish(), [IndexProblem::Missing { tensor: "b".into(), shard: "1.st".into() }]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn check(&self) -> IndexCheck<'_> {
-        IndexCheck {
-            index: self,
-            found: HashMap::new(),
-            problems: Vec::new(),
-            total: 0,
-        }
-    }
-}
-
-/// An index checked against its shards, one header at a time
-/// ([`ShardIndex::check`]); memory grows with the number of tensors only.
-#[derive(Debug)]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub struct IndexCheck<'i> {
-    index: &'i ShardIndex,
-    /// Indexed tensors found in their shard.
-    found: HashMap<&'i str, ()>,
-    problems: Vec<IndexProblem>,
-    total: u64,
-}
-
-impl<'i> IndexCheck<'i> {
-    /// Records the tensors of the shard file `file` (as the index names it).
-    ///
-    /// ```
-    /// use safetensors_nano::{SafeTensors, ShardIndex, Table};
-    /// let index = ShardIndex::parse(br#"{"weight_map": {}}"#)?;
-    /// let bytes = safetensors_nano::write::serialize_to_vec(
-    ///     &mut [safetensors_nano::write::Tensor::new("x", safetensors_nano::Dtype::U8, &[1], &[7])], None)?;
-    /// let st = SafeTensors::parse(&bytes, Table::<4>::new())?;
-    /// let mut check = index.check();
-    /// check.shard("extra.st", st.header());
-    /// assert_eq!(check.finish()[0].to_string(), r#"tensor "x" in extra.st is not in the index"#);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn shard<S: AsRef<[Slot]>>(&mut self, file: &str, header: &Header<'_, S>) {
-        for info in header.iter_header_order() {
-            let name = info.name().to_string();
-            self.total = self.total.saturating_add(info.byte_len());
-            match self
-                .index
-                .weight_map
-                .binary_search_by(|(t, _)| t.as_str().cmp(&name))
-            {
-                Ok(i) => {
-                    let Some((tensor, indexed)) = self.index.weight_map.get(i) else {
-                        continue;
-                    };
-                    if indexed == file {
-                        self.found.insert(tensor.as_str(), ());
-                    } else {
-                        self.problems.push(IndexProblem::WrongShard {
-                            tensor: name,
-                            shard: file.to_string(),
-                            indexed: indexed.clone(),
-                        });
-                    }
-                }
-                Err(_) => self.problems.push(IndexProblem::NotInIndex {
-                    tensor: name,
-                    shard: file.to_string(),
-                }),
-            }
-        }
-    }
-
-    /// The problems found: those of [`shard`](IndexCheck::shard), then each
-    /// indexed tensor its shard did not hold (only shards that were given
-    /// are judged), then `total_size`. Empty when the index and the shards
-    /// agree.
-    ///
-    /// ```
-    /// use safetensors_nano::ShardIndex;
-    /// let index = ShardIndex::parse(br#"{"metadata": {"total_size": 0}, "weight_map": {}}"#)?;
-    /// assert!(index.check().finish().is_empty());
-    /// # Ok::<(), safetensors_nano::IndexError>(())
-    /// ```
-    pub fn finish(self) -> Vec<IndexProblem> {
-        let IndexCheck {
-            index,
-            found,
-            mut problems,
-            total,
-        } = self;
-        for (tensor, shard) in &index.weight_map {
-            if !found.contains_key(tensor.as_str()) {
-                problems.push(IndexProblem::Missing {
-                    tensor: tensor.clone(),
-                    shard: shard.clone(),
-                });
-            }
-        }
-        if let Some(stated) = index.total_size.filter(|&s| s != total) {
-            problems.push(IndexProblem::TotalSize {
-                stated,
-                actual: total,
-            });
-        }
-        problems
     }
 }
 

@@ -14,4 +14,6 @@ pub mod flash_async;
 #[cfg(feature = "std")]
 pub(crate) mod index;
 #[cfg(feature = "std")]
+pub(crate) mod index_check;
+#[cfg(feature = "std")]
 pub(crate) mod std;

@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SafeTensorsError, checkShards, openSharded, shardHeaderBytes } from 'safetensors-nano';
+import { SafeTensorsError, checkShards, openSharded, shardFindingMessage, shardHeaderBytes } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
 
 const A = 'model-00001-of-00002.safetensors';
@@ -31,19 +31,49 @@ test('checkShards reports each kind of disagreement, in its documented order', (
     { name: B, names: ['c', 'a'], dataBytes: 10 },
     { name: 'extra.safetensors', names: ['y'], dataBytes: 4 },
   ];
-  assert.deepEqual(checkShards(idx, s), [
-    // Index entries, in index order.
-    { kind: 'missing', tensor: 'ghost', file: B },
+  const found = checkShards(idx, s);
+  assert.deepEqual(found, [
+    // Index entries, by tensor name.
     { kind: 'misplaced', tensor: 'b', file: B, shard: 0, at: 1 },
+    { kind: 'missing', tensor: 'ghost', file: B },
     // Shard contents, in shard then data-offset order.
     { kind: 'unlisted', tensor: 'x', shard: 0, at: 2 },
     { kind: 'duplicate', tensor: 'a', shard: 1, at: 1, first: 0 },
     { kind: 'unlisted', tensor: 'y', shard: 2, at: 0 },
-    // Files, then the total size (of every read shard).
+    // Files; the total size is not judged while a shard the index names is missing.
     { kind: 'missingShard', file: 'model-3.safetensors' },
     { kind: 'unnamedShard', shard: 2 },
-    { kind: 'totalSize', declared: 99, bytes: 34 },
   ]);
+  // Each finding worded as the Rust core words it (the CLI's verify).
+  assert.deepEqual(
+    found.map((f) => shardFindingMessage(f, s.map((x) => x.name))),
+    [
+      `tensor "b" is indexed in ${B}, but it is in ${A}`,
+      `tensor "ghost" is indexed in ${B}, but no shard holds it`,
+      `tensor "x" in ${A} is not in the index`,
+      `tensor "a" is in both ${A} and ${B}`,
+      'tensor "y" in extra.safetensors is not in the index',
+      'shard model-3.safetensors is named by the index but missing',
+      'shard extra.safetensors is not named by the index',
+    ],
+  );
+  // total_size: the data of the shards the index names (not of an unnamed one).
+  const total = checkShards(index({ a: A, b: A, c: B }, { total_size: 99 }), [...shards(), { name: 'x', names: [], dataBytes: 5 }]);
+  assert.deepEqual(total, [
+    { kind: 'unnamedShard', shard: 2 },
+    { kind: 'totalSize', stated: 99, actual: 30 },
+  ]);
+  assert.equal(shardFindingMessage(total[1], []), "index states total_size 99, but the shards' tensors hold 30 bytes");
+  // Not judged while a named shard's header was not read.
+  assert.deepEqual(checkShards(index({ a: A, c: B }, { total_size: 99 }), [{ name: A, names: null }, shards()[1]]), []);
+});
+
+test('checkShards orders tensor names by code point, as Rust sorts them', () => {
+  // UTF-16 order would put the astral '\u{1F600}' (a surrogate pair) before '\uFF21'.
+  const names = ['\u{1F600}', '\uFF21', 'b', '10', '9', 'a"\n'];
+  const found = checkShards(index(Object.fromEntries(names.map((n) => [n, A]))), [{ name: A, names: [], dataBytes: 0 }]);
+  assert.deepEqual(found.map((f) => f.tensor), ['10', '9', 'a"\n', 'b', '\uFF21', '\u{1F600}']);
+  assert.equal(shardFindingMessage(found[2], [A]), `tensor "a\\"\\n" is indexed in ${A}, but no shard holds it`);
 });
 
 test('checkShards reads each name a bounded number of times when two shards swap all their names', () => {
@@ -65,10 +95,14 @@ test('checkShards reads each name a bounded number of times when two shards swap
     { name: A, names: counted(a), dataBytes: 0 },
     { name: B, names: counted(b), dataBytes: 0 },
   ]);
-  assert.deepEqual(found, [
-    ...a.map((tensor, at) => ({ kind: 'misplaced', tensor, file: B, shard: 0, at })),
-    ...b.map((tensor, at) => ({ kind: 'misplaced', tensor, file: A, shard: 1, at })),
-  ]);
+  const byName = (x, y) => (x.tensor < y.tensor ? -1 : x.tensor > y.tensor ? 1 : 0);
+  assert.deepEqual(
+    found,
+    [
+      ...a.map((tensor, at) => ({ kind: 'misplaced', tensor, file: B, shard: 0, at })),
+      ...b.map((tensor, at) => ({ kind: 'misplaced', tensor, file: A, shard: 1, at })),
+    ].sort(byName),
+  );
   assert.ok(reads <= 3 * 2 * half, `${reads} reads of ${2 * half} names`);
   // The position reported is the first occurrence in that shard.
   assert.deepEqual(checkShards(index({ x: B, y: B }), [{ name: A, names: ['y', 'x', 'x'] }, { name: B, names: ['y'] }]), [

@@ -1,7 +1,7 @@
 // Type-checked (tsc --strict) against the installed package's index.d.ts:
 // every export is used with its declared types; misuse must not compile.
 import {
-  SafeTensors, SafeTensorsError, ShardedModel, openSharded, openHub, checkShards, decodeFloat32, serialize, wasmMemoryBytes, DTYPES, DTYPE_INFO,
+  SafeTensors, SafeTensorsError, ShardedModel, openSharded, openHub, checkShards, shardFindingMessage, decodeFloat32, serialize, wasmMemoryBytes, DTYPES, DTYPE_INFO,
   type Dtype, type DtypeInfo, type DtypeKind, type ShardFinding, type ShardHeader, type FloatDtype, type Tensor, type TypedArray, type ParameterCount, type ErrorKind,
   type OpenOptions, type BlobOptions, type UrlOptions, type ShardedOptions, type HubOptions, type ReadOptions, type TensorInput, type SliceEntry, type ReadSliceOptions,
 } from 'safetensors-nano';
@@ -43,9 +43,11 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   const shardFile: SafeTensors = model.shards[0].file;
   const headers: ShardHeader[] = model.shards.map(({ name, file }) => ({ name, names: file.names(), dataBytes: file.fileSize - file.dataOffset }));
   const findings: ShardFinding[] = checkShards(model.index, headers, { fileKey: (n) => n.toLowerCase() });
+  const worded: string[] = findings.map((f) => shardFindingMessage(f, headers.map((h) => h.name)));
+  void worded;
   for (const f of checkShards(null, [{ name: 'a', names: null }])) {
     if (f.kind === 'misplaced') void [f.tensor, f.file, f.shard, f.at];
-    else if (f.kind === 'totalSize') void [f.declared, f.bytes];
+    else if (f.kind === 'totalSize') void [f.stated, f.actual];
   }
   const out: Float32Array = decodeFloat32('F8_E4M3', new Uint8Array(4), new Float32Array(4));
   const saved: Uint8Array = await serialize({ w: { dtype: 'BF16', shape: [2], data: new Uint16Array(2) } }, { format: 'pt' });
