@@ -65,7 +65,7 @@
 
 use embedded_storage::nor_flash::ReadNorFlash;
 
-use super::flash_plan::{self as plan, HeaderRead, Region};
+use super::flash_plan::{self as plan, HeaderRead, Held};
 use crate::error::Error;
 #[cfg(doc)]
 use crate::error::ErrorKind;
@@ -100,11 +100,7 @@ use crate::view::tensor::{Element, TensorInfo};
 /// assert!(header.is_empty());
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
-pub struct FlashReader<F: ReadNorFlash> {
-    flash: F,
-    region: Region,
-    error: Option<F::Error>,
-}
+pub struct FlashReader<F: ReadNorFlash>(Held<F, F::Error>);
 
 impl<F: ReadNorFlash> FlashReader<F> {
     /// A reader for the file of `len` bytes that starts at address `base`.
@@ -132,11 +128,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// assert_eq!(err.kind(), ErrorKind::MetadataIncompleteBuffer { expected: 0, found: 1 });
     /// ```
     pub const fn new(flash: F, base: u32, len: u32) -> Self {
-        FlashReader {
-            flash,
-            region: Region::new(base, Some(len)),
-            error: None,
-        }
+        FlashReader(Held::new(flash, base, Some(len)))
     }
 
     /// A reader for a file that starts at address `base` and whose length
@@ -165,11 +157,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// assert_eq!(header.file_len(), 16);
     /// ```
     pub const fn at(flash: F, base: u32) -> Self {
-        FlashReader {
-            flash,
-            region: Region::new(base, None),
-            error: None,
-        }
+        FlashReader(Held::new(flash, base, None))
     }
 
     /// Reads the header into `buf` and parses it into `storage`.
@@ -215,7 +203,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     where
         S: AsRef<[Slot]> + AsMut<[Slot]>,
     {
-        let mut steps = HeaderRead::new(self.region, || self.flash.capacity(), buf)?;
+        let mut steps = HeaderRead::new(self.0.region, || self.0.flash.capacity(), buf)?;
         let (at, prefix) = steps.prefix(buf)?;
         self.read_file(at, prefix)?;
         let (at, json) = steps.json(parser, buf)?;
@@ -374,7 +362,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// assert_eq!(reader.storage_error().unwrap().kind(), NorFlashErrorKind::OutOfBounds);
     /// ```
     pub fn storage_error(&self) -> Option<&F::Error> {
-        self.error.as_ref()
+        self.0.error.as_ref()
     }
 
     /// Gives the driver back.
@@ -397,16 +385,16 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// assert_eq!(reader.into_inner().0, b"");
     /// ```
     pub fn into_inner(self) -> F {
-        self.flash
+        self.0.flash
     }
 
     /// Reads `out.len()` bytes at byte `at` of the file: the driver calls
     /// the plan asks for, whatever the driver's alignment.
     fn read_file(&mut self, at: u64, out: &mut [u8]) -> Result<(), Error> {
-        let mut reads = self.region.reads(at, out, F::READ_SIZE)?;
+        let mut reads = self.0.region.reads(at, out, F::READ_SIZE)?;
         while let Some((address, bytes)) = reads.next_read()? {
-            if let Err(e) = self.flash.read(address, bytes) {
-                self.error = Some(e);
+            if let Err(e) = self.0.flash.read(address, bytes) {
+                self.0.error = Some(e);
                 return Err(reads.failed());
             }
         }
@@ -416,6 +404,6 @@ impl<F: ReadNorFlash> FlashReader<F> {
 
 impl<F: ReadNorFlash> core::fmt::Debug for FlashReader<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        self.region.debug(f, "FlashReader", self.error.is_some())
+        self.0.debug(f, "FlashReader")
     }
 }

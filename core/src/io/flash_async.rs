@@ -64,7 +64,7 @@
 
 use embedded_storage_async::nor_flash::ReadNorFlash;
 
-use super::flash_plan::{self as plan, HeaderRead, Region};
+use super::flash_plan::{self as plan, HeaderRead, Held};
 use crate::error::Error;
 #[cfg(doc)]
 use crate::error::ErrorKind;
@@ -77,33 +77,21 @@ use crate::view::tensor::{Element, TensorInfo};
 ///
 /// See the [module documentation](self) for a complete example.
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
-pub struct AsyncFlashReader<F: ReadNorFlash> {
-    flash: F,
-    region: Region,
-    error: Option<F::Error>,
-}
+pub struct AsyncFlashReader<F: ReadNorFlash>(Held<F, F::Error>);
 
 impl<F: ReadNorFlash> AsyncFlashReader<F> {
     /// A reader for the file of `len` bytes that starts at address `base`.
     /// The header is checked against this length exactly (docs/format.md R3
     /// header-fits, R13 exact-length).
     pub const fn new(flash: F, base: u32, len: u32) -> Self {
-        AsyncFlashReader {
-            flash,
-            region: Region::new(base, Some(len)),
-            error: None,
-        }
+        AsyncFlashReader(Held::new(flash, base, Some(len)))
     }
 
     /// A reader for a file that starts at address `base` and whose length
     /// is not known: the header decides it, and the file must fit in the
     /// storage's capacity. Bytes after the file are ignored.
     pub const fn at(flash: F, base: u32) -> Self {
-        AsyncFlashReader {
-            flash,
-            region: Region::new(base, None),
-            error: None,
-        }
+        AsyncFlashReader(Held::new(flash, base, None))
     }
 
     /// Reads the header into `buf` and parses it into `storage`.
@@ -128,7 +116,7 @@ impl<F: ReadNorFlash> AsyncFlashReader<F> {
     where
         S: AsRef<[Slot]> + AsMut<[Slot]>,
     {
-        let mut steps = HeaderRead::new(self.region, || self.flash.capacity(), buf)?;
+        let mut steps = HeaderRead::new(self.0.region, || self.0.flash.capacity(), buf)?;
         let (at, prefix) = steps.prefix(buf)?;
         self.read_file(at, prefix).await?;
         let (at, json) = steps.json(parser, buf)?;
@@ -193,21 +181,21 @@ impl<F: ReadNorFlash> AsyncFlashReader<F> {
 
     /// The driver's error from the last failed read, if a read failed.
     pub fn storage_error(&self) -> Option<&F::Error> {
-        self.error.as_ref()
+        self.0.error.as_ref()
     }
 
     /// Gives the driver back.
     pub fn into_inner(self) -> F {
-        self.flash
+        self.0.flash
     }
 
     /// Reads `out.len()` bytes at byte `at` of the file: the driver calls
     /// the plan asks for, whatever the driver's alignment.
     async fn read_file(&mut self, at: u64, out: &mut [u8]) -> Result<(), Error> {
-        let mut reads = self.region.reads(at, out, F::READ_SIZE)?;
+        let mut reads = self.0.region.reads(at, out, F::READ_SIZE)?;
         while let Some((address, bytes)) = reads.next_read()? {
-            if let Err(e) = self.flash.read(address, bytes).await {
-                self.error = Some(e);
+            if let Err(e) = self.0.flash.read(address, bytes).await {
+                self.0.error = Some(e);
                 return Err(reads.failed());
             }
         }
@@ -217,7 +205,6 @@ impl<F: ReadNorFlash> AsyncFlashReader<F> {
 
 impl<F: ReadNorFlash> core::fmt::Debug for AsyncFlashReader<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        self.region
-            .debug(f, "AsyncFlashReader", self.error.is_some())
+        self.0.debug(f, "AsyncFlashReader")
     }
 }

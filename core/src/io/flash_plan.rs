@@ -23,6 +23,35 @@ const BOUNCE_LEN: usize = 32;
 /// Bytes of the header's length prefix (docs/format.md R1).
 const PREFIX_LEN: usize = 8;
 
+/// What a flash reader holds: its driver, where the file lies, and the
+/// driver's error from the last failed read.
+pub(crate) struct Held<F, E> {
+    pub(crate) flash: F,
+    pub(crate) region: Region,
+    pub(crate) error: Option<E>,
+}
+
+impl<F, E> Held<F, E> {
+    /// A reader's state for the file at address `base`, of `len` bytes when known.
+    pub(crate) const fn new(flash: F, base: u32, len: Option<u32>) -> Self {
+        Held {
+            flash,
+            region: Region { base, len },
+            error: None,
+        }
+    }
+
+    /// The readers' `Debug`: where the file is and whether a read failed,
+    /// never its bytes.
+    pub(crate) fn debug(&self, f: &mut fmt::Formatter<'_>, reader: &str) -> fmt::Result {
+        f.debug_struct(reader)
+            .field("base", &self.region.base)
+            .field("len", &self.region.len)
+            .field("failed", &self.error.is_some())
+            .finish()
+    }
+}
+
 /// Where a file lies in the storage.
 #[derive(Clone, Copy)]
 pub(crate) struct Region {
@@ -32,11 +61,6 @@ pub(crate) struct Region {
 }
 
 impl Region {
-    /// The file at address `base`, of `len` bytes when known.
-    pub(crate) const fn new(base: u32, len: Option<u32>) -> Self {
-        Region { base, len }
-    }
-
     /// The driver reads for `out.len()` bytes at byte `at` of the file.
     ///
     /// # Errors
@@ -58,21 +82,6 @@ impl Region {
             bounce: [0; BOUNCE_LEN],
             copy: None,
         })
-    }
-
-    /// The readers' `Debug`: where the file is and whether a read failed,
-    /// never its bytes.
-    pub(crate) fn debug(
-        self,
-        f: &mut fmt::Formatter<'_>,
-        reader: &str,
-        failed: bool,
-    ) -> fmt::Result {
-        f.debug_struct(reader)
-            .field("base", &self.base)
-            .field("len", &self.len)
-            .field("failed", &failed)
-            .finish()
     }
 }
 
@@ -375,6 +384,10 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
+    fn region(base: u32, len: Option<u32>) -> Region {
+        Region { base, len }
+    }
+
     /// Reads `len` bytes at byte `at` of the file in `region` through the
     /// plan, from `storage` read in units of `unit` bytes; returns the bytes
     /// and the number of driver calls.
@@ -405,7 +418,7 @@ mod tests {
             for base in 0..5 {
                 for at in 0..12 {
                     for len in 0..40 {
-                        let region = Region::new(base, None);
+                        let region = region(base, None);
                         let (got, calls) = read(&storage, region, at, len, unit).unwrap();
                         let start = base as usize + at as usize;
                         assert_eq!(got, &storage[start..start + len], "unit {unit} at {start}");
@@ -425,9 +438,9 @@ mod tests {
     #[test]
     fn a_read_size_above_the_bounce_buffer_takes_aligned_reads_only() {
         let storage = vec![7; 256];
-        let (got, calls) = read(&storage, Region::new(64, None), 0, 128, 64).unwrap();
+        let (got, calls) = read(&storage, region(64, None), 0, 128, 64).unwrap();
         assert_eq!((got, calls), (vec![7; 128], 1));
-        let err = read(&storage, Region::new(64, None), 1, 10, 64).unwrap_err();
+        let err = read(&storage, region(64, None), 1, 10, 64).unwrap_err();
         assert_eq!(
             err.kind(),
             ErrorKind::Storage {
@@ -439,7 +452,7 @@ mod tests {
 
     #[test]
     fn addresses_past_what_u32_names_are_storage_errors() {
-        let err = read(&[], Region::new(u32::MAX, None), 1, 4, 1).unwrap_err();
+        let err = read(&[], region(u32::MAX, None), 1, 4, 1).unwrap_err();
         assert_eq!(
             err.kind(),
             ErrorKind::Storage {
@@ -447,7 +460,7 @@ mod tests {
                 len: 4
             }
         );
-        let err = read(&[], Region::new(1, None), u64::MAX, 4, 1).unwrap_err();
+        let err = read(&[], region(1, None), u64::MAX, 4, 1).unwrap_err();
         assert_eq!(
             err.kind(),
             ErrorKind::Storage {
@@ -460,7 +473,7 @@ mod tests {
     #[test]
     fn a_driver_failure_is_the_whole_read_s_storage_error() {
         let mut out = [0u8; 9];
-        let mut reads = Region::new(10, None).reads(3, &mut out, 4).unwrap();
+        let mut reads = region(10, None).reads(3, &mut out, 4).unwrap();
         assert!(reads.next_read().unwrap().is_some());
         assert_eq!(
             reads.failed().kind(),
