@@ -75,7 +75,8 @@ impl Region {
             return Err(storage_error(u64::MAX, out.len()));
         };
         Ok(Reads {
-            fail: storage_error(address, out.len()),
+            start: address,
+            len: out.len(),
             address,
             unit: read_size.max(1),
             out,
@@ -98,8 +99,9 @@ pub(crate) struct Reads<'o> {
     bounce: [u8; BOUNCE_LEN],
     /// After a read into `bounce`: where the wanted bytes start in it, and how many.
     copy: Option<(usize, usize)>,
-    /// The error for any failure: the whole read's address and length.
-    fail: Error,
+    /// The whole read's address and length, for its error.
+    start: u64,
+    len: usize,
 }
 
 impl<'o> Reads<'o> {
@@ -115,9 +117,11 @@ impl<'o> Reads<'o> {
             let wanted = self
                 .bounce
                 .get(skip..skip.saturating_add(take))
-                .ok_or(self.fail)?;
+                .ok_or_else(|| self.failed())?;
             let out = core::mem::take(&mut self.out);
-            let (head, rest) = out.split_at_mut_checked(take).ok_or(self.fail)?;
+            let (head, rest) = out
+                .split_at_mut_checked(take)
+                .ok_or_else(|| self.failed())?;
             head.copy_from_slice(wanted);
             self.advance(rest, take);
         }
@@ -126,28 +130,36 @@ impl<'o> Reads<'o> {
         }
         // `skip < unit`, a usize.
         let skip = usize::try_from(self.address.checked_rem(self.unit as u64).unwrap_or(0))
-            .map_err(|_| self.fail)?;
+            .map_err(|_| self.failed())?;
         let whole = self
             .out
             .len()
             .saturating_sub(self.out.len().checked_rem(self.unit).unwrap_or(0));
         if skip == 0 && whole > 0 {
-            let address = u32::try_from(self.address).map_err(|_| self.fail)?;
+            let address = u32::try_from(self.address).map_err(|_| self.failed())?;
             let out = core::mem::take(&mut self.out);
-            let (head, rest) = out.split_at_mut_checked(whole).ok_or(self.fail)?;
+            let (head, rest) = out
+                .split_at_mut_checked(whole)
+                .ok_or_else(|| self.failed())?;
             self.advance(rest, whole);
             return Ok(Some((address, head)));
         }
-        let unit_buf = self.bounce.get_mut(..self.unit).ok_or(self.fail)?;
+        if self.unit > BOUNCE_LEN {
+            return Err(self.failed());
+        }
         let address = self.address.saturating_sub(skip as u64);
-        let address = u32::try_from(address).map_err(|_| self.fail)?;
+        let address = u32::try_from(address).map_err(|_| self.failed())?;
         self.copy = Some((skip, self.unit.saturating_sub(skip).min(self.out.len())));
+        let unit_buf = self
+            .bounce
+            .get_mut(..self.unit)
+            .ok_or(storage_error(self.start, self.len))?;
         Ok(Some((address, unit_buf)))
     }
 
     /// The error to return when the driver fails.
     pub(crate) fn failed(&self) -> Error {
-        self.fail
+        storage_error(self.start, self.len)
     }
 
     fn advance(&mut self, rest: &'o mut [u8], done: usize) {
