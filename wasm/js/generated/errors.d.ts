@@ -22,8 +22,8 @@ export type WasmErrorKind =
 export type JsErrorKind =
   | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'SourceChanged' | 'Http' | 'Timeout'
   | 'Network' | 'TooManyRedirects' | 'ShortBody' | 'RangeMismatch' | 'ContentEncoded'
-  | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'HubUnauthorized' | 'HubNotFound'
-  | 'WriterUnavailable' | 'GpuLimitExceeded' | 'GpuFeatureMissing' | 'WriteFailed'
+  | 'IndexInvalid' | 'IndexTooLarge' | 'IndexMismatch' | 'ShardMissing' | 'HubUnauthorized'
+  | 'HubNotFound' | 'WriterUnavailable' | 'GpuLimitExceeded' | 'GpuFeatureMissing' | 'WriteFailed'
   | 'ReaderUnavailable';
 
 /** Every kind of `SafeTensorsError`. */

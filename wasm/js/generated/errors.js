@@ -26,8 +26,8 @@ export const KINDS = Object.freeze([
 export const JS_KINDS = Object.freeze([
   'NotInMemory', 'NoSource', 'HeaderIncomplete', 'SourceChanged', 'Http', 'Timeout', 'Network',
   'TooManyRedirects', 'ShortBody', 'RangeMismatch', 'ContentEncoded', 'IndexInvalid',
-  'IndexMismatch', 'ShardMissing', 'HubUnauthorized', 'HubNotFound', 'WriterUnavailable',
-  'GpuLimitExceeded', 'GpuFeatureMissing', 'WriteFailed', 'ReaderUnavailable',
+  'IndexTooLarge', 'IndexMismatch', 'ShardMissing', 'HubUnauthorized', 'HubNotFound',
+  'WriterUnavailable', 'GpuLimitExceeded', 'GpuFeatureMissing', 'WriteFailed', 'ReaderUnavailable',
 ]);
 
 /**
