@@ -36,7 +36,10 @@ pub fn read_index(path: &Path) -> Result<ShardIndex, Failure> {
     }
     ShardIndex::parse(&bytes).map_err(|e| {
         let mut f = Failure::other(e.to_string());
-        f.kind = Some("IndexInvalid");
+        f.kind = Some(match e {
+            IndexError::TooLarge { .. } | IndexError::TooManyEntries { .. } => "IndexTooLarge",
+            _ => "IndexInvalid",
+        });
         if let IndexError::Json(j) = &e {
             f.offset = j.offset();
         }

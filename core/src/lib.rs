@@ -42,7 +42,7 @@ pub use error::{
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use io::index::{IndexCheck, IndexError, IndexProblem, ShardIndex};
+pub use io::index::{IndexCheck, IndexError, IndexLimits, IndexProblem, ShardIndex};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use io::std::{read_header, read_slice, read_tensor, ReadError};
