@@ -11,7 +11,7 @@
 //!   cross the wasm boundary (`wasm/src/wire.rs`);
 //! - `wasm/js/generated/shard-findings.js`, `.d.ts`: the kinds of finding of
 //!   the sharded-index check, their fields and message templates
-//!   (`core/src/io/index_check.rs`, `index_problems!`);
+//!   (`core/src/shards/check.rs`, `index_problems!`);
 //! - the list of error kinds in `wasm/README.md`, between its `kinds`
 //!   markers (the rest of the README is hand-written);
 //! - `tests/js/lib/rust-messages.js`: sample inputs and the messages the
@@ -168,7 +168,7 @@ const FROM_ERRORS: &str = "the error-kind tables in core/src/error.rs (`error_ki
     // wasm/src/error.rs (`layer_kinds!`)";
 const FROM_WIRE: &str = "the wire layout in wasm/src/wire.rs";
 const FROM_FINDINGS: &str =
-    "the shard check's findings in core/src/io/index_check.rs (`index_problems!`)";
+    "the shard check's findings in core/src/shards/check.rs (`index_problems!`)";
 
 /// A JS string literal (single quotes).
 fn js(s: &str) -> String {
