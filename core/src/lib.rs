@@ -41,9 +41,7 @@ pub use io::flash;
 pub use io::flash_async;
 
 pub use dtype::{Dtype, DtypeKind, FloatFormat, FloatSpecials, JsView};
-pub use error::{
-    Error, ErrorKind, Expected, Field, InHeader, KindInfo, Message, TensorRef, WireField, WireType,
-};
+pub use error::{Error, ErrorKind, Expected, Field, InHeader, TensorRef};
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]

@@ -33,7 +33,7 @@ use safetensors_nano::write::{Plan, TensorSpec};
 use safetensors_nano::{
     Dtype, ErrorKind, Expected, Field, FindingType, IndexProblem, Parser, Status, Table, TensorRef,
 };
-use safetensors_nano_wasm::{kinds, wire, LayerKind, JS_KINDS, LAYER_TABLE, MAX_SAFE};
+use safetensors_nano_wasm::{kinds, wire, LayerKind, CORE_TABLE, JS_KINDS, LAYER_TABLE, MAX_SAFE};
 
 /// The command that writes the generated files.
 const COMMAND: &str = "cargo xtask gen";
@@ -665,7 +665,14 @@ fn layer_sample(bytes: Vec<u8>, size: Option<u64>, kind: LayerKind, value: u64) 
     );
     let info = &LAYER_TABLE[kind as usize];
     let name = "t";
-    let message = js_message(&info.message([value, 0, 0]).to_string(), None, Some(name));
+    // (This layer's kinds carry plain numbers, shown in decimal.)
+    let text = info
+        .fields
+        .iter()
+        .fold(info.template.to_string(), |text, field| {
+            text.replace(&format!("{{{}}}", field.name), &value.to_string())
+        });
+    let message = js_message(&text, None, Some(name));
     let (call, input) = match size {
         None => ("fromBytes", format!("hex: {}", js(&hex(&bytes)))),
         Some(size) => (
@@ -815,10 +822,7 @@ fn readme_kinds() -> String {
         .split_once(KINDS_BEGIN)
         .expect("wasm/README.md has the kinds markers");
     let (_, after) = rest.split_once(KINDS_END).expect("the kinds list ends");
-    let core: Vec<String> = ErrorKind::TABLE
-        .iter()
-        .map(|k| format!("`{}`", k.name))
-        .collect();
+    let core: Vec<String> = CORE_TABLE.iter().map(|k| format!("`{}`", k.name)).collect();
     let mut list = String::from(
         "- the core's, with the same names and messages as the Rust `ErrorKind` (the rule\n  \
          behind each is in `docs/format.md`, \"Rules\", in the project's source):",
