@@ -5,7 +5,7 @@ use crate::error::{Error, ErrorKind};
 use crate::mode::Plain;
 use crate::read::header::{self, MetadataState};
 use crate::read::string::tensor_error;
-use crate::read::{index, utf8, validate};
+use crate::read::{names, utf8, validate};
 use crate::table::{self, Entry, Slot, OFFSET_MASK};
 use crate::view::metadata::Metadata;
 use crate::view::name::Name;
@@ -371,11 +371,11 @@ impl<'a, S: AsRef<[Slot]> + AsMut<[Slot]>> Header<'a, S> {
         }
         let t = parsed.tensors;
         let meta_start = capacity.saturating_sub(pairs);
-        // Name indexes, tensors first (see `index::build`).
+        // Name orders, tensors first (see `names::build`).
         let duplicate = |kind, start| tensor_error(json, kind, start);
-        index::build(json, slots, 0..t, 0)
+        names::build(json, slots, 0..t, 0)
             .map_err(|start| duplicate(ErrorKind::DuplicateTensorName, start))?;
-        index::build(json, slots, meta_start..capacity, meta_start)
+        names::build(json, slots, meta_start..capacity, meta_start)
             .map_err(|start| duplicate(ErrorKind::DuplicateMetadataKey, start))?;
         let regions = table::regions_mut(slots);
         let tensor_entries = regions.entries.get(..t).unwrap_or_default();
@@ -547,8 +547,8 @@ impl<'a, S: AsRef<[Slot]>> Header<'a, S> {
     pub fn tensor(&self, name: &str) -> Option<TensorInfo<'a>> {
         let r = table::regions(self.storage.as_ref());
         let entries = r.entries.get(..self.tensors)?;
-        let index = r.by_name.get(..self.tensors)?;
-        let i = index::find(self.json, entries, index, name)?;
+        let by_name = r.by_name.get(..self.tensors)?;
+        let i = names::find(self.json, entries, by_name, name)?;
         self.info(i)
     }
 

@@ -27,6 +27,8 @@ mod file;
 mod io;
 mod mode;
 mod read;
+#[cfg(feature = "std")]
+mod shards;
 mod table;
 mod view;
 pub mod write;
@@ -39,21 +41,19 @@ pub use io::flash;
 pub use io::flash_async;
 
 pub use dtype::{Dtype, DtypeKind, FloatFormat, FloatSpecials, JsView};
-pub use error::{
-    Error, ErrorKind, Expected, Field, InHeader, KindInfo, Message, TensorRef, WireField, WireType,
-};
+pub use error::{Error, ErrorKind, Expected, Field, InHeader, TensorRef};
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use io::index::{IndexError, IndexLimits, ShardIndex};
+pub use io::std_read::{read_header, read_slice, read_tensor, ReadError};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use io::index_check::{
+pub use shards::check::{
     FindingField, FindingInfo, FindingType, FindingValue, IndexCheck, IndexProblem, ProblemMessage,
 };
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use io::std::{read_header, read_slice, read_tensor, ReadError};
+pub use shards::index::{IndexError, IndexLimits, ShardIndex};
 pub use table::{Slot, Table};
 pub use view::metadata::Metadata;
 pub use view::name::{Chars, Name};

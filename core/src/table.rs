@@ -2,8 +2,8 @@
 //!
 //! A table is a slice of [`Slot`]s, 32 bytes each on every target. The
 //! parser lays the slice out as three regions: 24-byte entries (tensors from
-//! the front, metadata pairs from the back), then two `u32` index columns
-//! (the name index, and the data-offset order). Names and shapes are not
+//! the front, metadata pairs from the back), then two `u32` order columns
+//! (the name order, and the data-offset order). Names and shapes are not
 //! copied: entries store where they start in the header.
 
 use bytemuck::{Pod, Zeroable};
@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 use crate::dtype::Dtype;
 
 /// One slot of a header table: room for one tensor or one metadata pair,
-/// lookup index included. 32 bytes on every target.
+/// name and offset orders included. 32 bytes on every target.
 ///
 /// Hand the parser any `AsMut<[Slot]>`: a [`Table`], a `&mut [Slot]`, or
 /// (with `alloc`) a `Vec<Slot>`.
@@ -229,8 +229,8 @@ pub(crate) fn regions(slots: &[Slot]) -> Regions<'_> {
     let slots = slots.get(..capacity(slots)).unwrap_or_default();
     let n = slots.len();
     let words: &[u32] = bytemuck::cast_slice(slots);
-    let (entry_words, index) = words.split_at(n.saturating_mul(6));
-    let (by_name, by_offset) = index.split_at(n);
+    let (entry_words, orders) = words.split_at(n.saturating_mul(6));
+    let (by_name, by_offset) = orders.split_at(n);
     Regions {
         entries: bytemuck::cast_slice(entry_words),
         by_name,
@@ -242,8 +242,8 @@ pub(crate) fn regions_mut(slots: &mut [Slot]) -> RegionsMut<'_> {
     let n = capacity(slots);
     let slots = slots.get_mut(..n).unwrap_or_default();
     let words: &mut [u32] = bytemuck::cast_slice_mut(slots);
-    let (entry_words, index) = words.split_at_mut(n.saturating_mul(6));
-    let (by_name, by_offset) = index.split_at_mut(n.min(index.len()));
+    let (entry_words, orders) = words.split_at_mut(n.saturating_mul(6));
+    let (by_name, by_offset) = orders.split_at_mut(n.min(orders.len()));
     RegionsMut {
         entries: bytemuck::cast_slice_mut(entry_words),
         by_name,
@@ -252,7 +252,7 @@ pub(crate) fn regions_mut(slots: &mut [Slot]) -> RegionsMut<'_> {
 }
 
 /// The table while the parser fills it: the entries, and where the two
-/// index columns will be, one `u64` link per slot (see [`link`]).
+/// order columns will be, one `u64` link per slot (see [`link`]).
 pub(crate) struct Building<'t> {
     pub entries: &'t mut [Entry],
     pub links: &'t mut [u64],
@@ -287,10 +287,10 @@ pub(crate) fn building(slots: &mut [Slot]) -> Building<'_> {
 }
 
 /// Turns the sorted links of `entries` (a range of slot numbers) into the
-/// name-index column: the entry numbers, less `base`, in link order, in
+/// name-order column: the entry numbers, less `base`, in link order, in
 /// the same slot numbers of the `by_name` column. Call it for ranges in
 /// ascending order: each link is read before the column overwrites it.
-pub(crate) fn links_to_name_index(
+pub(crate) fn links_to_name_order(
     slots: &mut [Slot],
     entries: core::ops::Range<usize>,
     base: usize,
@@ -332,7 +332,7 @@ pub(crate) fn compact(slots: &mut [Slot], tensors: usize, pairs: usize) -> usize
             t.saturating_mul(6),
             p.saturating_mul(6),
         ),
-        // Name index: tensors', then metadata's (numbers relative to their region).
+        // Name order: tensors', then metadata's (numbers relative to their region).
         (n.saturating_mul(6), m.saturating_mul(6), t),
         (
             n.saturating_mul(7).saturating_sub(p),

@@ -9,7 +9,9 @@
 
 use alloc::vec::Vec;
 
-use safetensors_nano::{Error, ErrorKind, KindInfo, TensorRef, WireField, WireType};
+use safetensors_nano::{Error, ErrorKind, TensorRef};
+
+use crate::kind_table::{KindInfo, WireField, WireType, CORE_TABLE};
 
 use crate::wire::{
     ERROR_FIELDS, ERROR_KIND, ERROR_NUMBERS, ERROR_OFFSET, ERROR_TENSOR_INDEX, ERROR_TENSOR_LEN,
@@ -21,7 +23,7 @@ pub type Span = (u64, u64);
 
 /// Declares [`LayerKind`] and [`LAYER_TABLE`] from one list: per kind its
 /// doc, its numbers' names (all plain numbers) and its message template
-/// (the core's template syntax: [`KindInfo::template`]).
+/// (the core's template syntax: [`KindInfo::template`](crate::KindInfo::template)).
 macro_rules! layer_kinds {
     ($(
         $(#[doc = $doc:literal])*
@@ -221,7 +223,7 @@ impl LayerKind {
 /// assert_eq!(kinds().nth(code.into()).unwrap().name, "OffsetTooLarge");
 /// ```
 pub fn kinds() -> impl Iterator<Item = &'static KindInfo> {
-    ErrorKind::TABLE.iter().chain(LAYER_TABLE)
+    CORE_TABLE.iter().chain(LAYER_TABLE)
 }
 
 /// An error to describe: a kind, up to three numbers, and where.

@@ -38,6 +38,7 @@ mod decode;
 #[cfg(feature = "reader")]
 mod describe;
 mod error;
+mod kind_table;
 pub mod wire;
 #[cfg(feature = "writer")]
 mod write;
@@ -46,6 +47,7 @@ mod write;
 compile_error!("build the reader's module, the writer's, or both (features `reader`, `writer`)");
 
 pub use error::{kinds, JsKind, LayerKind, JS_KINDS, LAYER_TABLE};
+pub use kind_table::{KindInfo, WireField, WireType, CORE_TABLE};
 
 /// 2^53: JS numbers are exact integers up to here.
 pub const MAX_SAFE: u64 = 1 << 53;

@@ -107,58 +107,15 @@ fn try_plan(
     let count = it.next_usize().ok_or(None)?;
     let has_meta = it.next().ok_or(None)? != 0;
     let pairs = it.next_usize().ok_or(None)?;
-    // Pass 1: every dim in one vector (the specs borrow their shapes from it).
+    // The rows are read twice: once for the dims, then for the specs, which
+    // borrow their shapes from the dims.
     let rows = it.clone();
-    let mut dims = Vec::new();
-    for _ in 0..count {
-        for _ in 0..ROW_RANK {
-            it.next().ok_or(None)?;
-        }
-        let rank = it.next_usize().ok_or(None)?;
-        for _ in 0..rank {
-            dims.push(it.next().ok_or(None)?);
-        }
-    }
-    // Pass 2: the specs (`it` has moved on to the metadata lengths).
-    let mut rows = rows;
+    let dims = read_dims(&mut it, count).ok_or(None)?;
     let mut text = text;
     // (At most one row per 4 numbers: a bad count cannot reserve much.)
-    let mut specs: Vec<Indexed<'_>> = Vec::with_capacity(count.min(numbers.len()));
-    let mut at = 0usize;
-    for index in 0..count {
-        let dtype = rows
-            .next_usize()
-            .and_then(|d| Dtype::ALL.get(d))
-            .ok_or(None)?;
-        let name = rows
-            .next_usize()
-            .and_then(|n| piece(&mut text, n))
-            .ok_or(None)?;
-        let byte_len = rows.next().ok_or(None)?;
-        let rank = rows.next_usize().ok_or(None)?;
-        let end = at.checked_add(rank).ok_or(None)?;
-        let shape = dims.get(at..end).ok_or(None)?;
-        for _ in 0..rank {
-            rows.next();
-        }
-        at = end;
-        specs.push(Indexed {
-            spec: TensorSpec::new(name, *dtype, shape, byte_len),
-            index: u32::try_from(index).map_err(|_| None)?,
-        });
-    }
-    let mut metadata = Vec::with_capacity(pairs.min(numbers.len()));
-    for _ in 0..pairs {
-        let key = it
-            .next_usize()
-            .and_then(|n| piece(&mut text, n))
-            .ok_or(None)?;
-        let value = it
-            .next_usize()
-            .and_then(|n| piece(&mut text, n))
-            .ok_or(None)?;
-        metadata.push((key, value));
-    }
+    let cap = numbers.len();
+    let mut specs = read_specs(rows, &dims, &mut text, count, cap).ok_or(None)?;
+    let mut metadata = read_metadata(&mut it, &mut text, pairs, cap).ok_or(None)?;
     let planned = if has_meta {
         Plan::with_metadata(&mut specs, &mut metadata)
     } else {
@@ -166,20 +123,91 @@ fn try_plan(
     };
     let plan = match planned {
         Ok(plan) => plan,
-        Err(e) => {
-            // Writer errors give a position in `specs`; each knows its caller index.
-            let index = match e.tensor() {
-                Some(TensorRef::Index(p)) => specs.get(p as usize).map(|s| s.index),
-                _ => None,
-            };
-            return Err(Some((e, index)));
-        }
+        Err(e) => return Err(Some((e, caller_index(&e, &specs)))),
     };
     let header_len = usize::try_from(plan.data_start()).map_err(|_| None)?;
     header.clear();
     header.resize(header_len, 0);
     let mut sink = SliceSink::new(header.as_mut_slice());
     plan.write_header(&mut sink).map_err(|e| Some((e, None)))?;
+    Ok(placed_numbers(&plan, count))
+}
+
+/// Pass 1 over the `count` tensor rows: every dim, in one vector; leaves
+/// `it` at the metadata lengths.
+fn read_dims(it: &mut Numbers<'_>, count: usize) -> Option<Vec<u64>> {
+    let mut dims = Vec::new();
+    for _ in 0..count {
+        for _ in 0..ROW_RANK {
+            it.next()?;
+        }
+        let rank = it.next_usize()?;
+        for _ in 0..rank {
+            dims.push(it.next()?);
+        }
+    }
+    Some(dims)
+}
+
+/// Pass 2 over the `count` tensor rows: the specs, each with its place in
+/// the caller's list, names taken from `text` and shapes from `dims`.
+fn read_specs<'a>(
+    mut rows: Numbers<'_>,
+    dims: &'a [u64],
+    text: &mut &'a [u8],
+    count: usize,
+    cap: usize,
+) -> Option<Vec<Indexed<'a>>> {
+    let mut specs = Vec::with_capacity(count.min(cap));
+    let mut at = 0usize;
+    for index in 0..count {
+        let dtype = rows.next_usize().and_then(|d| Dtype::ALL.get(d))?;
+        let name = rows.next_usize().and_then(|n| piece(text, n))?;
+        let byte_len = rows.next()?;
+        let rank = rows.next_usize()?;
+        let end = at.checked_add(rank)?;
+        let shape = dims.get(at..end)?;
+        for _ in 0..rank {
+            rows.next();
+        }
+        at = end;
+        specs.push(Indexed {
+            spec: TensorSpec::new(name, *dtype, shape, byte_len),
+            index: u32::try_from(index).ok()?,
+        });
+    }
+    Some(specs)
+}
+
+/// The `pairs` metadata pairs: their lengths from `it`, their text from
+/// `text`.
+fn read_metadata<'t>(
+    it: &mut Numbers<'_>,
+    text: &mut &'t [u8],
+    pairs: usize,
+    cap: usize,
+) -> Option<Vec<(&'t str, &'t str)>> {
+    let mut metadata = Vec::with_capacity(pairs.min(cap));
+    for _ in 0..pairs {
+        let key = it.next_usize().and_then(|n| piece(text, n))?;
+        let value = it.next_usize().and_then(|n| piece(text, n))?;
+        metadata.push((key, value));
+    }
+    Some(metadata)
+}
+
+/// The caller's index of the tensor a plan error is about: plan errors
+/// give a position in `specs`, and each spec knows its caller index.
+fn caller_index(e: &Error, specs: &[Indexed<'_>]) -> Option<u32> {
+    match e.tensor() {
+        Some(TensorRef::Index(p)) => specs.get(p as usize).map(|s| s.index),
+        _ => None,
+    }
+}
+
+/// The planned numbers for JS: a status, the file length, then per tensor
+/// in file order its caller index and data offset.
+fn placed_numbers(plan: &Plan<'_, Indexed<'_>>, count: usize) -> Vec<f64> {
     let mut out = Vec::with_capacity(
         count
             .saturating_mul(PLACED_NUMBERS)
@@ -190,7 +218,7 @@ fn try_plan(
         out.push(f64::from(placed.tensor().index));
         out.push(placed.data_offsets().0 as f64);
     }
-    Ok(out)
+    out
 }
 
 /// Converts `src` (whole elements of the float dtype with index `from`) to

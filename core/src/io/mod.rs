@@ -1,10 +1,14 @@
-//! The optional integrations, one file each: `Vec`-backed tables
-//! (feature `alloc`), reading from `std::io` and sharded checkpoints'
-//! indexes (feature `std`), reading from NOR flash (feature `embedded-storage`),
-//! and without blocking (feature `embedded-storage-async`).
+//! The optional integrations, one file each, reading and writing:
+//! `Vec`-backed tables (feature `alloc`); reading from and writing to
+//! `std::io` and files (feature `std`); writing to `embedded_io::Write`
+//! (feature `embedded-io`); reading from NOR flash (feature
+//! `embedded-storage`), and without blocking (feature
+//! `embedded-storage-async`).
 
 #[cfg(feature = "alloc")]
 pub(crate) mod alloc;
+#[cfg(feature = "embedded-io")]
+pub(crate) mod embedded_io;
 #[cfg(feature = "embedded-storage")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
 pub mod flash;
@@ -14,8 +18,6 @@ pub mod flash_async;
 #[cfg(any(feature = "embedded-storage", feature = "embedded-storage-async"))]
 mod flash_plan;
 #[cfg(feature = "std")]
-pub(crate) mod index;
+pub(crate) mod std_read;
 #[cfg(feature = "std")]
-pub(crate) mod index_check;
-#[cfg(feature = "std")]
-pub(crate) mod std;
+pub(crate) mod std_write;

@@ -1,5 +1,5 @@
 //! Name hashing: a fast hash of a name's decoded text, the same however
-//! the text is split or escaped, which orders the name index. Builds that
+//! the text is split or escaped, which sorts the name order. Builds that
 //! do not hash names ([`mode::HASH_NAMES`]) give every name the hash 0.
 
 use crate::mode::{self, HASH_NAMES};

@@ -36,7 +36,7 @@ pub(crate) struct Parsed {
 /// Where parsed entries go: tensors fill from the front, metadata pairs from
 /// the back, each with the link of its name (hash and entry number); past
 /// capacity, entries are only counted.
-struct Sink<'t> {
+struct TableFill<'t> {
     entries: &'t mut [Entry],
     /// One link per entry, same positions as `entries`.
     links: &'t mut [u64],
@@ -44,7 +44,7 @@ struct Sink<'t> {
     metadata: usize,
 }
 
-impl Sink<'_> {
+impl TableFill<'_> {
     fn used(&self) -> usize {
         self.tensors.saturating_add(self.metadata)
     }
@@ -113,7 +113,7 @@ fn parse_object<'h>(
     table: Building<'_>,
     visitor: &mut dyn Visitor<'h>,
 ) -> Step<Parsed> {
-    let mut sink = Sink {
+    let mut fill = TableFill {
         entries: table.entries,
         links: table.links,
         tensors: 0,
@@ -134,7 +134,7 @@ fn parse_object<'h>(
                     let at = key.start.saturating_sub(1);
                     return Err(lexer.fail_at(ErrorKind::DuplicateMetadata, at));
                 }
-                metadata = parse_metadata(lexer, json, &mut sink, visitor)?;
+                metadata = parse_metadata(lexer, json, &mut fill, visitor)?;
             } else {
                 let entry = parse_tensor(lexer, json, key)?;
                 visitor.tensor(
@@ -143,7 +143,7 @@ fn parse_object<'h>(
                     Shape::new(json, entry.shape_start()),
                     (entry.begin(), entry.end()),
                 );
-                sink.push_tensor(entry, hash);
+                fill.push_tensor(entry, hash);
             }
             lexer.skip_ws();
             if lexer.eat(b',') {
@@ -160,7 +160,7 @@ fn parse_object<'h>(
         return Err(lexer.unexpected(Expected::End));
     }
     Ok(Parsed {
-        tensors: sink.tensors,
+        tensors: fill.tensors,
         metadata,
         plain: lexer.plain(),
     })
@@ -169,7 +169,7 @@ fn parse_object<'h>(
 fn parse_metadata<'h>(
     lexer: &mut Lexer<'_>,
     json: &'h [u8],
-    sink: &mut Sink<'_>,
+    fill: &mut TableFill<'_>,
     visitor: &mut dyn Visitor<'h>,
 ) -> Step<MetadataState> {
     if lexer.eat_null()? {
@@ -197,7 +197,7 @@ fn parse_metadata<'h>(
         }
         let value = lexer.string()?;
         visitor.metadata(raw_name(json, key), raw_name(json, value));
-        sink.push_metadata(Entry::metadata(key.start, value.start), hash);
+        fill.push_metadata(Entry::metadata(key.start, value.start), hash);
         pairs = pairs.saturating_add(1);
         if lexer.eat(b',') {
             continue;

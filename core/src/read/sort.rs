@@ -7,7 +7,7 @@
 //! check that skips input already in order (offsets in files the reference
 //! writes).
 //!
-//! [`sort_spread`]: the name index's links (hash, entry) are near-uniform
+//! [`sort_spread`]: the name order's links (hash, entry) are near-uniform
 //! integers, sorted in linear time by one radix pass
 //! ([`mode::RADIX_SORT`]).
 

@@ -1,6 +1,6 @@
 //! The `__metadata__` map: string keys to string values, borrowed from the header.
 
-use crate::read::index;
+use crate::read::names;
 use crate::read::string::raw_string_at;
 use crate::table::Entry;
 use crate::view::name::Name;
@@ -24,15 +24,15 @@ pub struct Metadata<'a, 't> {
     json: &'a [u8],
     /// Pairs in reverse header order (the parser fills them from the back).
     entries: &'t [Entry],
-    index: &'t [u32],
+    by_name: &'t [u32],
 }
 
 impl<'a, 't> Metadata<'a, 't> {
-    pub(crate) fn new(json: &'a [u8], entries: &'t [Entry], index: &'t [u32]) -> Self {
+    pub(crate) fn new(json: &'a [u8], entries: &'t [Entry], by_name: &'t [u32]) -> Self {
         Metadata {
             json,
             entries,
-            index,
+            by_name,
         }
     }
 
@@ -80,7 +80,7 @@ impl<'a, 't> Metadata<'a, 't> {
     /// assert!(st.metadata().unwrap().get("b").is_none());
     /// ```
     pub fn get(&self, key: &str) -> Option<Name<'a>> {
-        let i = index::find(self.json, self.entries, self.index, key)?;
+        let i = names::find(self.json, self.entries, self.by_name, key)?;
         self.entries.get(i as usize).map(|e| self.pair(e).1)
     }
 

@@ -243,6 +243,23 @@ struct Plan<'a, 'i> {
     row_step: u64,
 }
 
+/// Checks every index against its dimension; returns whether the slice is
+/// empty and the last dimension it does not take whole.
+fn scan(shape: Shape<'_>, indices: &[SliceIndex]) -> Result<(bool, Option<usize>), ErrorKind> {
+    let mut empty = false;
+    let mut last_partial = None;
+    let all = indices.iter().copied().chain(repeat(SliceIndex::Full));
+    for (dim, (size, index)) in shape.iter().zip(all).enumerate() {
+        check(index, size, saturating_u32(dim))?;
+        let axis = Axis::new(index, size);
+        empty |= axis.count == 0;
+        if !axis.is_whole(size) {
+            last_partial = Some(dim);
+        }
+    }
+    Ok((empty, last_partial))
+}
+
 impl<'a, 'i> Plan<'a, 'i> {
     fn new(info: &TensorInfo<'a>, indices: &'i [SliceIndex], origin: u64) -> Result<Self, Error> {
         let err = |kind| Error::new(kind).with_tensor(info.as_ref());
@@ -254,17 +271,7 @@ impl<'a, 'i> Plan<'a, 'i> {
                 given: saturating_u32(indices.len()),
             }));
         }
-        let mut empty = false;
-        let mut last_partial = None;
-        let all = indices.iter().copied().chain(repeat(SliceIndex::Full));
-        for (dim, (size, index)) in shape.iter().zip(all).enumerate() {
-            check(index, size, saturating_u32(dim)).map_err(err)?;
-            let axis = Axis::new(index, size);
-            empty |= axis.count == 0;
-            if !axis.is_whole(size) {
-                last_partial = Some(dim);
-            }
-        }
+        let (empty, last_partial) = scan(shape, indices).map_err(err)?;
         let mut plan = Plan {
             shape,
             indices,

@@ -68,27 +68,22 @@
 
 mod convert;
 mod json;
-mod plan;
+pub(crate) mod plan;
 pub(crate) mod sink;
-mod spec;
-mod stream;
-
-#[cfg(feature = "embedded-io")]
-mod embedded_io;
-#[cfg(feature = "std")]
-mod io;
+pub(crate) mod spec;
+pub(crate) mod stream;
 
 pub use self::convert::{convert_into, CONVERT_CHUNK};
-#[cfg(feature = "embedded-io")]
-#[cfg_attr(docsrs, doc(cfg(feature = "embedded-io")))]
-pub use self::embedded_io::EmbeddedIoSink;
-#[cfg(feature = "std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use self::io::{replace_file, FileWriter, IoSink};
 pub use self::plan::{Iter, Placed, Plan};
 pub use self::sink::{Sink, SliceSink};
 pub use self::spec::{AsSpec, AsTensor, Existing, Tensor, TensorSpec};
 pub use self::stream::Writer;
+#[cfg(feature = "embedded-io")]
+#[cfg_attr(docsrs, doc(cfg(feature = "embedded-io")))]
+pub use crate::io::embedded_io::EmbeddedIoSink;
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use crate::io::std_write::{replace_file, FileWriter, IoSink};
 
 use crate::error::Error;
 

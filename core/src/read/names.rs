@@ -1,7 +1,7 @@
-//! The name index: a permutation of entries sorted by (hash of the decoded
+//! The name order: a permutation of entries sorted by (hash of the decoded
 //! name, decoded name). Building it finds duplicate names in O(n log n);
 //! lookups binary-search it, hashing the probed names (no hash is stored).
-//! Without hashing ([`mode::HASH_NAMES`]) every hash is 0: the same index,
+//! Without hashing ([`mode::HASH_NAMES`]) every hash is 0: the same order,
 //! ordered by name alone.
 
 use core::cmp::Ordering;
@@ -14,11 +14,11 @@ use crate::mode;
 use crate::table::{self, link_entry, link_hash, Entry, Slot};
 use crate::view::name::Name;
 
-/// Builds the name index of the entries in `slots` numbered `range` (the
+/// Builds the name order of the entries in `slots` numbered `range` (the
 /// tensors, or the metadata pairs), whose links the parser left in the
 /// same slot numbers: the `by_name` column, entry numbers less `base`, in
 /// name order. Call it for ranges in ascending order (see
-/// [`table::links_to_name_index`]). On duplicate names, returns where the
+/// [`table::links_to_name_order`]). On duplicate names, returns where the
 /// first repeat is (see [`first_twin`]).
 pub(crate) fn build(
     json: &[u8],
@@ -31,10 +31,10 @@ pub(crate) fn build(
         let building = table::building(slots);
         let links = building.links.get_mut(range.clone()).unwrap_or_default();
         sort_links(json, building.entries, links)?;
-        table::links_to_name_index(slots, range, base);
+        table::links_to_name_order(slots, range, base);
     } else {
         // No hashes: keep the entry numbers, then sort them by name.
-        table::links_to_name_index(slots, range.clone(), base);
+        table::links_to_name_order(slots, range.clone(), base);
         let regions = table::regions_mut(slots);
         let column = regions.by_name.get_mut(range).unwrap_or_default();
         sort_by_name(json, regions.entries, column, base)?;
@@ -84,7 +84,7 @@ pub(crate) fn sort_links(json: &[u8], entries: &[Entry], links: &mut [u64]) -> R
     first.map_or(Ok(()), Err)
 }
 
-/// Without hashing: sorts a name-index column, whose items are
+/// Without hashing: sorts a name-order column, whose items are
 /// entry numbers less `base`, by name alone. Duplicates as [`sort_links`].
 /// (The column's `u32` sort is the one the layout check also uses: one
 /// sorting routine in flash instead of two.)
@@ -102,9 +102,9 @@ pub(crate) fn sort_by_name(
     first_twin(json, entries, column, |i| (0, i.wrapping_add(base)))
 }
 
-/// In an index sorted by (hash, name), ties by entry number: the first name
+/// In an order sorted by (hash, name), ties by entry number: the first name
 /// in header order that repeats an earlier one, as the header offset of its
-/// first content byte. (Whatever the index order, so every target reports
+/// first content byte. (Whatever the order, so every target reports
 /// the same tensor.) `parts` gives an item's hash and entry number.
 fn first_twin<L: Copy>(
     json: &[u8],
@@ -126,11 +126,11 @@ fn first_twin<L: Copy>(
     first.map_or(Ok(()), Err)
 }
 
-/// Finds `name` in an index built by [`sort_links`] (or [`sort_by_name`]);
+/// Finds `name` in an order built by [`sort_links`] (or [`sort_by_name`]);
 /// returns the entry number.
-pub(crate) fn find(json: &[u8], entries: &[Entry], index: &[u32], name: &str) -> Option<u32> {
+pub(crate) fn find(json: &[u8], entries: &[Entry], by_name: &[u32], name: &str) -> Option<u32> {
     let target = hash_str(name);
-    index
+    by_name
         .binary_search_by(|&i| {
             let probe = name_of(json, entries, i);
             match hash_name(probe).cmp(&target) {
@@ -139,7 +139,7 @@ pub(crate) fn find(json: &[u8], entries: &[Entry], index: &[u32], name: &str) ->
             }
         })
         .ok()
-        .and_then(|at| index.get(at).copied())
+        .and_then(|at| by_name.get(at).copied())
 }
 
 #[cfg(test)]
@@ -184,10 +184,10 @@ mod tests {
     }
 
     proptest! {
-        /// The bare-metal index (by name alone) orders by decoded name and
+        /// The bare-metal order (by name alone) orders by decoded name and
         /// finds the same duplicate as the hashed one.
         #[test]
-        fn both_indexes_find_the_same_twin(names in proptest::collection::vec(raw_name(), 0..12)) {
+        fn both_orders_find_the_same_twin(names in proptest::collection::vec(raw_name(), 0..12)) {
             let (json, entries) = entries_of(&names);
             let json = json.as_bytes();
             let n = entries.len();
@@ -207,7 +207,7 @@ mod tests {
     }
 
     /// Many links of one hash (as crafted collisions would give): one run
-    /// over the whole index, through the scatter and the bucket passes.
+    /// over the whole order, through the scatter and the bucket passes.
     #[test]
     #[cfg_attr(
         miri,

@@ -17,7 +17,7 @@ use std::vec;
 use std::vec::Vec;
 
 use crate::file::Header;
-use crate::io::index::ShardIndex;
+use crate::shards::index::ShardIndex;
 use crate::table::Slot;
 
 /// What a field of a finding is, which decides how its message shows it.

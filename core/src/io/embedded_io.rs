@@ -1,8 +1,8 @@
 //! `embedded-io` integration: a [`Sink`] over any `embedded_io::Write`
 //! (a UART, a flash driver, an SD card file).
 
-use super::sink::Sink;
 use crate::error::{Error, ErrorKind};
+use crate::write::sink::Sink;
 
 /// A [`Sink`] over an [`embedded_io::Write`]. It keeps the writer's error of
 /// a failed write (the writer itself reports [`ErrorKind::Sink`]); get it

@@ -7,11 +7,11 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::plan::{Placed, Plan};
-use super::sink::Sink;
-use super::spec::{AsSpec, AsTensor};
-use super::stream::Writer;
 use crate::error::{Error, ErrorKind};
+use crate::write::plan::{Placed, Plan};
+use crate::write::sink::Sink;
+use crate::write::spec::{AsSpec, AsTensor};
+use crate::write::stream::Writer;
 
 /// A [`Sink`] over any [`std::io::Write`]. It keeps the `io::Error` of a
 /// failed write (the writer itself reports [`ErrorKind::Sink`]); get it with

@@ -1,6 +1,6 @@
 //! With the `std` feature: a sharded checkpoint's index
 //! (`model.safetensors.index.json`, as the Hub's tools write it). Its check
-//! against the shards' headers is in `index_check.rs`.
+//! against the shards' headers is in `check.rs`.
 //!
 //! The index is read with the header's own strict JSON lexer; only
 //! `metadata.total_size` and `weight_map` are interpreted, every other
