@@ -3,25 +3,23 @@
 //! Exit codes: 0 success, 1 a problem with a file (invalid, truncated,
 //! unreadable, not writable), 2 a usage error, 130 Ctrl-C (143 SIGTERM) during a write.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-mod copy;
-mod diff;
-mod edit;
+mod commands;
 mod file;
 mod hash;
-mod inspect;
-mod merge;
-mod metadata;
+mod output;
+mod progress;
 #[cfg(feature = "http")]
 mod remote;
 mod sharded;
 mod source;
-mod split;
-mod verify;
+mod write;
+
+use commands::{diff, edit, inspect, merge, split, verify};
+use write::signal;
 
 /// Inspect, verify, compare, edit, merge and split safetensors files, streamed:
 /// memory stays at a few buffers whatever the file size; every file written
@@ -168,39 +166,15 @@ fn main() -> ExitCode {
 /// temporary file left, exit 130 or 143); an error is printed on stderr
 /// (exit 1).
 fn writing(command: impl FnOnce() -> Result<(), String>) -> bool {
-    copy::stop_on_ctrl_c();
+    signal::stop_on_ctrl_c();
     match command() {
         Ok(()) => true,
         Err(message) => {
             eprintln!("safetensors-nano: {message}");
-            if copy::interrupted() {
-                std::process::exit(copy::stopped_status());
+            if signal::interrupted() {
+                std::process::exit(signal::stopped_status());
             }
             false
         }
-    }
-}
-
-/// `1 tensor`, `2 tensors`: a count and its noun.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
-/// Writes `text` to stdout. A closed pipe (`... | head`) ends the program
-/// quietly with status 1 instead of the panic `println!` would give.
-fn emit(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("safetensors-nano: cannot write to stdout: {e}");
-        }
-        std::process::exit(1);
     }
 }

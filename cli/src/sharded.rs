@@ -7,17 +7,9 @@ use std::path::Path;
 
 use safetensors_nano::{FindingValue, IndexError, IndexProblem, ShardIndex};
 
-use crate::edit::metadata_of;
-use crate::file::{opened, with_opened, Buffers, Failure};
+use crate::file::{metadata_of, opened, with_opened, Buffers, Failure};
 use crate::hash;
 use crate::source::Source;
-
-/// Whether `path` names an index (`….index.json`), not a safetensors file.
-pub fn is_index(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".index.json"))
-}
 
 /// The most bytes of an index file read (real ones are well under 1 MiB).
 pub const INDEX_LIMIT: u64 = 256 << 20;
@@ -166,7 +158,7 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
     // (Hashing shows its own bar, over bytes.)
     let bar = match source {
         #[cfg(feature = "http")]
-        Source::Url(_) if !hash => hash::count_progress(names.len() as u64, quiet, "shards"),
+        Source::Url(_) if !hash => crate::progress::things(names.len() as u64, quiet, "shards"),
         _ => indicatif::ProgressBar::hidden(),
     };
     let sources = names

@@ -10,8 +10,9 @@ use safetensors_nano::{Header, Slot};
 use serde_json::{json, Value};
 
 use crate::file::{with_header, Buffers, Failure};
+use crate::output::{emit, emit_json, error_json};
 use crate::source::Source;
-use crate::{emit, hash, sharded};
+use crate::{hash, sharded};
 
 /// Runs `inspect`; `false` when the file was rejected (exit 1). `hash`:
 /// whether to hash the tensors; by default (`None`) a local file's are, a
@@ -33,7 +34,7 @@ pub fn run(path: &Path, json: bool, hash: Option<bool>, quiet: bool) -> bool {
             None
         };
         if json {
-            emit(&format!("{}\n", ok_json(header, digests.as_deref())));
+            emit_json(&ok_json(header, digests.as_deref()));
         } else {
             emit(&table(header, &shown, digests.as_deref()));
         }
@@ -48,23 +49,11 @@ pub fn run(path: &Path, json: bool, hash: Option<bool>, quiet: bool) -> bool {
 /// Reports `f` (on stdout with `--json`, else on stderr); `false`.
 fn rejected(f: &Failure, shown: &str, json: bool) -> bool {
     if json {
-        emit(&format!("{}\n", error_json(f)));
+        emit_json(&error_json(f));
     } else {
         eprintln!("{shown}: {}", f.message);
     }
     false
-}
-
-fn error_json(f: &Failure) -> Value {
-    json!({
-        "ok": false,
-        "error": {
-            "kind": f.kind.unwrap_or("Io"),
-            "message": f.message,
-            "offset": f.offset,
-            "tensor": f.tensor,
-        }
-    })
 }
 
 fn ok_json(header: &Header<'_, &mut [Slot]>, digests: Option<&[String]>) -> Value {
@@ -160,7 +149,7 @@ fn run_index(source: &Source, shown: &str, json: bool, hash: bool, quiet: bool) 
     });
     match result {
         Ok(s) if json => {
-            emit(&format!("{}\n", index_json(&s)));
+            emit_json(&index_json(&s));
             true
         }
         Ok(s) => {
@@ -209,8 +198,8 @@ fn index_table(s: &sharded::Sharded, path: &str) -> String {
     let _ = writeln!(
         out,
         "{path}: {} in {}, data {} bytes",
-        crate::count(s.rows.len(), "tensor"),
-        crate::count(shards.len(), "shard"),
+        crate::output::count(s.rows.len(), "tensor"),
+        crate::output::count(shards.len(), "shard"),
         s.data_len
     );
     if let Some(m) = &s.metadata {

@@ -9,13 +9,11 @@ use std::path::{Path, PathBuf};
 use safetensors_nano::write::replace_file;
 use serde_json::{json, Map, Value};
 
-use crate::edit::{
-    check_interrupt, commit, entries_of, fill, metadata_of, metadata_pairs, plan_of, Chosen,
-    Sourced,
-};
-use crate::file::{open, Buffers, Failure};
-use crate::hash::progress;
+use crate::file::{metadata_of, open, Buffers, Failure};
 use crate::source::Source;
+use crate::write::pipeline::{
+    check_interrupt, commit, entries_of, fill, metadata_pairs, plan_of, Chosen, Sourced,
+};
 
 /// The index's file name, as the Hub's tools name it.
 pub const INDEX_NAME: &str = "model.safetensors.index.json";
@@ -111,7 +109,7 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
     let groups = plan_shards(tensors.iter().map(|t| t.0.byte_len()), split.max_shard_size);
     let metadata = metadata_of(&header);
     let data_start = header.data_start();
-    let bar = progress(header.data_len(), quiet, "splitting");
+    let bar = crate::progress::bytes(header.data_len(), quiet, "splitting");
     let n = groups.len();
     // One shard: `model.safetensors` and no index, as the Hub's tools write.
     let names: Vec<String> = if n == 1 {
@@ -177,7 +175,7 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
     }
     remove_earlier_split(dir, &names);
     if !quiet {
-        crate::emit(&format!(
+        crate::output::emit(&format!(
             "{}: {} in {}, {} bytes of tensor data\n",
             if n > 1 {
                 dir.join(INDEX_NAME)
@@ -185,8 +183,8 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
                 dir.join(&names[0])
             }
             .display(),
-            crate::count(tensors.len(), "tensor"),
-            crate::count(n, "shard"),
+            crate::output::count(tensors.len(), "tensor"),
+            crate::output::count(n, "shard"),
             header.data_len()
         ));
     }

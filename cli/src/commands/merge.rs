@@ -5,11 +5,10 @@
 
 use std::path::PathBuf;
 
-use crate::edit::{metadata_of, write_from, Chosen};
-use crate::file::{open, Buffers};
-use crate::hash::progress;
+use crate::file::{metadata_of, open, Buffers};
 use crate::sharded;
 use crate::source::Source;
+use crate::write::pipeline::{write_file, Chosen};
 
 /// Arguments of `merge`.
 #[derive(clap::Args, Debug)]
@@ -25,7 +24,7 @@ pub struct Merge {
 /// Runs `merge`; the message of what went wrong otherwise (nothing written).
 pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
     let paths: Vec<PathBuf> = match merge.inputs.as_slice() {
-        [index] if sharded::is_index(index) => {
+        [index] if Source::Path(index.clone()).is_index() => {
             let shown = index.display();
             let s = sharded::load(&Source::Path(index.clone()), false, true)
                 .map_err(|f| format!("{shown}: {}", f.message))?;
@@ -41,7 +40,10 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
             s.shards.into_iter().filter_map(Source::into_path).collect()
         }
         inputs => {
-            if let Some(index) = inputs.iter().find(|p| sharded::is_index(p)) {
+            if let Some(index) = inputs
+                .iter()
+                .find(|p| Source::Path(p.to_path_buf()).is_index())
+            {
                 return Err(format!(
                     "{}: give an index on its own, or shard files",
                     index.display()
@@ -69,27 +71,25 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
                 .map(move |t| (i, (t, t.name().to_string(), t.dtype())))
         })
         .collect();
-    let total: u64 = headers.iter().map(|h| h.data_len()).sum();
     let mut sources: Vec<(&mut crate::source::Input, u64)> =
         files.iter_mut().zip(data_starts).collect();
-    let bar = progress(total, quiet, "merging");
-    let file_len = write_from(
+    let sourced: Vec<_> = chosen.iter().map(|(i, c)| (*i, c)).collect();
+    let file_len = write_file(
         &mut sources,
-        chosen.iter().map(|(i, c)| (*i, c)),
-        metadata,
+        &sourced,
+        metadata.as_deref(),
         &merge.output,
         " (the same tensor is in two inputs)",
         quiet,
-        Some(&bar),
-    );
-    bar.finish_and_clear();
-    let file_len = file_len.map_err(|f| f.message)?;
+        "merging",
+    )
+    .map_err(|f| f.message)?;
     if !quiet {
-        crate::emit(&format!(
+        crate::output::emit(&format!(
             "{}: {} from {}, {file_len} bytes\n",
             merge.output.display(),
-            crate::count(chosen.len(), "tensor"),
-            crate::count(paths.len(), "file")
+            crate::output::count(chosen.len(), "tensor"),
+            crate::output::count(paths.len(), "file")
         ));
     }
     Ok(())

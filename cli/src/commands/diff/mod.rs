@@ -14,7 +14,6 @@ use safetensors_nano::{Dtype, TensorInfo};
 use serde_json::{json, Value};
 
 use crate::file::{open, Buffers, Failure};
-use crate::hash::progress;
 use crate::source::{Input, Source};
 
 /// Arguments of `diff`.
@@ -223,15 +222,12 @@ fn shape_text(t: &TensorInfo<'_>) -> String {
 pub fn run(diff: &Diff, quiet: bool) -> u8 {
     match diff_files(diff, quiet) {
         Ok((text, differ)) => {
-            crate::emit(&text);
+            crate::output::emit(&text);
             u8::from(diff.exit_code && differ)
         }
         Err(f) => {
             if diff.json {
-                crate::emit(&format!(
-                    "{}\n",
-                    json!({"ok": false, "error": {"kind": f.kind.unwrap_or("Io"), "message": f.message, "offset": f.offset, "tensor": f.tensor}})
-                ));
+                crate::output::emit_json(&crate::output::error_json(&f));
             } else {
                 eprintln!("safetensors-nano: {}", f.message);
             }
@@ -295,7 +291,7 @@ fn diff_files(diff: &Diff, quiet: bool) -> Result<(String, bool), Failure> {
             .iter()
             .filter(|(ta, tb)| ta.shape().iter().eq(tb.shape().iter()))
             .collect();
-        let bar = progress(
+        let bar = crate::progress::bytes(
             comparable.iter().map(|(ta, _)| ta.byte_len()).sum(),
             quiet,
             "comparing",
