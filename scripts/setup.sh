@@ -48,6 +48,32 @@ setup_apt() {
   fi
 }
 
+# QEMU for the firmware's boards: mps2-an386 and microbit (arm), sifive_e (riscv32, in -misc).
+# A machine that already has QEMU's tools from the backports suite (qemu-utils 10 on Debian 12)
+# cannot take the release's qemu-system beside them (qemu-utils Breaks qemu-system-common < 8),
+# so the emulators then come from backports too, the suite being added if it is not listed.
+setup_qemu() {
+  need_apt=()
+  apt_missing qemu-system-arm
+  apt_missing qemu-system-misc
+  [ ${#need_apt[@]} -eq 0 ] && return 0
+  local from=() utils codename
+  utils=$(dpkg-query -W -f='${Version}' qemu-utils 2>/dev/null || true)
+  if [[ "$utils" == *~bpo* ]]; then
+    codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+    if ! grep -rqs "$codename-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+      log "adding the $codename-backports suite (qemu-utils $utils is from it)"
+      printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+        "$codename" >"/etc/apt/sources.list.d/$codename-backports.sources"
+    fi
+    from=(-t "$codename-backports")
+  fi
+  log "apt-get install ${from[*]} ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${from[@]}" "${need_apt[@]}" >/dev/null
+}
+
 setup_python() {
   if [ ! -x "$VENV/bin/python" ]; then
     log "python venv $VENV"
@@ -93,15 +119,14 @@ for w in "${what[@]}"; do
     rust) setup_rust ;;
     web) setup_rust; setup_wasm_tools; setup_apt chromium openssl; if [ -f tests/js/package.json ]; then setup_node; fi ;;
     python) setup_python ;;
-    # The firmware's three boards: mps2-an386 and microbit (arm), sifive_e (riscv32, in -misc).
-    qemu) setup_rust; setup_firmware_targets; setup_apt qemu-system-arm qemu-system-misc ;;
+    qemu) setup_rust; setup_firmware_targets; setup_qemu ;;
     # Firefox ESR (driven over WebDriver BiDi) and WebKitGTK (WebKitWebDriver, under Xvfb) for
     # the browser tests in all three engines (tests/js/lib/engines.js).
     browsers) setup_apt firefox-esr webkit2gtk-driver xvfb xauth ;;
     # The CLI's tests: prlimit (a full disk), script (a terminal); bench-cli: /usr/bin/time.
     cli) setup_apt util-linux bsdutils time ;;
     nightly) setup_nightly ;;
-    all) setup_rust; setup_firmware_targets; setup_apt chromium openssl qemu-system-arm qemu-system-misc firefox-esr webkit2gtk-driver xvfb xauth; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
+    all) setup_rust; setup_firmware_targets; setup_apt chromium openssl firefox-esr webkit2gtk-driver xvfb xauth util-linux bsdutils time; setup_qemu; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
     *) echo "unknown setup part: $w" >&2; exit 2 ;;
   esac
 done

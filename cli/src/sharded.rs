@@ -5,21 +5,24 @@
 
 use std::path::Path;
 
-use safetensors_nano::{FindingValue, IndexError, IndexProblem, ShardIndex};
+use safetensors_nano::{FindingValue, IndexError, IndexLimits, IndexProblem, ShardIndex};
 
 use crate::file::{metadata_of, opened, with_opened, Buffers, Failure};
 use crate::hash;
 use crate::source::Source;
 
-/// The most bytes of an index file read (real ones are well under 1 MiB).
-pub const INDEX_LIMIT: u64 = 256 << 20;
+/// How large an index is read: the core's defaults, as in the npm package.
+pub const INDEX_LIMITS: IndexLimits = IndexLimits::DEFAULT;
 
-/// Reads and parses the index at `source`.
+/// Reads and parses the index at `source`, within [`INDEX_LIMITS`].
 pub fn read_index(source: &Source) -> Result<ShardIndex, Failure> {
-    let bytes = source.read_small(INDEX_LIMIT)?;
-    ShardIndex::parse(&bytes).map_err(|e| {
+    let bytes = source.read_prefix(INDEX_LIMITS.bytes as u64)?;
+    ShardIndex::parse_with(&bytes, INDEX_LIMITS).map_err(|e| {
         let mut f = Failure::other(e.to_string());
-        f.kind = Some("IndexInvalid");
+        f.kind = Some(match e {
+            IndexError::TooLarge { .. } | IndexError::TooManyEntries { .. } => "IndexTooLarge",
+            _ => "IndexInvalid",
+        });
         if let IndexError::Json(j) = &e {
             f.offset = j.offset();
         }

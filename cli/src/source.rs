@@ -133,16 +133,17 @@ impl Source {
         }
     }
 
-    /// The whole file, if at most `limit` bytes (an index).
+    /// The file's first `limit` + 1 bytes at most (an index: the byte past
+    /// `limit` tells the caller it is over).
     ///
     /// # Errors
-    /// It cannot be read, or is over `limit` bytes.
-    pub fn read_small(&self, limit: u64) -> Result<Vec<u8>, Failure> {
+    /// It cannot be read.
+    pub fn read_prefix(&self, limit: u64) -> Result<Vec<u8>, Failure> {
         let mut bytes = Vec::new();
         match self {
             Source::Path(p) => {
                 let file = File::open(p).map_err(|e| Failure::io("cannot open", &e))?;
-                file.take(limit + 1)
+                file.take(limit.saturating_add(1))
                     .read_to_end(&mut bytes)
                     .map_err(|e| Failure::io("cannot read", &e))?;
             }
@@ -153,12 +154,6 @@ impl Source {
                     None => fetch_small(&r.url, &r.tried, limit).map_err(Failure::remote)?,
                 };
             }
-        }
-        if bytes.len() as u64 > limit {
-            return Err(Failure::other(format!(
-                "over {} MiB: not an index file",
-                limit >> 20
-            )));
         }
         Ok(bytes)
     }
@@ -227,7 +222,7 @@ fn remote(text: &str) -> Result<Source, Failure> {
         return Ok(remote(url, Vec::new(), None));
     }
     let index = name.url(endpoint, hub::INDEX).map_err(Failure::remote)?;
-    match fetch_small(&index, &[], crate::sharded::INDEX_LIMIT + 1) {
+    match fetch_small(&index, &[], crate::sharded::INDEX_LIMITS.bytes as u64) {
         Ok(body) => Ok(remote(index, Vec::new(), Some(body))),
         Err(e) if e.kind == Kind::HubNotFound => {
             let single = name.url(endpoint, hub::SINGLE).map_err(Failure::remote)?;
@@ -256,7 +251,7 @@ fn fetch_small(
         .response
         .into_body()
         .into_reader()
-        .take(limit + 1)
+        .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| Error::new(Kind::Network, format!("{url}: {e}")))?;
     Ok(bytes)

@@ -205,9 +205,14 @@ fn a_sharded_checkpoint_by_url_equals_it_on_disk() {
     assert_eq!(problems.len(), 1, "{v}");
     let problem = problems[0].as_str().unwrap();
     assert!(
-        problem.contains(gone.as_str()) && problem.contains("not found"),
+        problem.contains(gone.as_str()) && problem.contains("missing"),
         "{problem}"
     );
+    // The same finding as the package's checkShards: a shard that answers 404 is missing.
+    let findings = v["files"][0]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{v}");
+    assert_eq!(findings[0]["kind"], "missingShard", "{v}");
+    assert_eq!(findings[0]["file"], gone.as_str(), "{v}");
 }
 
 #[test]

@@ -478,3 +478,28 @@ fn verify_finds_unnamed_shards_beside_the_index_and_lists_findings_in_json() {
         ])
     );
 }
+
+#[test]
+fn an_index_over_the_entry_limit_is_index_too_large() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join(INDEX);
+    // 2,000,001 entries (the default limit is 2,000,000), short names.
+    let mut json = String::from(r#"{"weight_map": {"#);
+    for i in 0..2_000_001u32 {
+        if i > 0 {
+            json.push(',');
+        }
+        json.push_str(&format!("\"{i:x}\":\"a\""));
+    }
+    json.push_str("}}");
+    std::fs::write(&index, json).unwrap();
+    let out = run(&["inspect", "--json", s(&index)]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "IndexTooLarge", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("more than 2000000 entries (IndexLimits::entries)"),
+        "{message}"
+    );
+}

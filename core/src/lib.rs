@@ -45,7 +45,7 @@ pub use error::{
 pub use file::{Header, Parser, SafeTensors, Status, Tensors, HEADER_LIMIT};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use io::index::{IndexError, ShardIndex};
+pub use io::index::{IndexError, IndexLimits, ShardIndex};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use io::index_check::{

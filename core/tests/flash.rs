@@ -2,83 +2,13 @@
 //! for any read at any alignment, driver errors surfaced.
 #![cfg(feature = "embedded-storage")]
 
-use embedded_storage::nor_flash::{ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash};
+mod flash_chip;
+
+use embedded_storage::nor_flash::NorFlashErrorKind;
+use flash_chip::{chip, sample_file, Chip, ChipError};
 use proptest::prelude::*;
-use safetensors::tensor::{serialize, Dtype as RefDtype, TensorView as RefView};
 use safetensors_nano::flash::FlashReader;
 use safetensors_nano::{ErrorKind, Parser, SafeTensors, Slot, Table};
-
-/// A chip that reads whole units of `R` bytes, like a real driver: any
-/// other offset or length is refused, and so is anything past the end.
-struct Chip<const R: usize> {
-    bytes: Vec<u8>,
-    /// Reads that touch this address fail.
-    bad: Option<u32>,
-    calls: usize,
-}
-
-#[derive(Debug, PartialEq)]
-struct ChipError(NorFlashErrorKind);
-
-impl NorFlashError for ChipError {
-    fn kind(&self) -> NorFlashErrorKind {
-        self.0
-    }
-}
-
-impl<const R: usize> ErrorType for Chip<R> {
-    type Error = ChipError;
-}
-
-impl<const R: usize> ReadNorFlash for Chip<R> {
-    const READ_SIZE: usize = R;
-
-    fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), ChipError> {
-        self.calls += 1;
-        embedded_storage::nor_flash::check_read(self, offset, bytes.len()).map_err(ChipError)?;
-        let start = offset as usize;
-        if let Some(bad) = self.bad {
-            if (start..start + bytes.len()).contains(&(bad as usize)) {
-                return Err(ChipError(NorFlashErrorKind::Other));
-            }
-        }
-        bytes.copy_from_slice(&self.bytes[start..start + bytes.len()]);
-        Ok(())
-    }
-
-    fn capacity(&self) -> usize {
-        self.bytes.len()
-    }
-}
-
-/// `file` at address `base` of a chip filled with 0xFF, whose size is a
-/// whole number of units with at least `slack` bytes after the file.
-fn chip<const R: usize>(file: &[u8], base: usize, slack: usize) -> Chip<R> {
-    let mut bytes = vec![0xff; base];
-    bytes.extend_from_slice(file);
-    bytes.resize((bytes.len() + slack).next_multiple_of(R), 0xff);
-    Chip {
-        bytes,
-        bad: None,
-        calls: 0,
-    }
-}
-
-/// A file from the reference writer with every element size and an odd length.
-fn sample_file() -> Vec<u8> {
-    let a: Vec<u8> = (0..24u8).collect(); // F32 [2, 3]
-    let b: Vec<u8> = (100..106u8).collect(); // BF16 [3]
-    let c: Vec<u8> = (200..207u8).collect(); // I8 [7]
-    let d: Vec<u8> = (50..66u8).collect(); // U64 [2]
-    let tensors = [
-        ("a", RefView::new(RefDtype::F32, vec![2, 3], &a).unwrap()),
-        ("b", RefView::new(RefDtype::BF16, vec![3], &b).unwrap()),
-        ("c", RefView::new(RefDtype::I8, vec![7], &c).unwrap()),
-        ("d", RefView::new(RefDtype::U64, vec![2], &d).unwrap()),
-    ];
-    let meta = std::collections::HashMap::from([("k".to_string(), "v".to_string())]);
-    serialize(tensors, Some(meta)).unwrap()
-}
 
 fn read_header_kind<const R: usize>(
     chip: Chip<R>,
@@ -359,32 +289,20 @@ fn unknown_length_takes_the_header_s_and_ignores_what_follows() {
     }
     // The chip ends inside the data.
     let short = &file[..file.len() - 3];
-    let c = Chip::<1> {
-        bytes: short.to_vec(),
-        bad: None,
-        calls: 0,
-    };
+    let c = chip::<1>(short, 0, 0);
     let err = read_header_kind(c, 0, None, &Parser::new(), 512).unwrap_err();
     assert!(
         matches!(err, ErrorKind::MetadataIncompleteBuffer { .. }),
         "{err:?}"
     );
     // The chip ends inside the header.
-    let c = Chip::<1> {
-        bytes: file[..20].to_vec(),
-        bad: None,
-        calls: 0,
-    };
+    let c = chip::<1>(&file[..20], 0, 0);
     let err = read_header_kind(c, 0, None, &Parser::new(), 512).unwrap_err();
     assert!(
         matches!(err, ErrorKind::InvalidHeaderLength { file_len: 20, .. }),
         "{err:?}"
     );
-    let c = Chip::<1> {
-        bytes: file[..5].to_vec(),
-        bad: None,
-        calls: 0,
-    };
+    let c = chip::<1>(&file[..5], 0, 0);
     assert_eq!(
         read_header_kind(c, 0, None, &Parser::new(), 512),
         Err(ErrorKind::HeaderTooSmall { len: 5 })

@@ -3,35 +3,22 @@
 //! the blocking `FlashReader`'s verdicts and bytes, really awaits the driver,
 //! and turns a driver failure into the typed storage error.
 
+mod flash_chip;
+
 use core::future::Future;
 use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
 use embassy_futures::{block_on, yield_now};
-use embedded_storage_async::nor_flash::{
-    ErrorType, NorFlashError, NorFlashErrorKind, ReadNorFlash,
-};
-use safetensors::tensor::{serialize, Dtype as RefDtype, TensorView as RefView};
+use embedded_storage_async::nor_flash::{ErrorType, NorFlashErrorKind, ReadNorFlash};
+use flash_chip::{sample_file, Chip, ChipError};
 use safetensors_nano::flash::FlashReader;
 use safetensors_nano::flash_async::AsyncFlashReader;
 use safetensors_nano::{Error, ErrorKind, Parser, SafeTensors, Table};
 
-/// A chip that reads whole units of `R` bytes after yielding once, and
-/// fails its `fail_on`-th read (counting from 1) when asked to.
-struct SlowChip<const R: usize> {
-    bytes: Vec<u8>,
-    fail_on: Option<usize>,
-    reads: usize,
-}
-
-#[derive(Debug, PartialEq)]
-struct ChipError(NorFlashErrorKind);
-
-impl NorFlashError for ChipError {
-    fn kind(&self) -> NorFlashErrorKind {
-        self.0
-    }
-}
+/// The tests' chip behind an async driver that yields before every read,
+/// as a QSPI driver awaits its transfer.
+struct SlowChip<const R: usize>(Chip<R>);
 
 impl<const R: usize> ErrorType for SlowChip<R> {
     type Error = ChipError;
@@ -42,38 +29,7 @@ impl<const R: usize> ReadNorFlash for SlowChip<R> {
 
     async fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), ChipError> {
         yield_now().await;
-        self.reads += 1;
-        if self.fail_on == Some(self.reads) {
-            return Err(ChipError(NorFlashErrorKind::Other));
-        }
-        let start = offset as usize;
-        if start % R != 0 || bytes.len() % R != 0 {
-            return Err(ChipError(NorFlashErrorKind::NotAligned));
-        }
-        if start + bytes.len() > self.bytes.len() {
-            return Err(ChipError(NorFlashErrorKind::OutOfBounds));
-        }
-        bytes.copy_from_slice(&self.bytes[start..start + bytes.len()]);
-        Ok(())
-    }
-
-    fn capacity(&self) -> usize {
-        self.bytes.len()
-    }
-}
-
-/// The same chip, blocking: the reference the async reader must agree with.
-struct Chip<const R: usize>(SlowChip<R>);
-
-impl<const R: usize> embedded_storage::nor_flash::ErrorType for Chip<R> {
-    type Error = ChipError;
-}
-
-impl<const R: usize> embedded_storage::nor_flash::ReadNorFlash for Chip<R> {
-    const READ_SIZE: usize = R;
-
-    fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), ChipError> {
-        block_on(ReadNorFlash::read(&mut self.0, offset, bytes))
+        embedded_storage::nor_flash::ReadNorFlash::read(&mut self.0, offset, bytes)
     }
 
     fn capacity(&self) -> usize {
@@ -81,29 +37,13 @@ impl<const R: usize> embedded_storage::nor_flash::ReadNorFlash for Chip<R> {
     }
 }
 
-/// `file` at address `base` of a chip of whole units filled with 0xFF.
-fn chip<const R: usize>(file: &[u8], base: usize, fail_on: Option<usize>) -> SlowChip<R> {
-    let mut bytes = vec![0xff; base];
-    bytes.extend_from_slice(file);
-    bytes.resize(bytes.len().next_multiple_of(R), 0xff);
-    SlowChip {
-        bytes,
+/// `file` at address `base` of a chip of whole units filled with 0xFF,
+/// whose `fail_on`-th read (counting from 1) fails when asked to.
+fn chip<const R: usize>(file: &[u8], base: usize, fail_on: Option<usize>) -> Chip<R> {
+    Chip {
         fail_on,
-        reads: 0,
+        ..flash_chip::chip(file, base, 0)
     }
-}
-
-/// A file from the reference writer with several element sizes and an odd length.
-fn sample_file() -> Vec<u8> {
-    let a: Vec<u8> = (0..24u8).collect(); // F32 [2, 3]
-    let b: Vec<u8> = (100..106u8).collect(); // BF16 [3]
-    let c: Vec<u8> = (200..207u8).collect(); // I8 [7]
-    let tensors = [
-        ("a", RefView::new(RefDtype::F32, vec![2, 3], &a).unwrap()),
-        ("b", RefView::new(RefDtype::BF16, vec![3], &b).unwrap()),
-        ("c", RefView::new(RefDtype::I8, vec![7], &c).unwrap()),
-    ];
-    serialize(tensors, None).unwrap()
 }
 
 /// Polls `fut` to completion with a waker that does nothing; returns its
@@ -122,11 +62,11 @@ fn run_counting<F: Future>(fut: F) -> (F::Output, usize) {
 
 /// Header verdict and every tensor's bytes, through the async reader.
 async fn read_all_async<const R: usize>(
-    chip: SlowChip<R>,
+    chip: Chip<R>,
     base: u32,
     len: u32,
 ) -> (Result<Vec<Vec<u8>>, Error>, AsyncFlashReader<SlowChip<R>>) {
-    let mut reader = AsyncFlashReader::new(chip, base, len);
+    let mut reader = AsyncFlashReader::new(SlowChip(chip), base, len);
     let mut buf = [0u8; 512];
     let result = async {
         let header = reader
@@ -146,11 +86,11 @@ async fn read_all_async<const R: usize>(
 
 /// The same through the blocking reader.
 fn read_all_blocking<const R: usize>(
-    chip: SlowChip<R>,
+    chip: Chip<R>,
     base: u32,
     len: u32,
 ) -> (Result<Vec<Vec<u8>>, Error>, FlashReader<Chip<R>>) {
-    let mut reader = FlashReader::new(Chip(chip), base, len);
+    let mut reader = FlashReader::new(chip, base, len);
     let mut buf = [0u8; 512];
     let result = (|| {
         let header = reader.read_header(&Parser::new(), &mut buf, Table::<8>::new())?;
@@ -180,8 +120,8 @@ fn same_as_blocking<const R: usize>(file: &[u8], base: usize, fail_on: Option<us
     assert_eq!(got, want, "{at}");
     assert_eq!(reader.storage_error(), blocking.storage_error(), "{at}");
     assert_eq!(
-        reader.into_inner().reads,
-        blocking.into_inner().0.reads,
+        reader.into_inner().0.calls,
+        blocking.into_inner().calls,
         "{at}"
     );
 }
@@ -216,7 +156,8 @@ fn every_prefix_gets_the_blocking_reader_s_verdict() {
 fn read_at_and_read_into_match_at_every_offset() {
     let file = sample_file();
     block_on(async {
-        let mut reader = AsyncFlashReader::new(chip::<4>(&file, 5, None), 5, file.len() as u32);
+        let mut reader =
+            AsyncFlashReader::new(SlowChip(chip::<4>(&file, 5, None)), 5, file.len() as u32);
         let mut buf = [0u8; 512];
         let header = reader
             .read_header(&Parser::new(), &mut buf, Table::<8>::new())
@@ -259,7 +200,7 @@ fn the_reader_awaits_the_driver_between_reads() {
         file.len() as u32,
     ));
     assert!(result.is_ok());
-    let reads = reader.into_inner().reads;
+    let reads = reader.into_inner().0.calls;
     // Each driver read yields once, and the reader passes that on: it
     // never blocks its executor for the length of a transfer.
     assert!(reads > 3, "{reads} reads");
@@ -275,7 +216,7 @@ fn a_failed_read_is_the_typed_storage_error_with_the_driver_s_error_kept() {
         file.len() as u32,
     ));
     assert!(ok.is_ok());
-    let reads = reader.into_inner().reads;
+    let reads = reader.into_inner().0.calls;
     for fail_on in 1..=reads {
         let (got, reader) = block_on(read_all_async(
             chip::<4>(&file, 2, Some(fail_on)),

@@ -4,7 +4,7 @@
 
 use safetensors_nano::write::{serialize_to_vec, Tensor};
 use safetensors_nano::{
-    Dtype, ErrorKind, IndexError, IndexProblem, SafeTensors, ShardIndex, Table,
+    Dtype, ErrorKind, IndexError, IndexLimits, IndexProblem, SafeTensors, ShardIndex, Table,
 };
 
 fn shard(names: &[&str]) -> Vec<u8> {
@@ -234,4 +234,91 @@ fn check_finds_every_disagreement() {
     let mut check = index.check();
     check.shard("1.st", one.header());
     assert_eq!(check.finish(), []);
+}
+
+fn index_of(n: usize) -> Vec<u8> {
+    let entries: Vec<String> = (0..n)
+        .map(|i| format!("\"t{i}\": \"model-00001-of-00001.safetensors\""))
+        .collect();
+    format!(r#"{{"weight_map": {{{}}}}}"#, entries.join(", ")).into_bytes()
+}
+
+#[test]
+fn limits_on_bytes_and_entries_are_typed_errors_naming_the_limit() {
+    let json = index_of(10);
+    let exact = IndexLimits {
+        bytes: json.len(),
+        entries: 10,
+    };
+    assert_eq!(
+        ShardIndex::parse_with(&json, exact)
+            .unwrap()
+            .weight_map()
+            .len(),
+        10
+    );
+
+    let bytes = IndexLimits {
+        bytes: json.len() - 1,
+        ..exact
+    };
+    let err = ShardIndex::parse_with(&json, bytes).unwrap_err();
+    assert_eq!(
+        err,
+        IndexError::TooLarge {
+            limit: json.len() - 1
+        }
+    );
+    assert!(err.to_string().contains("IndexLimits::bytes"), "{err}");
+
+    let entries = IndexLimits {
+        entries: 9,
+        ..exact
+    };
+    let err = ShardIndex::parse_with(&json, entries).unwrap_err();
+    assert_eq!(err, IndexError::TooManyEntries { limit: 9 });
+    assert!(
+        err.to_string()
+            .contains("more than 9 entries (IndexLimits::entries)"),
+        "{err}"
+    );
+
+    // Entries count over every weight_map given (the last one is kept).
+    let twice = br#"{"weight_map": {"a": "1.st", "b": "1.st"}, "weight_map": {"c": "1.st"}}"#;
+    let three = IndexLimits {
+        entries: 3,
+        ..IndexLimits::DEFAULT
+    };
+    assert_eq!(
+        ShardIndex::parse_with(twice, three)
+            .unwrap()
+            .weight_map()
+            .len(),
+        1
+    );
+    let two = IndexLimits {
+        entries: 2,
+        ..IndexLimits::DEFAULT
+    };
+    assert_eq!(
+        ShardIndex::parse_with(twice, two),
+        Err(IndexError::TooManyEntries { limit: 2 })
+    );
+
+    // The entry limit is found before the JSON's end: a truncated index
+    // over it is TooManyEntries, one under it a JSON error.
+    let cut = &json[..json.len() - 2];
+    assert_eq!(
+        ShardIndex::parse_with(cut, entries),
+        Err(IndexError::TooManyEntries { limit: 9 })
+    );
+    assert!(matches!(
+        ShardIndex::parse_with(cut, exact),
+        Err(IndexError::Json(_))
+    ));
+
+    // parse applies the defaults.
+    assert_eq!(IndexLimits::DEFAULT.bytes, 256 << 20);
+    assert_eq!(IndexLimits::DEFAULT.entries, 2_000_000);
+    assert!(ShardIndex::parse(&json).is_ok());
 }

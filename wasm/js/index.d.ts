@@ -232,6 +232,17 @@ export interface ShardedOptions extends UrlOptions {
    * header comes in one request.
    */
   prefetch?: number;
+  /**
+   * Bytes the index may have (default 268,435,456, 256 MiB; a non-negative
+   * integer or Infinity). A Blob, text or URL index over it is
+   * IndexTooLarge, found as it is read: a URL's body is cancelled there.
+   */
+  indexLimit?: number;
+  /**
+   * Entries the index's weight_map may have (default 2,000,000; a
+   * non-negative integer or Infinity); past it, IndexTooLarge.
+   */
+  indexEntryLimit?: number;
 }
 
 /** An opened safetensors file. */

@@ -5,32 +5,7 @@ import { KIND, SafeTensorsError, fail } from './errors.js';
 import { SafeTensors, addCount, emptyCount } from './file.js';
 import { checkShards, shardAgrees, totalSizeFinding } from './shardcheck.js';
 import { headerLimitOption } from './description.js';
-import { fetchText, httpOptions } from './http.js';
-import { indexShards } from './shardsize.js';
-
-async function readIndex(index, signal, fetchFn, headers, http) {
-  if (typeof Blob !== 'undefined' && index instanceof Blob) {
-    return { json: parseIndexText(await index.text()), base: null };
-  }
-  if (typeof index === 'string' || index instanceof URL) {
-    const s = String(index);
-    if (s.trimStart().startsWith('{')) return { json: parseIndexText(s), base: null };
-    const text = await fetchText({ url: s, fetch: fetchFn, ...httpOptions(http) }, headers, signal);
-    return { json: parseIndexText(text), base: s };
-  }
-  if (index !== null && typeof index === 'object') return { json: index, base: null };
-  throw new TypeError('index: expected a Blob, a URL, JSON text or an object');
-}
-
-function parseIndexText(text) {
-  try {
-    // (Blob.text() and Response.text() drop a leading BOM; text given as a
-    // string may still have one, which JSON.parse refuses.)
-    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch (e) {
-    return fail(KIND.IndexInvalid, `index is not JSON: ${e.message}`, { cause: e });
-  }
-}
+import { indexLimits, readIndex } from './indexread.js';
 
 function baseName(s) {
   const path = s.split(/[?#]/)[0];
@@ -39,10 +14,11 @@ function baseName(s) {
 
 /** A model split into shards, one namespace over all (see index.d.ts). */
 export class ShardedModel {
-  // The caller's weight_map (a live object, which may change after the
-  // open): a hint at which shard holds a name, without a map of all the
-  // names; #tensorIn checks it against that shard's header.
-  #map;
+  // Name → the shard file the index puts it in: a hint, which #tensorIn
+  // checks against that shard's header. From the caller's weight_map (a
+  // live object, which may change after the open) when the index was given
+  // parsed, else from the Map the index was parsed into.
+  #listed;
   #files;
   // Name → shard file for the names the weight_map does not lead to (it
   // may have been changed since), made on the first one.
@@ -51,10 +27,11 @@ export class ShardedModel {
   // model.tensor(name) gives the same object every time, and a shard's
   // objects are made when one of its tensors is first asked for.
   #made = new Set();
-  constructor(index, shards) {
+  constructor(index, shards, weightMap = null) {
     this.index = index;
     this.shards = shards;
-    this.#map = index.weight_map;
+    const map = weightMap ?? index.weight_map;
+    this.#listed = weightMap !== null ? (name) => map.get(name) : (name) => (Object.hasOwn(map, name) ? map[name] : undefined);
     this.#files = new Map(shards.map(({ name, file }) => [name, file]));
   }
 
@@ -63,8 +40,8 @@ export class ShardedModel {
   }
 
   tensor(name) {
-    const listed = Object.hasOwn(this.#map, name) ? this.#files.get(this.#map[name]) : undefined;
-    const t = this.#tensorIn(listed, name);
+    const file = this.#listed(name);
+    const t = this.#tensorIn(file === undefined ? undefined : this.#files.get(file), name);
     if (t !== undefined) return t;
     if (this.#where === null) {
       this.#where = new Map();
@@ -143,21 +120,23 @@ async function mapLimited(items, limit, open) {
  * once; `headerLimit` is passed to each shard's opener (fromUrl or
  * fromBlob, with their defaults), and `prefetch` to fromUrl (by default
  * each shard's first request is sized from the index, see shardHeaderBytes).
+ * The index is parsed as it arrives, within `indexLimit` bytes and
+ * `indexEntryLimit` weight_map entries (IndexTooLarge past either).
  */
 export async function openSharded(
   index,
   shards = [],
-  { headers, signal, prefetch, headerLimit, concurrency = CONCURRENCY, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange, noRange } = {},
+  { headers, signal, prefetch, headerLimit, concurrency = CONCURRENCY, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange, noRange, indexLimit, indexEntryLimit } = {},
 ) {
   if (!(Number.isInteger(concurrency) && concurrency >= 1) && concurrency !== Infinity) {
     throw new TypeError('concurrency: expected a positive integer');
   }
   // (Checked here too: a bad value fails before anything is fetched.)
   if (headerLimit !== undefined) headerLimitOption(headerLimit);
-  const { json, base } = await readIndex(index, signal, fetchFn, headers, { timeout, retries });
-  // The shard file names the index uses → first ranges and tensor names
-  // (IndexInvalid without a weight_map).
-  const wanted = indexShards(json);
+  const limits = indexLimits({ indexLimit, indexEntryLimit });
+  // `wanted`: the shard file names the index uses → first ranges and
+  // tensor names (IndexInvalid without a weight_map).
+  const { json, base, shards: wanted, weightMap } = await readIndex(index, limits, { signal, headers, fetch: fetchFn, timeout, retries });
   const given = new Map();
   for (const s of shards) {
     const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;
@@ -201,7 +180,7 @@ export async function openSharded(
     const found = checkShards(json, opened.map(({ name, file }) => ({ name, names: file.names(), dataBytes: dataBytes(file) })));
     failOnFindings(found, opened);
   }
-  return new ShardedModel(json, opened);
+  return new ShardedModel(json, opened, weightMap);
 }
 
 // Throws openSharded's error for checkShards' findings over the opened

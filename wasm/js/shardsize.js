@@ -55,11 +55,25 @@ export function indexShards(json) {
       if (shard === undefined) files.set(file, (shard = { bytes: 0, names: [] }));
       last = file;
     }
-    // Bytes of the name as a JSON string: for printable ASCII without `"`
-    // or `\` (almost every name) its length and the quotes.
-    shard.bytes += ESCAPED_OR_WIDE.test(name) ? encoder.encode(JSON.stringify(name)).length : name.length + 2;
+    shard.bytes += nameBytes(name);
     shard.names.push(name);
   }
+  return sizeHeaders(files, json);
+}
+
+/**
+ * @internal Bytes of a tensor name as a JSON string: for printable ASCII
+ * without `"` or `\` (almost every name) its length and the quotes.
+ */
+export function nameBytes(name) {
+  return ESCAPED_OR_WIDE.test(name) ? encoder.encode(JSON.stringify(name)).length : name.length + 2;
+}
+
+/**
+ * @internal Turns indexShards' records (`bytes` the sum of their names'
+ * nameBytes) into its result: each shard's estimated 8 + N.
+ */
+export function sizeHeaders(files, json) {
   const total = Number(json.metadata?.total_size);
   // Offsets of a shard twice the mean size; 12 digits (a TB) without total_size.
   const offsetDigits = Number.isSafeInteger(total) && total > 0 ? String(Math.ceil((2 * total) / files.size)).length : 12;

@@ -152,6 +152,10 @@ pub const JS_KINDS: &[JsKind] = &[
         when: "a sharded model's index is not JSON, has no `weight_map`, or names a shard badly",
     },
     JsKind {
+        name: "IndexTooLarge",
+        when: "a sharded model's index is over `indexLimit` bytes (default 256 MiB) or its `weight_map` over `indexEntryLimit` entries (default 2,000,000), found as it is read (the rest is not downloaded): pass a larger limit to open it",
+    },
+    JsKind {
         name: "IndexMismatch",
         when: "a sharded model's index and its shards disagree (tensor placement, shard names, `total_size`)",
     },

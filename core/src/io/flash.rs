@@ -65,13 +65,13 @@
 
 use embedded_storage::nor_flash::ReadNorFlash;
 
-use crate::error::{Error, ErrorKind};
-use crate::file::{Header, Parser, Status};
+use super::flash_plan::{self as plan, HeaderRead, Held};
+use crate::error::Error;
+#[cfg(doc)]
+use crate::error::ErrorKind;
+use crate::file::{Header, Parser};
 use crate::table::Slot;
 use crate::view::tensor::{Element, TensorInfo};
-
-/// Largest `READ_SIZE` for which unaligned reads are supported.
-const BOUNCE_LEN: usize = 32;
 
 /// Reads a safetensors file stored at `base` in a NOR flash (or anything
 /// else with a [`ReadNorFlash`] driver) without mapping it into memory.
@@ -100,13 +100,7 @@ const BOUNCE_LEN: usize = 32;
 /// assert!(header.is_empty());
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage")))]
-pub struct FlashReader<F: ReadNorFlash> {
-    flash: F,
-    base: u32,
-    /// The file's length, when the caller knows it.
-    len: Option<u32>,
-    error: Option<F::Error>,
-}
+pub struct FlashReader<F: ReadNorFlash>(Held<F, F::Error>);
 
 impl<F: ReadNorFlash> FlashReader<F> {
     /// A reader for the file of `len` bytes that starts at address `base`.
@@ -134,12 +128,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// assert_eq!(err.kind(), ErrorKind::MetadataIncompleteBuffer { expected: 0, found: 1 });
     /// ```
     pub const fn new(flash: F, base: u32, len: u32) -> Self {
-        FlashReader {
-            flash,
-            base,
-            len: Some(len),
-            error: None,
-        }
+        FlashReader(Held::new(flash, base, Some(len)))
     }
 
     /// A reader for a file that starts at address `base` and whose length
@@ -168,12 +157,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// assert_eq!(header.file_len(), 16);
     /// ```
     pub const fn at(flash: F, base: u32) -> Self {
-        FlashReader {
-            flash,
-            base,
-            len: None,
-            error: None,
-        }
+        FlashReader(Held::new(flash, base, None))
     }
 
     /// Reads the header into `buf` and parses it into `storage`.
@@ -219,48 +203,12 @@ impl<F: ReadNorFlash> FlashReader<F> {
     where
         S: AsRef<[Slot]> + AsMut<[Slot]>,
     {
-        // The bytes the file may occupy: its length, or up to the end of the storage.
-        let room = match self.len {
-            Some(len) => u64::from(len),
-            None => (self.flash.capacity() as u64).saturating_sub(u64::from(self.base)),
-        };
-        if room < 8 {
-            return Err(Error::new(ErrorKind::HeaderTooSmall { len: room }));
-        }
-        let available = buf.len() as u64;
-        let too_small = |needed: u64| Error::new(ErrorKind::BufferTooSmall { needed, available });
-        let (prefix, rest) = buf.split_first_chunk_mut::<8>().ok_or(too_small(8))?;
-        self.read_file(0, prefix)?;
-        let needed = parser.bytes_needed(prefix)?;
-        if needed > room {
-            return Err(Error::new(ErrorKind::InvalidHeaderLength {
-                header_len: needed.saturating_sub(8),
-                file_len: room,
-            }));
-        }
-        let json_len = usize::try_from(needed.saturating_sub(8)).map_err(|_| too_small(needed))?;
-        let json = rest.get_mut(..json_len).ok_or(too_small(needed))?;
-        self.read_file(8, json)?;
-        let buf: &'b [u8] = buf;
-        let file = buf
-            .get(..json_len.saturating_add(8))
-            .ok_or(too_small(needed))?;
-        let header = match parser.parse_header(file, storage)? {
-            Status::Complete(header) => header,
-            // Not reachable: `file` holds the `needed` bytes.
-            Status::Partial { needed } => return Err(too_small(needed)),
-        };
-        match self.len {
-            Some(len) => header.check_file_len(u64::from(len))?,
-            None if header.file_len() > room => {
-                return Err(Error::new(ErrorKind::MetadataIncompleteBuffer {
-                    expected: header.data_len(),
-                    found: room.saturating_sub(header.data_start()),
-                }))
-            }
-            None => {}
-        }
-        Ok(header)
+        let mut steps = HeaderRead::new(self.0.region, || self.0.flash.capacity(), buf)?;
+        let (at, prefix) = steps.prefix(buf)?;
+        self.read_file(at, prefix)?;
+        let (at, json) = steps.json(parser, buf)?;
+        self.read_file(at, json)?;
+        steps.parse(parser, buf, storage)
     }
 
     /// Reads all of `tensor`'s bytes into `out`, which must be exactly
@@ -299,14 +247,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
         tensor: &TensorInfo<'_>,
         out: &mut [u8],
     ) -> Result<(), Error> {
-        let len = tensor.byte_len();
-        if out.len() as u64 != len {
-            return Err(Error::new(ErrorKind::ByteLengthMismatch {
-                expected: len,
-                found: out.len() as u64,
-            })
-            .with_tensor(tensor.as_ref()));
-        }
+        plan::check_whole(tensor, out.len())?;
         self.read_at(header, tensor, 0, out)
     }
 
@@ -349,25 +290,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
         offset: u64,
         out: &mut [u8],
     ) -> Result<(), Error> {
-        let (begin, end) = tensor.data_offsets();
-        let len = end.saturating_sub(begin);
-        let stop = offset.checked_add(out.len() as u64);
-        if stop.is_none_or(|stop| stop > len) {
-            return Err(Error::new(ErrorKind::ReadOutOfRange {
-                end: stop.unwrap_or(u64::MAX),
-                len,
-            })
-            .with_tensor(tensor.as_ref()));
-        }
-        let at = header
-            .data_start()
-            .checked_add(begin)
-            .and_then(|a| a.checked_add(offset));
-        let Some(at) = at else {
-            return Err(self
-                .storage_fail(u64::MAX, out.len())
-                .with_tensor(tensor.as_ref()));
-        };
+        let at = plan::tensor_at(header.data_start(), tensor, offset, out.len())?;
         self.read_file(at, out)
             .map_err(|e| e.with_tensor(tensor.as_ref()))
     }
@@ -411,28 +334,9 @@ impl<F: ReadNorFlash> FlashReader<F> {
         tensor: &TensorInfo<'_>,
         out: &mut [T],
     ) -> Result<(), Error> {
-        if T::DTYPE != tensor.dtype() {
-            return Err(Error::new(ErrorKind::DtypeMismatch {
-                found: tensor.dtype(),
-                asked: T::DTYPE,
-            })
-            .with_tensor(tensor.as_ref()));
-        }
-        let out_len = out.len();
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
-        if bytes.len() as u64 != tensor.byte_len() {
-            return Err(Error::new(ErrorKind::LengthMismatch {
-                expected: tensor.element_count(),
-                found: out_len as u64,
-            })
-            .with_tensor(tensor.as_ref()));
-        }
+        let bytes = plan::element_bytes(tensor, out)?;
         self.read_at(header, tensor, 0, bytes)?;
-        if cfg!(target_endian = "big") {
-            for element in bytes.chunks_exact_mut(core::mem::size_of::<T>()) {
-                element.reverse();
-            }
-        }
+        plan::to_native::<T>(bytes);
         Ok(())
     }
 
@@ -458,7 +362,7 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// assert_eq!(reader.storage_error().unwrap().kind(), NorFlashErrorKind::OutOfBounds);
     /// ```
     pub fn storage_error(&self) -> Option<&F::Error> {
-        self.error.as_ref()
+        self.0.error.as_ref()
     }
 
     /// Gives the driver back.
@@ -481,74 +385,25 @@ impl<F: ReadNorFlash> FlashReader<F> {
     /// assert_eq!(reader.into_inner().0, b"");
     /// ```
     pub fn into_inner(self) -> F {
-        self.flash
+        self.0.flash
     }
 
-    /// Reads `out.len()` bytes at byte `at` of the file.
+    /// Reads `out.len()` bytes at byte `at` of the file: the driver calls
+    /// the plan asks for, whatever the driver's alignment.
     fn read_file(&mut self, at: u64, out: &mut [u8]) -> Result<(), Error> {
-        match u64::from(self.base).checked_add(at) {
-            Some(address) => self.read_storage(address, out),
-            None => Err(self.storage_fail(u64::MAX, out.len())),
-        }
-    }
-
-    /// Reads `out.len()` bytes at storage `address`, whatever its alignment.
-    fn read_storage(&mut self, address: u64, out: &mut [u8]) -> Result<(), Error> {
-        let unit = F::READ_SIZE.max(1);
-        let fail = self.storage_fail(address, out.len());
-        let mut bounce = [0u8; BOUNCE_LEN];
-        let mut address = address;
-        let mut out = out;
-        while !out.is_empty() {
-            let skip = address.checked_rem(unit as u64).unwrap_or(0);
-            // `skip < unit`, a usize.
-            let skip = usize::try_from(skip).map_err(|_| fail)?;
-            let whole = out
-                .len()
-                .saturating_sub(out.len().checked_rem(unit).unwrap_or(0));
-            let (done, rest) = if skip == 0 && whole > 0 {
-                // Aligned: straight into the caller's buffer.
-                let (head, rest) = out.split_at_mut(whole);
-                self.read_units(address, head, fail)?;
-                (whole, rest)
-            } else {
-                // An unaligned start or a short end: one unit through the bounce buffer.
-                let unit_buf = bounce.get_mut(..unit).ok_or(fail)?;
-                self.read_units(address.saturating_sub(skip as u64), unit_buf, fail)?;
-                let take = unit.saturating_sub(skip).min(out.len());
-                let (head, rest) = out.split_at_mut(take);
-                head.copy_from_slice(unit_buf.get(skip..skip.saturating_add(take)).ok_or(fail)?);
-                (take, rest)
-            };
-            address = address.checked_add(done as u64).ok_or(fail)?;
-            out = rest;
+        let mut reads = self.0.region.reads(at, out, F::READ_SIZE)?;
+        while let Some((address, bytes)) = reads.next_read()? {
+            if let Err(e) = self.0.flash.read(address, bytes) {
+                self.0.error = Some(e);
+                return Err(reads.failed());
+            }
         }
         Ok(())
-    }
-
-    /// One driver call, for an address and length that are whole units.
-    fn read_units(&mut self, address: u64, out: &mut [u8], fail: Error) -> Result<(), Error> {
-        let address = u32::try_from(address).map_err(|_| fail)?;
-        self.flash.read(address, out).map_err(|e| {
-            self.error = Some(e);
-            fail
-        })
-    }
-
-    fn storage_fail(&self, address: u64, len: usize) -> Error {
-        Error::new(ErrorKind::Storage {
-            address,
-            len: len as u64,
-        })
     }
 }
 
 impl<F: ReadNorFlash> core::fmt::Debug for FlashReader<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("FlashReader")
-            .field("base", &self.base)
-            .field("len", &self.len)
-            .field("failed", &self.error.is_some())
-            .finish()
+        self.0.debug(f, "FlashReader")
     }
 }

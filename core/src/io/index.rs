@@ -36,6 +36,46 @@ pub struct ShardIndex {
     weight_map: Vec<(String, String)>,
 }
 
+/// How large an index [`ShardIndex::parse_with`] accepts: a hostile or
+/// broken index may claim any size, a real one is far below both.
+///
+/// ```
+/// use safetensors_nano::{IndexError, IndexLimits, ShardIndex};
+/// let limits = IndexLimits { entries: 1, ..IndexLimits::DEFAULT };
+/// let err = ShardIndex::parse_with(br#"{"weight_map": {"a": "1.st", "b": "1.st"}}"#, limits).unwrap_err();
+/// assert_eq!(err, IndexError::TooManyEntries { limit: 1 });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub struct IndexLimits {
+    /// Bytes of the index file (default 256 MiB; a 1,000,000-tensor index
+    /// has about 97 MB).
+    pub bytes: usize,
+    /// Entries of its `weight_map` (default 2,000,000; a large model has
+    /// about 100,000).
+    pub entries: usize,
+}
+
+impl IndexLimits {
+    /// The limits [`ShardIndex::parse`] applies: 256 MiB and 2,000,000 entries.
+    ///
+    /// ```
+    /// use safetensors_nano::IndexLimits;
+    /// assert_eq!(IndexLimits::DEFAULT.bytes, 256 << 20);
+    /// assert_eq!(IndexLimits::default(), IndexLimits::DEFAULT);
+    /// ```
+    pub const DEFAULT: IndexLimits = IndexLimits {
+        bytes: 256 << 20,
+        entries: 2_000_000,
+    };
+}
+
+impl Default for IndexLimits {
+    fn default() -> Self {
+        IndexLimits::DEFAULT
+    }
+}
+
 /// Why an index could not be read.
 ///
 /// ```
@@ -51,6 +91,16 @@ pub enum IndexError {
     Json(Error),
     /// No `weight_map` object.
     NoWeightMap,
+    /// The index has more bytes than [`IndexLimits::bytes`].
+    TooLarge {
+        /// The limit.
+        limit: usize,
+    },
+    /// The `weight_map` has more entries than [`IndexLimits::entries`].
+    TooManyEntries {
+        /// The limit.
+        limit: usize,
+    },
     /// A tensor is listed twice in `weight_map`.
     DuplicateTensor {
         /// The tensor's name.
@@ -72,6 +122,14 @@ impl fmt::Display for IndexError {
             IndexError::Json(e) => write!(f, "index is not a valid index JSON: {e}"),
             IndexError::NoWeightMap => f.write_str(
                 "index has no \"weight_map\" object (is this a *.safetensors.index.json?)",
+            ),
+            IndexError::TooLarge { limit } => write!(
+                f,
+                "index is larger than its limit of {limit} bytes (IndexLimits::bytes): not an index file, or raise the limit"
+            ),
+            IndexError::TooManyEntries { limit } => write!(
+                f,
+                "index's weight_map has more than {limit} entries (IndexLimits::entries): raise the limit to read it"
             ),
             IndexError::DuplicateTensor { tensor } => {
                 write!(f, "index lists tensor {tensor:?} twice in weight_map")
@@ -95,11 +153,13 @@ fn plain_file_name(name: &str) -> bool {
 }
 
 impl ShardIndex {
-    /// Parses an index file's bytes (strict JSON; the header's lexer).
+    /// Parses an index file's bytes (strict JSON; the header's lexer),
+    /// within [`IndexLimits::DEFAULT`].
     ///
     /// # Errors
     /// [`IndexError`]: bad JSON or shape (with its offset), no
-    /// `weight_map`, a tensor listed twice, a shard name that is a path.
+    /// `weight_map`, a tensor listed twice, a shard name that is a path,
+    /// an index over the limits.
     ///
     /// ```
     /// use safetensors_nano::{IndexError, ShardIndex};
@@ -107,10 +167,41 @@ impl ShardIndex {
     /// assert!(matches!(ShardIndex::parse(b"{"), Err(IndexError::Json(_))));
     /// ```
     pub fn parse(json: &[u8]) -> Result<Self, IndexError> {
+        Self::parse_with(json, IndexLimits::DEFAULT)
+    }
+
+    /// Parses an index file's bytes within `limits`: more bytes is
+    /// [`IndexError::TooLarge`] before any is parsed, more `weight_map`
+    /// entries [`IndexError::TooManyEntries`] at the first one past it.
+    ///
+    /// # Errors
+    /// As [`ShardIndex::parse`].
+    ///
+    /// ```
+    /// use safetensors_nano::{IndexError, IndexLimits, ShardIndex};
+    /// let limits = IndexLimits { bytes: 8, ..IndexLimits::DEFAULT };
+    /// let err = ShardIndex::parse_with(br#"{"weight_map": {}}"#, limits).unwrap_err();
+    /// assert_eq!(err, IndexError::TooLarge { limit: 8 });
+    /// ```
+    pub fn parse_with(json: &[u8], limits: IndexLimits) -> Result<Self, IndexError> {
+        if json.len() > limits.bytes {
+            return Err(IndexError::TooLarge {
+                limit: limits.bytes,
+            });
+        }
         let mut lexer = Lexer::new(json);
         let mut total_size = None;
         let mut map = None;
-        let step = parse_top(&mut lexer, json, &mut total_size, &mut map);
+        let mut entries = EntryCount {
+            left: limits.entries,
+            over: false,
+        };
+        let step = parse_top(&mut lexer, json, &mut total_size, &mut map, &mut entries);
+        if entries.over {
+            return Err(IndexError::TooManyEntries {
+                limit: limits.entries,
+            });
+        }
         lexer.finish(step).map_err(IndexError::Json)?;
         let mut weight_map: Vec<(String, String)> = map.ok_or(IndexError::NoWeightMap)?;
         if let Some((tensor, shard)) = weight_map.iter().find(|(_, s)| !plain_file_name(s)) {
@@ -192,12 +283,20 @@ impl ShardIndex {
     }
 }
 
+/// The `weight_map` entries still allowed, over all `weight_map`s read
+/// (a key given twice counts twice); `over` once one too many was read.
+struct EntryCount {
+    left: usize,
+    over: bool,
+}
+
 /// `{ "metadata": {...}, "weight_map": {...}, other keys skipped }`.
 fn parse_top(
     lexer: &mut Lexer<'_>,
     json: &[u8],
     total_size: &mut Option<u64>,
     map: &mut Option<Vec<(String, String)>>,
+    entries: &mut EntryCount,
 ) -> Step<()> {
     lexer.expect(b'{', Expected::Object)?;
     if !lexer.eat(b'}') {
@@ -206,7 +305,7 @@ fn parse_top(
             lexer.expect(b':', Expected::Colon)?;
             match key.as_str() {
                 "metadata" => parse_metadata(lexer, json, total_size)?,
-                "weight_map" => *map = Some(parse_weight_map(lexer, json)?),
+                "weight_map" => *map = Some(parse_weight_map(lexer, json, entries)?),
                 _ => lexer.skip_value(1)?,
             }
             if lexer.eat(b'}') {
@@ -311,13 +410,25 @@ fn whole_number(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<u64> {
     Ok(value)
 }
 
-fn parse_weight_map(lexer: &mut Lexer<'_>, json: &[u8]) -> Step<Vec<(String, String)>> {
+fn parse_weight_map(
+    lexer: &mut Lexer<'_>,
+    json: &[u8],
+    entries: &mut EntryCount,
+) -> Step<Vec<(String, String)>> {
     let mut pairs = Vec::new();
     lexer.expect(b'{', Expected::Object)?;
     if lexer.eat(b'}') {
         return Ok(pairs);
     }
     loop {
+        let Some(left) = entries.left.checked_sub(1) else {
+            // (Stops the parse: parse_with reports TooManyEntries, not
+            // this placeholder kind.)
+            entries.over = true;
+            let at = lexer.pos();
+            return Err(lexer.fail_at(ErrorKind::InvalidNumber, at));
+        };
+        entries.left = left;
         let tensor = decoded(json, lexer.string()?);
         lexer.expect(b':', Expected::Colon)?;
         let shard = decoded(json, lexer.string()?);

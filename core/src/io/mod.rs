@@ -11,6 +11,8 @@ pub mod flash;
 #[cfg(feature = "embedded-storage-async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "embedded-storage-async")))]
 pub mod flash_async;
+#[cfg(any(feature = "embedded-storage", feature = "embedded-storage-async"))]
+mod flash_plan;
 #[cfg(feature = "std")]
 pub(crate) mod index;
 #[cfg(feature = "std")]

@@ -22,9 +22,9 @@ export type WasmErrorKind =
 export type JsErrorKind =
   | 'NotInMemory' | 'NoSource' | 'HeaderIncomplete' | 'SourceChanged' | 'Http' | 'Timeout'
   | 'Network' | 'TooManyRedirects' | 'ShortBody' | 'RangeMismatch' | 'RangeUnsupported'
-  | 'ContentEncoded' | 'IndexInvalid' | 'IndexMismatch' | 'ShardMissing' | 'HubUnauthorized'
-  | 'HubNotFound' | 'WriterUnavailable' | 'GpuLimitExceeded' | 'GpuFeatureMissing' | 'WriteFailed'
-  | 'Internal' | 'ReaderUnavailable';
+  | 'ContentEncoded' | 'IndexInvalid' | 'IndexTooLarge' | 'IndexMismatch' | 'ShardMissing'
+  | 'HubUnauthorized' | 'HubNotFound' | 'WriterUnavailable' | 'GpuLimitExceeded'
+  | 'GpuFeatureMissing' | 'WriteFailed' | 'Internal' | 'ReaderUnavailable';
 
 /** Every kind of `SafeTensorsError`. */
 export type ErrorKind = WasmErrorKind | JsErrorKind;

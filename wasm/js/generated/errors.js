@@ -26,9 +26,9 @@ export const KINDS = Object.freeze([
 export const JS_KINDS = Object.freeze([
   'NotInMemory', 'NoSource', 'HeaderIncomplete', 'SourceChanged', 'Http', 'Timeout', 'Network',
   'TooManyRedirects', 'ShortBody', 'RangeMismatch', 'RangeUnsupported', 'ContentEncoded',
-  'IndexInvalid', 'IndexMismatch', 'ShardMissing', 'HubUnauthorized', 'HubNotFound',
-  'WriterUnavailable', 'GpuLimitExceeded', 'GpuFeatureMissing', 'WriteFailed', 'Internal',
-  'ReaderUnavailable',
+  'IndexInvalid', 'IndexTooLarge', 'IndexMismatch', 'ShardMissing', 'HubUnauthorized',
+  'HubNotFound', 'WriterUnavailable', 'GpuLimitExceeded', 'GpuFeatureMissing', 'WriteFailed',
+  'Internal', 'ReaderUnavailable',
 ]);
 
 /**
