@@ -10,6 +10,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 mod commands;
 mod file;
 mod hash;
+mod model;
 mod output;
 mod progress;
 #[cfg(feature = "http")]

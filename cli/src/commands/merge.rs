@@ -5,15 +5,16 @@
 
 use std::path::PathBuf;
 
-use crate::file::{metadata_of, open, Buffers};
-use crate::sharded;
-use crate::source::Source;
+use crate::file::metadata_of;
+use crate::model::{buffers, files_of, open_all};
 use crate::write::pipeline::{write_file, Chosen};
 
 /// Arguments of `merge`.
 #[derive(clap::Args, Debug)]
 pub struct Merge {
-    /// A `*.index.json` (its shards, checked against it), or safetensors files.
+    /// Safetensors files and `*.index.json` (their shards, checked against
+    /// them), in order: paths, http(s):// URLs or
+    /// `hf://org/name[@revision][/file]` (read by ranges, streamed).
     #[arg(required = true, value_name = "INDEX_OR_SHARDS")]
     pub inputs: Vec<PathBuf>,
     /// The merged file.
@@ -23,44 +24,13 @@ pub struct Merge {
 
 /// Runs `merge`; the message of what went wrong otherwise (nothing written).
 pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
-    let paths: Vec<PathBuf> = match merge.inputs.as_slice() {
-        [index] if Source::Path(index.clone()).is_index() => {
-            let shown = index.display();
-            let s = sharded::load(&Source::Path(index.clone()), false, true)
-                .map_err(|f| format!("{shown}: {}", f.message))?;
-            if let Some(p) = s.problems.first() {
-                return Err(format!(
-                    "{shown}: {p}{}; nothing written",
-                    match s.problems.len() {
-                        1 => String::new(),
-                        n => format!(" (and {} more: see `verify`)", n - 1),
-                    }
-                ));
-            }
-            s.shards.into_iter().filter_map(Source::into_path).collect()
-        }
-        inputs => {
-            if let Some(index) = inputs
-                .iter()
-                .find(|p| Source::Path(p.to_path_buf()).is_index())
-            {
-                return Err(format!(
-                    "{}: give an index on its own, or shard files",
-                    index.display()
-                ));
-            }
-            inputs.to_vec()
-        }
-    };
-    let mut all_bufs: Vec<Buffers> = paths.iter().map(|_| Buffers::default()).collect();
-    let mut files = Vec::with_capacity(paths.len());
-    let mut headers = Vec::with_capacity(paths.len());
-    for (path, bufs) in paths.iter().zip(all_bufs.iter_mut()) {
-        let (file, header) = open(&Source::Path(path.clone()), bufs)
-            .map_err(|f| format!("{}: {}", path.display(), f.message))?;
-        files.push(file);
-        headers.push(header);
+    let mut sources = Vec::new();
+    for input in &merge.inputs {
+        sources.extend(files_of(input).map_err(|f| f.message)?);
     }
+    let mut all_bufs = buffers(sources.len());
+    let opened = open_all(&sources, &mut all_bufs).map_err(|f| f.message)?;
+    let (mut files, headers): (Vec<_>, Vec<_>) = opened.into_iter().unzip();
     let metadata = headers.first().and_then(metadata_of);
     let data_starts: Vec<u64> = headers.iter().map(|h| h.data_start()).collect();
     let chosen: Vec<(usize, Chosen<'_>)> = headers
@@ -89,7 +59,7 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
             "{}: {} from {}, {file_len} bytes\n",
             merge.output.display(),
             crate::output::count(chosen.len(), "tensor"),
-            crate::output::count(paths.len(), "file")
+            crate::output::count(sources.len(), "file")
         ));
     }
     Ok(())

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use safetensors_nano::write::replace_file;
 use serde_json::{json, Map, Value};
 
-use crate::file::{metadata_of, open, Buffers, Failure};
-use crate::source::Source;
+use crate::file::{metadata_of, Failure};
+use crate::model::{buffers, files_of, open_all};
+use crate::source::Input;
 use crate::write::pipeline::{
     check_interrupt, commit, entries_of, fill, metadata_pairs, plan_of, Chosen, Sourced,
 };
@@ -21,7 +22,9 @@ pub const INDEX_NAME: &str = "model.safetensors.index.json";
 /// Arguments of `split`.
 #[derive(clap::Args, Debug)]
 pub struct Split {
-    /// The safetensors file to split.
+    /// The model to split: a safetensors file, or a sharded checkpoint's
+    /// `*.index.json` (sharded again); a path, an http(s):// URL or
+    /// `hf://org/name[@revision][/file]` (read by ranges, streamed).
     pub input: PathBuf,
     /// The folder for the shards and the index (created if missing).
     #[arg(short, long, value_name = "DIR")]
@@ -96,20 +99,25 @@ pub fn shard_name(i: usize, n: usize) -> String {
 
 /// Runs `split`; the message of what went wrong otherwise.
 pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
-    let shown = split.input.display();
     let dir = &split.output;
+    let sources = files_of(&split.input).map_err(|f| f.message)?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut bufs = Buffers::default();
-    let (mut file, header) = open(&Source::Path(split.input.clone()), &mut bufs)
-        .map_err(|f| format!("{shown}: {}", f.message))?;
-    let tensors: Vec<Chosen<'_>> = header
+    let mut bufs = buffers(sources.len());
+    let mut files = open_all(&sources, &mut bufs).map_err(|f| f.message)?;
+    let tensors: Vec<(usize, Chosen<'_>)> = files
         .iter()
-        .map(|t| (t, t.name().to_string(), t.dtype()))
+        .enumerate()
+        .flat_map(|(i, (_, h))| {
+            h.iter()
+                .map(move |t| (i, (t, t.name().to_string(), t.dtype())))
+        })
         .collect();
-    let groups = plan_shards(tensors.iter().map(|t| t.0.byte_len()), split.max_shard_size);
-    let metadata = metadata_of(&header);
-    let data_start = header.data_start();
-    let bar = crate::progress::bytes(header.data_len(), quiet, "splitting");
+    let groups = plan_shards(
+        tensors.iter().map(|(_, t)| t.0.byte_len()),
+        split.max_shard_size,
+    );
+    let metadata = files.first().and_then(|(_, h)| metadata_of(h));
+    let data_len: u64 = files.iter().map(|(_, h)| h.data_len()).sum();
     let n = groups.len();
     // One shard: `model.safetensors` and no index, as the Hub's tools write.
     let names: Vec<String> = if n == 1 {
@@ -117,66 +125,39 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
     } else {
         (0..n).map(|i| shard_name(i, n)).collect()
     };
-    let mut weight_map = Vec::with_capacity(tensors.len());
-    for (group, name) in groups.iter().zip(&names) {
-        for &i in group {
-            if let Some(t) = tensors.get(i) {
-                weight_map.push((t.1.clone(), name.clone()));
-            }
-        }
-    }
-    let fail = |f: Failure| format!("{shown}: {}", f.message);
-    // Every shard is written into its temporary file first and none replaces
-    // a file until all are complete: a split that fails part way leaves DIR
-    // as it was (an earlier split there intact), its temporary files removed
-    // as the writers drop.
     let chosen: Vec<Vec<Sourced<'_, '_>>> = groups
         .iter()
         .map(|g| {
             g.iter()
                 .filter_map(|&i| tensors.get(i))
-                .map(|c| (0, c))
+                .map(|(f, c)| (*f, c))
                 .collect()
         })
         .collect();
-    let mut entries = Vec::with_capacity(n);
-    for c in &chosen {
-        entries.push(entries_of(c).map_err(fail)?);
-    }
-    let mut pairs: Vec<_> = (0..n)
-        .map(|_| metadata_pairs(metadata.as_deref()))
+    let mut inputs: Vec<(&mut Input, u64)> = files
+        .iter_mut()
+        .map(|(file, header)| {
+            let start = header.data_start();
+            (file, start)
+        })
         .collect();
     let paths: Vec<PathBuf> = names.iter().map(|name| dir.join(name)).collect();
-    let mut plans = Vec::with_capacity(n);
-    for (((entries, pairs), chosen), path) in entries
-        .iter_mut()
-        .zip(pairs.iter_mut())
-        .zip(&chosen)
-        .zip(&paths)
-    {
-        plans.push(plan_of(entries, pairs.as_deref_mut(), chosen, path, "").map_err(fail)?);
-    }
-    let mut sources = [(&mut file, data_start)];
-    let filled: Result<Vec<_>, Failure> = plans
-        .iter()
-        .zip(&chosen)
-        .zip(&paths)
-        .map(|((plan, chosen), path)| fill(plan, &mut sources, chosen, path, &bar))
-        .collect();
+    let bar = crate::progress::bytes(data_len, quiet, "splitting");
+    let written = write_shards(&mut inputs, &chosen, metadata.as_deref(), &paths, &bar);
     bar.finish_and_clear();
-    let writers = filled.map_err(fail)?;
-    // Once the first shard replaces a file, the rest follow.
-    check_interrupt(dir).map_err(fail)?;
-    for (writer, path) in writers.into_iter().zip(&paths) {
-        commit(writer, path).map_err(fail)?;
-    }
+    written.map_err(|f| format!("{}: {}", split.input.display(), f.message))?;
     if n > 1 {
-        write_index(dir, header.data_len(), weight_map)?;
+        let weight_map = chosen
+            .iter()
+            .zip(&names)
+            .flat_map(|(c, name)| c.iter().map(move |(_, t)| (t.1.clone(), name.clone())))
+            .collect();
+        write_index(dir, data_len, weight_map)?;
     }
     remove_earlier_split(dir, &names);
     if !quiet {
         crate::output::emit(&format!(
-            "{}: {} in {}, {} bytes of tensor data\n",
+            "{}: {} in {}, {data_len} bytes of tensor data\n",
             if n > 1 {
                 dir.join(INDEX_NAME)
             } else {
@@ -185,8 +166,49 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
             .display(),
             crate::output::count(tensors.len(), "tensor"),
             crate::output::count(n, "shard"),
-            header.data_len()
         ));
+    }
+    Ok(())
+}
+
+/// Writes each shard (`chosen[i]` into `paths[i]`). Every shard is written
+/// into its temporary file first and none replaces a file until all are
+/// complete: a split that fails part way leaves the folder as it was (an
+/// earlier split there intact), its temporary files removed as the
+/// writers drop.
+fn write_shards(
+    inputs: &mut [(&mut Input, u64)],
+    chosen: &[Vec<Sourced<'_, '_>>],
+    metadata: Option<&[(String, String)]>,
+    paths: &[PathBuf],
+    bar: &indicatif::ProgressBar,
+) -> Result<(), Failure> {
+    let mut entries = Vec::with_capacity(chosen.len());
+    for c in chosen {
+        entries.push(entries_of(c)?);
+    }
+    let mut pairs: Vec<_> = chosen.iter().map(|_| metadata_pairs(metadata)).collect();
+    let mut plans = Vec::with_capacity(chosen.len());
+    for (((entries, pairs), chosen), path) in entries
+        .iter_mut()
+        .zip(pairs.iter_mut())
+        .zip(chosen)
+        .zip(paths)
+    {
+        plans.push(plan_of(entries, pairs.as_deref_mut(), chosen, path, "")?);
+    }
+    let writers = plans
+        .iter()
+        .zip(chosen)
+        .zip(paths)
+        .map(|((plan, chosen), path)| fill(plan, inputs, chosen, path, bar))
+        .collect::<Result<Vec<_>, Failure>>()?;
+    // Once the first shard replaces a file, the rest follow.
+    if let Some(dir) = paths.first().and_then(|p| p.parent()) {
+        check_interrupt(dir)?;
+    }
+    for (writer, path) in writers.into_iter().zip(paths) {
+        commit(writer, path)?;
     }
     Ok(())
 }

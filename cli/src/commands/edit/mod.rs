@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use regex::Regex;
 use safetensors_nano::Dtype;
 
-use crate::file::{metadata_of, with_header, Buffers};
-use crate::source::Source;
-use crate::write::pipeline::write_file;
+use crate::file::metadata_of;
+use crate::model::{buffers, files_of, open_all};
+use crate::source::Input;
+use crate::write::pipeline::{write_file, Chosen};
 use metadata::{Changed, MetadataEdit};
 
 pub mod metadata;
@@ -19,7 +20,10 @@ pub mod metadata;
 /// What to change, from the command line.
 #[derive(clap::Args, Debug)]
 pub struct Edit {
-    /// The input file.
+    /// The input: a safetensors file, or a sharded checkpoint's
+    /// `*.index.json` (its shards edited as one model into the one file
+    /// OUT; `split` OUT to shard it again); a path, an http(s):// URL or
+    /// `hf://org/name[@revision][/file]` (read by ranges, streamed).
     pub input: PathBuf,
     /// The output file (written through a temporary file beside it and
     /// renamed when complete; may be IN itself).
@@ -77,26 +81,15 @@ struct Summary {
     file_len: u64,
 }
 
-/// The usage error in `edit`'s arguments that clap cannot see: one source
-/// dtype given two targets, or a metadata key set twice, set and dropped,
-/// or reserved.
-pub fn usage_error(edit: &Edit) -> Option<String> {
-    edit.convert
-        .iter()
-        .enumerate()
-        .find(|(i, (f, _))| edit.convert[..*i].iter().any(|(g, _)| g == f))
-        .map(|(_, (from, _))| format!("--convert: {from} given twice"))
-        .or_else(|| edit.metadata.usage_error())
-}
-
-/// Runs `edit`; the message of what went wrong otherwise (nothing written).
-pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
-    let shown = edit.input.display();
-    let input = Source::Path(edit.input.clone());
-    let summary = with_header(&input, &mut Buffers::default(), |file, header| {
-        // Which tensors, under which names, as which dtype.
-        let mut chosen = Vec::with_capacity(header.len());
-        let (mut dropped, mut renamed, mut converted) = (0, 0, 0);
+/// The tensors `edit` writes (each with the index of its file), under
+/// their new names and dtypes, and what it changed.
+fn choose<'h>(
+    edit: &Edit,
+    headers: &[&safetensors_nano::Header<'h, &'h mut [safetensors_nano::Slot]>],
+) -> (Vec<(usize, Chosen<'h>)>, Summary) {
+    let mut chosen = Vec::new();
+    let (mut dropped, mut renamed, mut converted) = (0, 0, 0);
+    for (file, header) in headers.iter().enumerate() {
         for info in header.iter() {
             let original = info.name().to_string();
             let kept = edit.keep.is_empty() || edit.keep.iter().any(|r| r.is_match(&original));
@@ -117,34 +110,66 @@ pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
                 .find(|&&(from, _)| from == info.dtype())
                 .map_or(info.dtype(), |&(_, to)| to);
             converted += usize::from(dtype != info.dtype());
-            chosen.push((info, name, dtype));
+            chosen.push((file, (info, name, dtype)));
         }
-        let (metadata, metadata_changed) = edit.metadata.apply(metadata_of(header));
-        let summary = Summary {
-            written: chosen.len(),
-            dropped,
-            renamed,
-            converted,
-            metadata: metadata_changed,
-            file_len: 0,
-        };
-        let mut sources = [(file, header.data_start())];
-        let sourced: Vec<_> = chosen.iter().map(|c| (0, c)).collect();
-        let file_len = write_file(
-            &mut sources,
-            &sourced,
-            metadata.as_deref(),
-            &edit.output,
-            " (check --rename)",
-            quiet,
-            "writing",
-        )?;
-        Ok(Summary {
-            file_len,
-            ..summary
+    }
+    let summary = Summary {
+        written: chosen.len(),
+        dropped,
+        renamed,
+        converted,
+        metadata: Changed::default(),
+        file_len: 0,
+    };
+    (chosen, summary)
+}
+
+/// The usage error in `edit`'s arguments that clap cannot see: one source
+/// dtype given two targets, or a metadata key set twice, set and dropped,
+/// or reserved.
+pub fn usage_error(edit: &Edit) -> Option<String> {
+    edit.convert
+        .iter()
+        .enumerate()
+        .find(|(i, (f, _))| edit.convert[..*i].iter().any(|(g, _)| g == f))
+        .map(|(_, (from, _))| format!("--convert: {from} given twice"))
+        .or_else(|| edit.metadata.usage_error())
+}
+
+/// Runs `edit`; the message of what went wrong otherwise (nothing written).
+/// A sharded checkpoint is read as one model and written as one file.
+pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
+    let sources = files_of(&edit.input).map_err(|f| f.message)?;
+    let mut bufs = buffers(sources.len());
+    let mut files = open_all(&sources, &mut bufs).map_err(|f| f.message)?;
+    let headers: Vec<_> = files.iter().map(|(_, h)| h).collect();
+    let (chosen, summary) = choose(edit, &headers);
+    let (metadata, metadata_changed) = edit
+        .metadata
+        .apply(files.first().and_then(|(_, h)| metadata_of(h)));
+    let sourced: Vec<_> = chosen.iter().map(|(i, c)| (*i, c)).collect();
+    let mut inputs: Vec<(&mut Input, u64)> = files
+        .iter_mut()
+        .map(|(file, header)| {
+            let start = header.data_start();
+            (file, start)
         })
-    })
-    .map_err(|f| format!("{shown}: {}", f.message))?;
+        .collect();
+    let file_len = write_file(
+        &mut inputs,
+        &sourced,
+        metadata.as_deref(),
+        &edit.output,
+        " (check --rename)",
+        quiet,
+        "writing",
+    )
+    .map_err(|f| format!("{}: {}", edit.input.display(), f.message))?;
+    let summary = Summary {
+        metadata: metadata_changed,
+        file_len,
+        ..summary
+    };
     if !quiet {
         // The metadata's counts only when asked to edit it (the line stays
         // as it was for tensor edits).
