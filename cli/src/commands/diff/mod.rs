@@ -265,8 +265,14 @@ impl Found<'_> {
     }
 }
 
+/// A tensor with the index of its file in the model.
+type Located<'h> = (usize, TensorInfo<'h>);
+
+/// A tensor in both models: in A, in B.
+type Pair<'r, 'h> = (&'r Located<'h>, &'r Located<'h>);
+
 /// Every tensor of a model by name, with the index of its file.
-fn by_name<'h>(files: &[OpenFile<'h>]) -> BTreeMap<String, (usize, TensorInfo<'h>)> {
+fn by_name<'h>(files: &[OpenFile<'h>]) -> BTreeMap<String, Located<'h>> {
     files
         .iter()
         .enumerate()
@@ -283,13 +289,12 @@ fn diff_files(diff: &Diff, quiet: bool) -> Result<(String, bool), Failure> {
     let mut files_b = open_all(&sources_b, &mut bufs_b)?;
     let a = by_name(&files_a);
     let b = by_name(&files_b);
-    let both: Vec<(&(usize, TensorInfo<'_>), &(usize, TensorInfo<'_>))> = a
+    let both: Vec<Pair<'_, '_>> = a
         .iter()
         .filter_map(|(n, ta)| b.get(n).map(|tb| (ta, tb)))
         .collect();
-    let same_shape = |(_, ta): &(usize, TensorInfo<'_>), (_, tb): &(usize, TensorInfo<'_>)| {
-        ta.shape().iter().eq(tb.shape().iter())
-    };
+    let same_shape =
+        |(_, ta): &Located<'_>, (_, tb): &Located<'_>| ta.shape().iter().eq(tb.shape().iter());
     let mut found = Found {
         added: b
             .iter()
@@ -325,7 +330,7 @@ fn diff_files(diff: &Diff, quiet: bool) -> Result<(String, bool), Failure> {
 
 /// Compares the values of each pair of tensors (same shape), streamed.
 fn compare_all(
-    pairs: &[&(&(usize, TensorInfo<'_>), &(usize, TensorInfo<'_>))],
+    pairs: &[&Pair<'_, '_>],
     files_a: &mut [OpenFile<'_>],
     files_b: &mut [OpenFile<'_>],
     quiet: bool,
