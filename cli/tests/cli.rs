@@ -114,8 +114,27 @@ fn check_inspect(path: &Path, bytes: &[u8]) {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, ["ok", "header_size", "metadata", "tensors"]);
+    assert_eq!(keys, ["ok", "header_size", "metadata", "tensors", "summary"]);
     assert_eq!(doc["ok"], true);
+    // The summary, from the reference's reading: elements and bytes per dtype.
+    let mut dtypes = serde_json::Map::new();
+    let (mut parameters, mut total_bytes) = (0u64, 0u64);
+    for name in &names {
+        let info = facts.info(name).unwrap();
+        let elements: u64 = info.shape.iter().map(|&d| d as u64).product();
+        let bytes = (info.data_offsets.1 - info.data_offsets.0) as u64;
+        let entry = dtypes
+            .entry(format!("{:?}", info.dtype))
+            .or_insert_with(|| json!({"parameters": 0, "bytes": 0}));
+        entry["parameters"] = json!(entry["parameters"].as_u64().unwrap() + elements);
+        entry["bytes"] = json!(entry["bytes"].as_u64().unwrap() + bytes);
+        parameters += elements;
+        total_bytes += bytes;
+    }
+    assert_eq!(
+        doc["summary"],
+        json!({"dtypes": dtypes, "parameters": parameters, "bytes": total_bytes})
+    );
     assert_eq!(doc["header_size"], header_size);
     assert_eq!(doc["metadata"], json!(metadata));
     assert_eq!(doc["tensors"], Value::Array(expected.clone()));

@@ -14,6 +14,9 @@ use crate::output::{emit, emit_json, error_json};
 use crate::source::Source;
 use crate::{hash, sharded};
 
+mod summary;
+use summary::Summary;
+
 /// Runs `inspect`; `false` when the file was rejected (exit 1). `hash`:
 /// whether to hash the tensors; by default (`None`) a local file's are, a
 /// remote file's are not (that would download it).
@@ -84,7 +87,31 @@ fn ok_json(header: &Header<'_, &mut [Slot]>, digests: Option<&[String]>) -> Valu
         "header_size": header.header_len(),
         "metadata": metadata,
         "tensors": tensors,
+        "summary": file_summary(header).json(),
     })
+}
+
+/// The summary of one file's tensors.
+fn file_summary(header: &Header<'_, &mut [Slot]>) -> Summary {
+    let mut summary = Summary::default();
+    for t in header.iter() {
+        summary.add(t.dtype().name(), t.element_count(), t.byte_len());
+    }
+    summary
+}
+
+/// The summary of a sharded checkpoint's tensors.
+fn index_summary(s: &sharded::Sharded) -> Summary {
+    let mut summary = Summary::default();
+    for r in &s.rows {
+        let elements = r.shape.iter().fold(1u64, |n, &d| n.saturating_mul(d));
+        summary.add(
+            r.dtype,
+            elements,
+            r.data_offsets.1.saturating_sub(r.data_offsets.0),
+        );
+    }
+    summary
 }
 
 /// The table, as one string (written at once: see [`emit`]).
@@ -131,6 +158,7 @@ fn table(header: &Header<'_, &mut [Slot]>, path: &str, digests: Option<&[String]
             format!("[{b}, {e}]")
         );
     }
+    out.push_str(&file_summary(header).text());
     out
 }
 
@@ -189,6 +217,7 @@ fn index_json(s: &sharded::Sharded) -> Value {
         "shards": s.index.shards(),
         "metadata": metadata,
         "tensors": tensors,
+        "summary": index_summary(s).json(),
     })
 }
 
@@ -246,5 +275,6 @@ fn index_table(s: &sharded::Sharded, path: &str) -> String {
             format!("[{}, {}]", r.data_offsets.0, r.data_offsets.1)
         );
     }
+    out.push_str(&index_summary(s).text());
     out
 }
