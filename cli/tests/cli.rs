@@ -114,7 +114,10 @@ fn check_inspect(path: &Path, bytes: &[u8]) {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, ["ok", "header_size", "metadata", "tensors", "summary"]);
+    assert_eq!(
+        keys,
+        ["ok", "header_size", "metadata", "tensors", "summary"]
+    );
     assert_eq!(doc["ok"], true);
     // The summary, from the reference's reading: elements and bytes per dtype.
     let mut dtypes = serde_json::Map::new();

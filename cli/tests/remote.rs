@@ -171,6 +171,45 @@ fn a_sharded_checkpoint_by_url_equals_it_on_disk() {
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["files"][0]["shards"], names.len() - 1);
 
+    // diff and edit read the sharded model by URL as one model, by ranges:
+    // the same as from disk.
+    let d = json(&run(&[
+        "diff",
+        "--json",
+        "--values",
+        "--exit-code",
+        &original,
+        &url,
+    ]));
+    assert_eq!(d["same"], 4, "{d}");
+    assert!(
+        d["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["changed"] == 0),
+        "{d}"
+    );
+    let edited_remote = dir.path().join("remote-edit.safetensors");
+    let edited_local = dir.path().join("local-edit.safetensors");
+    for (input, out) in [
+        (url.as_str(), &edited_remote),
+        (original.as_str(), &edited_local),
+    ] {
+        ok(&run(&[
+            "edit",
+            "-q",
+            input,
+            out.to_str().unwrap(),
+            "--drop",
+            "^big$",
+        ]));
+    }
+    assert_eq!(
+        std::fs::read(&edited_remote).unwrap(),
+        std::fs::read(&edited_local).unwrap()
+    );
+
     // The same from a server without ranges.
     let plain = TestServer::start(Behaviour {
         no_ranges: true,
