@@ -31,7 +31,6 @@ struct Report {
 pub fn run(files: &[PathBuf], hash: bool, json: bool, quiet: bool) -> bool {
     let mut bufs = Buffers::default();
     let mut all_ok = true;
-    let mut docs = Vec::new();
     for path in files {
         let report = match Source::from_arg(path) {
             Ok(source) if source.is_index() => verify_index(&source, hash, quiet),
@@ -40,13 +39,10 @@ pub fn run(files: &[PathBuf], hash: bool, json: bool, quiet: bool) -> bool {
         };
         all_ok &= report.problems.is_empty();
         if json {
-            docs.push(to_json(path, &report));
+            emit_json(&to_json(path, &report));
         } else {
             print(path, &report, quiet);
         }
-    }
-    if json {
-        emit_json(&json!({"ok": all_ok, "files": docs}));
     }
     all_ok
 }

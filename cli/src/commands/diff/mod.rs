@@ -34,7 +34,9 @@ pub struct Diff {
     /// table, null in --json); two NaNs are equal.
     #[arg(long)]
     pub values: bool,
-    /// Print one JSON document instead of the table.
+    /// Print one JSON document on one line instead of the table (JSON
+    /// Lines, as every --json): {"ok":true,"added","removed","changed",
+    /// "same","values"}, or {"ok":false,"error":{…}}.
     #[arg(long)]
     pub json: bool,
     /// Exit 1 when the files differ and 0 when they do not, as `git diff
