@@ -198,25 +198,11 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
                 if !is_named {
                     return Ok(());
                 }
-                let digests = if hash {
-                    Some(hash::tensors(file, header, quiet)?)
-                } else {
-                    None
-                };
+                rows.extend(rows_of(shard, file, header, hash, quiet)?);
                 if metadata.is_none() {
                     metadata = metadata_of(header);
                 }
                 data_len += header.data_len();
-                for (i, t) in header.iter().enumerate() {
-                    rows.push(Row {
-                        shard: shard.clone(),
-                        name: t.name().to_string(),
-                        dtype: t.dtype().name(),
-                        shape: t.shape().iter().collect(),
-                        data_offsets: t.data_offsets(),
-                        sha256: digests.as_ref().and_then(|d| d.get(i).cloned()),
-                    });
-                }
                 Ok(())
             })
         });
@@ -244,6 +230,33 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
         findings,
         checked,
     })
+}
+
+/// The rows of one shard's tensors, hashed when asked.
+fn rows_of(
+    shard: &str,
+    file: &mut crate::source::Input,
+    header: &safetensors_nano::Header<'_, &mut [safetensors_nano::Slot]>,
+    hash: bool,
+    quiet: bool,
+) -> Result<Vec<Row>, Failure> {
+    let digests = if hash {
+        Some(hash::tensors(file, header, quiet)?)
+    } else {
+        None
+    };
+    Ok(header
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Row {
+            shard: shard.to_owned(),
+            name: t.name().to_string(),
+            dtype: t.dtype().name(),
+            shape: t.shape().iter().collect(),
+            data_offsets: t.data_offsets(),
+            sha256: digests.as_ref().and_then(|d| d.get(i).cloned()),
+        })
+        .collect())
 }
 
 /// Remote shards opened at once.
