@@ -29,7 +29,9 @@ pub fn files_of(arg: &Path) -> Result<Vec<Source>, Failure> {
             1 => String::new(),
             n => format!(" (and {} more: see `verify`)", n - 1),
         };
-        return Err(named(Failure::other(format!("{p}{more}"))));
+        let mut f = Failure::other(format!("{p}{more}"));
+        f.kind = Some("IndexMismatch");
+        return Err(named(f));
     }
     Ok(loaded.shards)
 }
