@@ -31,8 +31,8 @@ macro_rules! grammar {
 Hub name hf://org/name[@revision][/file] (read by HTTP ranges and streamed, never held whole; \
 environment: HF_ENDPOINT, default https://huggingface.co; HF_TOKEN).\n\n\
 Output: what a command writes is named by -o (merge, split) or its last positional argument (edit), \
-written through a temporary file and renamed when complete. --json (inspect, verify, diff) prints \
-JSON Lines on stdout: one document per line (per file for inspect and verify, one for diff), each \
+written through a temporary file and renamed when complete. --json prints JSON Lines on stdout: \
+one document per line (per file for inspect and verify, one for diff, edit, merge and split), each \
 with \"ok\"; a failure is {\"ok\":false,\"error\":{\"kind\",\"message\",\"offset\",\"tensor\"}} or, for verify, \
 {\"file\",\"ok\":false,\"problems\":[…]}."
     };
@@ -176,9 +176,9 @@ fn main() -> ExitCode {
         }
         Command::Verify { files, hash, json } => verify::run(&files, hash, json, cli.quiet),
         Command::Diff(diff) => return ExitCode::from(diff::run(&diff, cli.quiet)),
-        Command::Edit(edit) => writing(|| edit::run(&edit, cli.quiet)),
-        Command::Merge(merge) => writing(|| merge::run(&merge, cli.quiet)),
-        Command::Split(split) => writing(|| split::run(&split, cli.quiet)),
+        Command::Edit(edit) => writing(edit.json, cli.quiet, || edit::run(&edit, cli.quiet)),
+        Command::Merge(merge) => writing(merge.json, cli.quiet, || merge::run(&merge, cli.quiet)),
+        Command::Split(split) => writing(split.json, cli.quiet, || split::run(&split, cli.quiet)),
     };
     if ok {
         ExitCode::SUCCESS
@@ -188,14 +188,30 @@ fn main() -> ExitCode {
 }
 
 /// Runs a command that writes files: Ctrl-C or SIGTERM stops it cleanly (no
-/// temporary file left, exit 130 or 143); an error is printed on stderr
-/// (exit 1).
-fn writing(command: impl FnOnce() -> Result<(), String>) -> bool {
+/// temporary file left, exit 130 or 143); what it did is its status line
+/// (none with `--quiet`) or with `--json` its document; an error is printed
+/// on stderr, or with `--json` as `{"ok":false,"error":{…}}` (exit 1).
+fn writing(
+    json: bool,
+    quiet: bool,
+    command: impl FnOnce() -> Result<output::Written, file::Failure>,
+) -> bool {
     signal::stop_on_ctrl_c();
     match command() {
-        Ok(()) => true,
-        Err(message) => {
-            eprintln!("safetensors-nano: {message}");
+        Ok(written) => {
+            if json {
+                output::emit_json(&written.doc);
+            } else if !quiet {
+                output::emit(&written.line);
+            }
+            true
+        }
+        Err(f) => {
+            if json {
+                output::emit_json(&output::error_json(&f));
+            } else {
+                eprintln!("safetensors-nano: {}", f.message);
+            }
             if signal::interrupted() {
                 std::process::exit(signal::stopped_status());
             }

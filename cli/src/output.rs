@@ -51,3 +51,20 @@ pub fn error_json(f: &Failure) -> Value {
         }
     })
 }
+
+/// What a writing command did: its status line (not printed with
+/// `--quiet`) and its `--json` document (`{"ok":true,"output",…}`).
+pub struct Written {
+    /// The status line, with its newline.
+    pub line: String,
+    /// The `--json` document.
+    pub doc: Value,
+}
+
+/// `f` with its message prefixed by what it is about (`FILE: …`).
+pub fn about(what: &std::path::Path) -> impl Fn(Failure) -> Failure + '_ {
+    move |mut f| {
+        f.message = format!("{}: {}", what.display(), f.message);
+        f
+    }
+}

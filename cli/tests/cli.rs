@@ -684,8 +684,37 @@ fn json_is_json_lines_with_ok_in_every_command() {
     let good = put(dir.path(), "good.safetensors", &ours());
     let missing = dir.path().join("missing.safetensors");
     let (good, missing) = (good.to_str().unwrap(), missing.to_str().unwrap());
+    let edited = dir.path().join("edited.safetensors");
+    let merged = dir.path().join("merged.safetensors");
+    let shards = dir.path().join("shards");
+    let (edited, merged, shards) = (
+        edited.to_str().unwrap(),
+        merged.to_str().unwrap(),
+        shards.to_str().unwrap(),
+    );
     for (args, lines, ok) in [
-        (&["inspect", "--json", "--no-hash", good, good][..], 2, true),
+        (
+            &["edit", "--json", good, edited, "--drop", "^b"][..],
+            1,
+            true,
+        ),
+        (&["edit", "--json", missing, edited], 1, false),
+        (&["merge", "--json", good, "-o", merged], 1, true),
+        (&["merge", "--json", missing, "-o", merged], 1, false),
+        (
+            &[
+                "split",
+                "--json",
+                good,
+                "-o",
+                shards,
+                "--max-shard-size",
+                "1KB",
+            ],
+            1,
+            true,
+        ),
+        (&["inspect", "--json", "--no-hash", good, good], 2, true),
         (&["inspect", "--json", missing], 1, false),
         (&["verify", "--json", good, good], 2, true),
         (&["verify", "--json", missing], 1, false),
@@ -700,6 +729,15 @@ fn json_is_json_lines_with_ok_in_every_command() {
         assert_eq!(docs.len(), lines, "{args:?}");
         for doc in &docs {
             assert_eq!(doc["ok"], ok, "{args:?}: {doc}");
+            if !ok {
+                // verify's verdict names its problems; every other failure is an error.
+                let why = if args[0] == "verify" {
+                    doc["problems"][0].is_string()
+                } else {
+                    doc["error"]["message"].is_string()
+                };
+                assert!(why, "{args:?}: {doc}");
+            }
         }
         assert_eq!(out.status.code(), Some(if ok { 0 } else { 1 }), "{args:?}");
     }

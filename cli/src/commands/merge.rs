@@ -5,8 +5,11 @@
 
 use std::path::PathBuf;
 
-use crate::file::metadata_of;
+use serde_json::json;
+
+use crate::file::{metadata_of, Failure};
 use crate::model::{buffers, files_of, open_all};
+use crate::output::Written;
 use crate::write::pipeline::{write_file, Chosen};
 
 /// Arguments of `merge`.
@@ -20,16 +23,21 @@ pub struct Merge {
     /// The merged file.
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
+    /// Print one JSON document on one line instead of the status line (JSON
+    /// Lines, as every --json): {"ok":true,"output","tensors","files",
+    /// "bytes"}, or {"ok":false,"error":{…}}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `merge`; the message of what went wrong otherwise (nothing written).
-pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
+pub fn run(merge: &Merge, quiet: bool) -> Result<Written, Failure> {
     let mut sources = Vec::new();
     for input in &merge.inputs {
-        sources.extend(files_of(input).map_err(|f| f.message)?);
+        sources.extend(files_of(input)?);
     }
     let mut all_bufs = buffers(sources.len());
-    let opened = open_all(&sources, &mut all_bufs).map_err(|f| f.message)?;
+    let opened = open_all(&sources, &mut all_bufs)?;
     let (mut files, headers): (Vec<_>, Vec<_>) = opened.into_iter().unzip();
     let metadata = headers.first().and_then(metadata_of);
     let data_starts: Vec<u64> = headers.iter().map(|h| h.data_start()).collect();
@@ -52,15 +60,20 @@ pub fn run(merge: &Merge, quiet: bool) -> Result<(), String> {
         " (the same tensor is in two inputs)",
         quiet,
         "merging",
-    )
-    .map_err(|f| f.message)?;
-    if !quiet {
-        crate::output::emit(&format!(
+    )?;
+    Ok(Written {
+        line: format!(
             "{}: {} from {}, {file_len} bytes\n",
             merge.output.display(),
             crate::output::count(chosen.len(), "tensor"),
             crate::output::count(sources.len(), "file")
-        ));
-    }
-    Ok(())
+        ),
+        doc: json!({
+            "ok": true,
+            "output": merge.output.display().to_string(),
+            "tensors": chosen.len(),
+            "files": sources.len(),
+            "bytes": file_len,
+        }),
+    })
 }

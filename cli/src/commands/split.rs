@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::file::{metadata_of, Failure};
 use crate::model::{buffers, files_of, open_all};
+use crate::output::{about, Written};
 use crate::source::Input;
 use crate::write::pipeline::{
     check_interrupt, commit, entries_of, fill, metadata_pairs, plan_of, Chosen, Sourced,
@@ -33,6 +34,11 @@ pub struct Split {
     /// TB are powers of 1000; KiB, MiB, GiB, TiB of 1024), e.g. 5GB, 500MB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_shard_size: u64,
+    /// Print one JSON document on one line instead of the status line (JSON
+    /// Lines, as every --json): {"ok":true,"output","tensors","shards",
+    /// "bytes"}, or {"ok":false,"error":{…}}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `5GB`, `500MB`, `1GiB`, `1048576`: a size in bytes.
@@ -98,12 +104,13 @@ pub fn shard_name(i: usize, n: usize) -> String {
 }
 
 /// Runs `split`; the message of what went wrong otherwise.
-pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
+pub fn run(split: &Split, quiet: bool) -> Result<Written, Failure> {
     let dir = &split.output;
-    let sources = files_of(&split.input).map_err(|f| f.message)?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let sources = files_of(&split.input)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::other(format!("cannot create {}: {e}", dir.display())))?;
     let mut bufs = buffers(sources.len());
-    let mut files = open_all(&sources, &mut bufs).map_err(|f| f.message)?;
+    let mut files = open_all(&sources, &mut bufs)?;
     let tensors: Vec<(usize, Chosen<'_>)> = files
         .iter()
         .enumerate()
@@ -145,30 +152,36 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
     let bar = crate::progress::bytes(data_len, quiet, "splitting");
     let written = write_shards(&mut inputs, &chosen, metadata.as_deref(), &paths, &bar);
     bar.finish_and_clear();
-    written.map_err(|f| format!("{}: {}", split.input.display(), f.message))?;
+    written.map_err(about(&split.input))?;
     if n > 1 {
         let weight_map = chosen
             .iter()
             .zip(&names)
             .flat_map(|(c, name)| c.iter().map(move |(_, t)| (t.1.clone(), name.clone())))
             .collect();
-        write_index(dir, data_len, weight_map)?;
+        write_index(dir, data_len, weight_map).map_err(Failure::other)?;
     }
     remove_earlier_split(dir, &names);
-    if !quiet {
-        crate::output::emit(&format!(
+    let output = if n > 1 {
+        dir.join(INDEX_NAME)
+    } else {
+        dir.join(&names[0])
+    };
+    Ok(Written {
+        line: format!(
             "{}: {} in {}, {data_len} bytes of tensor data\n",
-            if n > 1 {
-                dir.join(INDEX_NAME)
-            } else {
-                dir.join(&names[0])
-            }
-            .display(),
+            output.display(),
             crate::output::count(tensors.len(), "tensor"),
             crate::output::count(n, "shard"),
-        ));
-    }
-    Ok(())
+        ),
+        doc: json!({
+            "ok": true,
+            "output": output.display().to_string(),
+            "tensors": tensors.len(),
+            "shards": n,
+            "bytes": data_len,
+        }),
+    })
 }
 
 /// Writes each shard (`chosen[i]` into `paths[i]`). Every shard is written

@@ -9,8 +9,11 @@ use std::path::PathBuf;
 use regex::Regex;
 use safetensors_nano::Dtype;
 
-use crate::file::metadata_of;
+use serde_json::json;
+
+use crate::file::{metadata_of, Failure};
 use crate::model::{buffers, files_of, open_all};
+use crate::output::{about, Written};
 use crate::source::Input;
 use crate::write::pipeline::{write_file, Chosen};
 use metadata::{Changed, MetadataEdit};
@@ -42,6 +45,11 @@ pub struct Edit {
     /// rounding to nearest, ties to even.
     #[arg(long, value_name = "FROM:TO", value_parser = convert)]
     pub convert: Vec<(Dtype, Dtype)>,
+    /// Print one JSON document on one line instead of the status line (JSON
+    /// Lines, as every --json): {"ok":true,"output","tensors","dropped",
+    /// "renamed","converted","metadata","bytes"}, or {"ok":false,"error":{…}}.
+    #[arg(long)]
+    pub json: bool,
     /// Metadata entries to set, drop or clear.
     #[command(flatten)]
     pub metadata: MetadataEdit,
@@ -138,10 +146,10 @@ pub fn usage_error(edit: &Edit) -> Option<String> {
 
 /// Runs `edit`; the message of what went wrong otherwise (nothing written).
 /// A sharded checkpoint is read as one model and written as one file.
-pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
-    let sources = files_of(&edit.input).map_err(|f| f.message)?;
+pub fn run(edit: &Edit, quiet: bool) -> Result<Written, Failure> {
+    let sources = files_of(&edit.input)?;
     let mut bufs = buffers(sources.len());
-    let mut files = open_all(&sources, &mut bufs).map_err(|f| f.message)?;
+    let mut files = open_all(&sources, &mut bufs)?;
     let headers: Vec<_> = files.iter().map(|(_, h)| h).collect();
     let (chosen, summary) = choose(edit, &headers);
     let (metadata, metadata_changed) = edit
@@ -164,27 +172,27 @@ pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
         quiet,
         "writing",
     )
-    .map_err(|f| format!("{}: {}", edit.input.display(), f.message))?;
+    .map_err(about(&edit.input))?;
     let summary = Summary {
         metadata: metadata_changed,
         file_len,
         ..summary
     };
-    if !quiet {
-        // The metadata's counts only when asked to edit it (the line stays
-        // as it was for tensor edits).
-        let metadata = if edit.metadata.is_empty() {
-            String::new()
-        } else {
-            let m = summary.metadata;
-            format!(
-                ", {} ({} set, {} dropped)",
-                crate::output::count(m.keys, "metadata key"),
-                m.set,
-                m.dropped
-            )
-        };
-        crate::output::emit(&format!(
+    // The metadata's counts only when asked to edit it (the line stays
+    // as it was for tensor edits).
+    let m = summary.metadata;
+    let metadata = if edit.metadata.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", {} ({} set, {} dropped)",
+            crate::output::count(m.keys, "metadata key"),
+            m.set,
+            m.dropped
+        )
+    };
+    Ok(Written {
+        line: format!(
             "{}: {} ({} dropped, {} renamed, {} converted){metadata}, {} bytes\n",
             edit.output.display(),
             crate::output::count(summary.written, "tensor"),
@@ -192,7 +200,16 @@ pub fn run(edit: &Edit, quiet: bool) -> Result<(), String> {
             summary.renamed,
             summary.converted,
             summary.file_len
-        ));
-    }
-    Ok(())
+        ),
+        doc: json!({
+            "ok": true,
+            "output": edit.output.display().to_string(),
+            "tensors": summary.written,
+            "dropped": summary.dropped,
+            "renamed": summary.renamed,
+            "converted": summary.converted,
+            "metadata": {"keys": m.keys, "set": m.set, "dropped": m.dropped},
+            "bytes": summary.file_len,
+        }),
+    })
 }
