@@ -146,3 +146,15 @@ pub fn open<'b>(
         .map_err(|e| Failure::other(format!("cannot read again: {e}")))?;
     Ok((file, header))
 }
+
+/// A header's metadata as owned pairs (`None`: no `__metadata__`).
+pub fn metadata_of<S>(header: &Header<'_, S>) -> Option<Vec<(String, String)>>
+where
+    S: AsRef<[Slot]>,
+{
+    header.metadata().map(|m| {
+        m.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    })
+}

@@ -1,10 +1,8 @@
 //! SHA-256 of every tensor's bytes, read from the file through one bounded
 //! buffer, with a progress bar on stderr when it is a terminal.
 
-use std::io::{IsTerminal, Read, Seek, SeekFrom};
-use std::time::Duration;
+use std::io::{Read, Seek, SeekFrom};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use safetensors_nano::{Header, Slot};
 use sha2::{Digest, Sha256};
 
@@ -13,42 +11,6 @@ use crate::file::Failure;
 /// The read buffer: the most memory hashing uses, whatever the file's size.
 const CHUNK: usize = 1 << 20;
 
-/// A progress bar over `total` bytes, labelled with what is being done,
-/// hidden unless stderr is a terminal (and not `quiet`).
-pub fn progress(total: u64, quiet: bool, label: &str) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} {msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-        )
-        .expect("a valid template")
-        .progress_chars("=> "),
-    );
-    bar.set_message(label.to_owned());
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
-}
-
-/// A progress bar over `total` things (shards), as [`progress`].
-#[cfg(feature = "http")]
-pub fn count_progress(total: u64, quiet: bool, label: &str) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} {eta}")
-            .expect("a valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_message(label.to_owned());
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
-}
-
 /// The lowercase hex SHA-256 of each tensor, in data-offset order
 /// (`header.iter()`).
 pub fn tensors(
@@ -56,7 +18,7 @@ pub fn tensors(
     header: &Header<'_, &mut [Slot]>,
     quiet: bool,
 ) -> Result<Vec<String>, Failure> {
-    let bar = progress(header.data_len(), quiet, "hashing");
+    let bar = crate::progress::bytes(header.data_len(), quiet, "hashing");
     let mut buf = vec![0u8; CHUNK];
     let mut digests = Vec::with_capacity(header.len());
     for t in header.iter() {

@@ -3,25 +3,40 @@
 //! Exit codes: 0 success, 1 a problem with a file (invalid, truncated,
 //! unreadable, not writable), 2 a usage error, 130 Ctrl-C (143 SIGTERM) during a write.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-mod copy;
-mod diff;
-mod edit;
+mod commands;
 mod file;
 mod hash;
-mod inspect;
-mod merge;
-mod metadata;
+mod model;
+mod output;
+mod progress;
 #[cfg(feature = "http")]
 mod remote;
 mod sharded;
 mod source;
-mod split;
-mod verify;
+mod write;
+
+use commands::{diff, edit, inspect, merge, split, verify};
+use write::signal;
+
+/// The grammar every subcommand shares (inputs, outputs, `--json`), shown
+/// after the top-level help and each subcommand's.
+macro_rules! grammar {
+    () => {
+        "Every command reads a model the same way: a safetensors file, or a sharded checkpoint's \
+*.index.json (its shards as one model, checked against the index), each a path, an http(s):// URL or a \
+Hub name hf://org/name[@revision][/file] (read by HTTP ranges and streamed, never held whole; \
+environment: HF_ENDPOINT, default https://huggingface.co; HF_TOKEN).\n\n\
+Output: what a command writes is named by -o (merge, split) or its last positional argument (edit), \
+written through a temporary file and renamed when complete. --json prints JSON Lines on stdout: \
+one document per line (per file for inspect and verify, one for diff, edit, merge and split), each \
+with \"ok\"; a failure is {\"ok\":false,\"error\":{\"kind\",\"message\",\"offset\",\"tensor\"}} or, for verify, \
+{\"file\",\"ok\":false,\"problems\":[…]}."
+    };
+}
 
 /// Inspect, verify, compare, edit, merge and split safetensors files, streamed:
 /// memory stays at a few buffers whatever the file size; every file written
@@ -30,9 +45,10 @@ mod verify;
 #[command(
     name = "safetensors-nano",
     version,
-    after_help = "inspect, verify and diff read http(s):// URLs and Hub names, hf://org/name[@revision][/file], by HTTP ranges \
-(environment: HF_ENDPOINT, default https://huggingface.co; HF_TOKEN).\n\n\
-Exit status: 0 success, 1 a problem with a file, 2 a usage error, 130 Ctrl-C, 143 SIGTERM (while writing; nothing written)."
+    after_help = concat!(
+        grammar!(),
+        "\n\nExit status: 0 success, 1 a problem with a file, 2 a usage error, 130 Ctrl-C, 143 SIGTERM (while writing; nothing written)."
+    )
 )]
 struct Cli {
     /// No progress bar, and no status lines on success (errors still go to stderr).
@@ -58,6 +74,7 @@ enum Command {
     /// SHA-256 of each tensor's bytes. Given a sharded checkpoint's
     /// `*.index.json`, its shards' tensors as one (checked against the index).
     /// Several files are listed one after another (exit 1 if any is rejected).
+    #[command(after_help = grammar!())]
     Inspect {
         /// Safetensors files, or sharded checkpoints' `*.index.json`: paths,
         /// `http(s)://` URLs, or `hf://org/name[@revision][/file]` (the Hub).
@@ -81,6 +98,7 @@ enum Command {
     /// for an `*.index.json`, every shard and the index against them (each
     /// entry in its shard, no tensor missing or extra, total_size). Prints one
     /// `FILE: message` line on stderr per problem (exit 1).
+    #[command(after_help = grammar!())]
     Verify {
         /// Safetensors files and `*.index.json` files: paths, http(s)://
         /// URLs, or `hf://org/name[@revision][/file]` (the Hub).
@@ -89,18 +107,20 @@ enum Command {
         /// Also read every tensor's bytes and print their SHA-256 (name, then digest).
         #[arg(long)]
         hash: bool,
-        /// Print one JSON document: {"ok":...,"files":[{"file","ok","problems",...}]}.
+        /// Print one JSON document per file, one per line (JSON Lines):
+        /// {"file","ok","problems":[…],…}.
         #[arg(long)]
         json: bool,
     },
-    /// Compare two files' tensors, and with --values their values
+    /// Compare two models' tensors (files or sharded), and with --values their values
     ///
     /// Lists tensors added, removed, changed in dtype or shape; with --values,
     /// per tensor the max abs difference, relative L2 change and
     /// changed-element count, streamed. Exit 0 whether or not they differ,
     /// unless --exit-code is given (then 1 when they differ, 2 on a problem).
+    #[command(after_help = grammar!())]
     Diff(diff::Diff),
-    /// Copy a file keeping, dropping, renaming or converting tensors, or editing its metadata
+    /// Copy a model keeping, dropping, renaming or converting tensors, or editing its metadata
     ///
     /// Writes a copy of IN with tensors kept, dropped, renamed or converted,
     /// and metadata entries set or dropped, streamed (only the header is held
@@ -111,17 +131,20 @@ enum Command {
     /// the metadata if IN has none; dropping a key IN lacks changes nothing;
     /// --clear-metadata, then --drop-metadata, then --set-metadata. On any
     /// error or Ctrl-C, OUT is not created or changed.
+    #[command(after_help = grammar!())]
     Edit(edit::Edit),
-    /// Merge shards (of an index, or files given) into one file
+    /// Merge shards (of indexes, or files given) into one file
     ///
     /// Merges the shards of an index (checked against it first), or the files
     /// given, into one file, streamed. Metadata comes from the first file.
+    #[command(after_help = grammar!())]
     Merge(merge::Merge),
-    /// Split a file into Hub-style shards and their index
+    /// Split a model (a file or a sharded one) into Hub-style shards and their index
     ///
     /// Splits a file into Hub-style shards (model-00001-of-0000N.safetensors)
     /// and model.safetensors.index.json in DIR, streamed; each shard holds
     /// at most SIZE of tensor data, unless one tensor alone is larger.
+    #[command(after_help = grammar!())]
     Split(split::Split),
 }
 
@@ -153,9 +176,9 @@ fn main() -> ExitCode {
         }
         Command::Verify { files, hash, json } => verify::run(&files, hash, json, cli.quiet),
         Command::Diff(diff) => return ExitCode::from(diff::run(&diff, cli.quiet)),
-        Command::Edit(edit) => writing(|| edit::run(&edit, cli.quiet)),
-        Command::Merge(merge) => writing(|| merge::run(&merge, cli.quiet)),
-        Command::Split(split) => writing(|| split::run(&split, cli.quiet)),
+        Command::Edit(edit) => writing(edit.json, cli.quiet, || edit::run(&edit, cli.quiet)),
+        Command::Merge(merge) => writing(merge.json, cli.quiet, || merge::run(&merge, cli.quiet)),
+        Command::Split(split) => writing(split.json, cli.quiet, || split::run(&split, cli.quiet)),
     };
     if ok {
         ExitCode::SUCCESS
@@ -165,42 +188,34 @@ fn main() -> ExitCode {
 }
 
 /// Runs a command that writes files: Ctrl-C or SIGTERM stops it cleanly (no
-/// temporary file left, exit 130 or 143); an error is printed on stderr
-/// (exit 1).
-fn writing(command: impl FnOnce() -> Result<(), String>) -> bool {
-    copy::stop_on_ctrl_c();
+/// temporary file left, exit 130 or 143); what it did is its status line
+/// (none with `--quiet`) or with `--json` its document; an error is printed
+/// on stderr, or with `--json` as `{"ok":false,"error":{…}}` (exit 1).
+fn writing(
+    json: bool,
+    quiet: bool,
+    command: impl FnOnce() -> Result<output::Written, file::Failure>,
+) -> bool {
+    signal::stop_on_ctrl_c();
     match command() {
-        Ok(()) => true,
-        Err(message) => {
-            eprintln!("safetensors-nano: {message}");
-            if copy::interrupted() {
-                std::process::exit(copy::stopped_status());
+        Ok(written) => {
+            if json {
+                output::emit_json(&written.doc);
+            } else if !quiet {
+                output::emit(&written.line);
+            }
+            true
+        }
+        Err(f) => {
+            if json {
+                output::emit_json(&output::error_json(&f));
+            } else {
+                eprintln!("safetensors-nano: {}", f.message);
+            }
+            if signal::interrupted() {
+                std::process::exit(signal::stopped_status());
             }
             false
         }
-    }
-}
-
-/// `1 tensor`, `2 tensors`: a count and its noun.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
-/// Writes `text` to stdout. A closed pipe (`... | head`) ends the program
-/// quietly with status 1 instead of the panic `println!` would give.
-fn emit(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("safetensors-nano: cannot write to stdout: {e}");
-        }
-        std::process::exit(1);
     }
 }

@@ -7,17 +7,9 @@ use std::path::Path;
 
 use safetensors_nano::{FindingValue, IndexError, IndexLimits, IndexProblem, ShardIndex};
 
-use crate::edit::metadata_of;
-use crate::file::{opened, with_opened, Buffers, Failure};
+use crate::file::{metadata_of, opened, with_opened, Buffers, Failure};
 use crate::hash;
 use crate::source::Source;
-
-/// Whether `path` names an index (`….index.json`), not a safetensors file.
-pub fn is_index(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".index.json"))
-}
 
 /// How large an index is read: the core's defaults, as in the npm package.
 pub const INDEX_LIMITS: IndexLimits = IndexLimits::DEFAULT;
@@ -169,7 +161,7 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
     // (Hashing shows its own bar, over bytes.)
     let bar = match source {
         #[cfg(feature = "http")]
-        Source::Url(_) if !hash => hash::count_progress(names.len() as u64, quiet, "shards"),
+        Source::Url(_) if !hash => crate::progress::things(names.len() as u64, quiet, "shards"),
         _ => indicatif::ProgressBar::hidden(),
     };
     let sources = names
@@ -206,25 +198,11 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
                 if !is_named {
                     return Ok(());
                 }
-                let digests = if hash {
-                    Some(hash::tensors(file, header, quiet)?)
-                } else {
-                    None
-                };
+                rows.extend(rows_of(shard, file, header, hash, quiet)?);
                 if metadata.is_none() {
                     metadata = metadata_of(header);
                 }
                 data_len += header.data_len();
-                for (i, t) in header.iter().enumerate() {
-                    rows.push(Row {
-                        shard: shard.clone(),
-                        name: t.name().to_string(),
-                        dtype: t.dtype().name(),
-                        shape: t.shape().iter().collect(),
-                        data_offsets: t.data_offsets(),
-                        sha256: digests.as_ref().and_then(|d| d.get(i).cloned()),
-                    });
-                }
                 Ok(())
             })
         });
@@ -252,6 +230,33 @@ pub fn load(source: &Source, hash: bool, quiet: bool) -> Result<Sharded, Failure
         findings,
         checked,
     })
+}
+
+/// The rows of one shard's tensors, hashed when asked.
+fn rows_of(
+    shard: &str,
+    file: &mut crate::source::Input,
+    header: &safetensors_nano::Header<'_, &mut [safetensors_nano::Slot]>,
+    hash: bool,
+    quiet: bool,
+) -> Result<Vec<Row>, Failure> {
+    let digests = if hash {
+        Some(hash::tensors(file, header, quiet)?)
+    } else {
+        None
+    };
+    Ok(header
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Row {
+            shard: shard.to_owned(),
+            name: t.name().to_string(),
+            dtype: t.dtype().name(),
+            shape: t.shape().iter().collect(),
+            data_offsets: t.data_offsets(),
+            sha256: digests.as_ref().and_then(|d| d.get(i).cloned()),
+        })
+        .collect())
 }
 
 /// Remote shards opened at once.

@@ -63,15 +63,6 @@ impl Source {
         }
     }
 
-    /// The local path, when this is a file on disk.
-    pub fn into_path(self) -> Option<PathBuf> {
-        match self {
-            Source::Path(p) => Some(p),
-            #[cfg(feature = "http")]
-            Source::Url(_) => None,
-        }
-    }
-
     /// Whether this is a sharded checkpoint's index (`….index.json`).
     pub fn is_index(&self) -> bool {
         let name = match self {

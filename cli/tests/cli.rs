@@ -114,8 +114,30 @@ fn check_inspect(path: &Path, bytes: &[u8]) {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(keys, ["ok", "header_size", "metadata", "tensors"]);
+    assert_eq!(
+        keys,
+        ["ok", "header_size", "metadata", "tensors", "summary"]
+    );
     assert_eq!(doc["ok"], true);
+    // The summary, from the reference's reading: elements and bytes per dtype.
+    let mut dtypes = serde_json::Map::new();
+    let (mut parameters, mut total_bytes) = (0u64, 0u64);
+    for name in &names {
+        let info = facts.info(name).unwrap();
+        let elements: u64 = info.shape.iter().map(|&d| d as u64).product();
+        let bytes = (info.data_offsets.1 - info.data_offsets.0) as u64;
+        let entry = dtypes
+            .entry(format!("{:?}", info.dtype))
+            .or_insert_with(|| json!({"parameters": 0, "bytes": 0}));
+        entry["parameters"] = json!(entry["parameters"].as_u64().unwrap() + elements);
+        entry["bytes"] = json!(entry["bytes"].as_u64().unwrap() + bytes);
+        parameters += elements;
+        total_bytes += bytes;
+    }
+    assert_eq!(
+        doc["summary"],
+        json!({"dtypes": dtypes, "parameters": parameters, "bytes": total_bytes})
+    );
     assert_eq!(doc["header_size"], header_size);
     assert_eq!(doc["metadata"], json!(metadata));
     assert_eq!(doc["tensors"], Value::Array(expected.clone()));
@@ -556,7 +578,7 @@ fn a_closed_stdout_ends_quietly() {
 }
 
 #[test]
-fn verify_json_is_one_document_with_a_verdict_per_file() {
+fn verify_json_is_a_json_line_per_file() {
     let dir = tempfile::tempdir().unwrap();
     let good = put(dir.path(), "good.safetensors", &ours());
     let bytes = ours();
@@ -570,10 +592,12 @@ fn verify_json_is_one_document_with_a_verdict_per_file() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    assert_eq!(doc["ok"], false);
-    let files = doc["files"].as_array().unwrap();
+    let files: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON document per line"))
+        .collect();
     assert_eq!(files.len(), 2);
+    assert_eq!(files[0]["file"], good.to_str().unwrap());
     assert_eq!(files[0]["ok"], true);
     assert_eq!(files[0]["tensors"], tensors().len());
     assert_eq!(files[0]["bytes"], bytes.len());
@@ -590,10 +614,138 @@ fn verify_json_is_one_document_with_a_verdict_per_file() {
     assert_eq!(problems.len(), 1);
     assert!(
         problems[0].as_str().unwrap().contains("header describes"),
-        "{doc}"
+        "{problems:?}"
     );
     let out = run([Path::new("verify"), Path::new("--json"), &good]);
     assert_eq!(out.status.code(), Some(0));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["ok"], true);
+}
+
+#[test]
+fn version_is_the_crate_version() {
+    let out = run(["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout),
+        format!("safetensors-nano {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn inspect_sums_parameters_and_bytes_per_dtype_sub_byte_ones_by_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let tensors = vec![
+        Owned::seeded("w4".into(), Dtype::F4, vec![4, 6], 1),
+        Owned::seeded("w".into(), Dtype::F32, vec![3, 2], 2),
+        Owned::seeded("b".into(), Dtype::F32, vec![2], 3),
+        Owned::seeded("step".into(), Dtype::I64, vec![], 4),
+    ];
+    let path = put(
+        dir.path(),
+        "mixed.safetensors",
+        &write(&tensors, None).unwrap(),
+    );
+    let doc = json_of(&inspect(&path, &["--json", "--no-hash"]));
+    assert_eq!(
+        doc["summary"],
+        json!({
+            "dtypes": {
+                "F32": {"parameters": 8, "bytes": 32},
+                "F4": {"parameters": 24, "bytes": 12},
+                "I64": {"parameters": 1, "bytes": 8},
+            },
+            "parameters": 33,
+            "bytes": 52,
+        })
+    );
+    let table = text(&inspect(&path, &["--no-hash"]).stdout);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("dtype "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["dtype", "parameters", "bytes"],
+            vec!["F32", "8", "32"],
+            vec!["F4", "24", "12"],
+            vec!["I64", "1", "8"],
+            vec!["total", "33", "52"],
+        ],
+        "{table}"
+    );
+}
+
+#[test]
+fn json_is_json_lines_with_ok_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = put(dir.path(), "good.safetensors", &ours());
+    let missing = dir.path().join("missing.safetensors");
+    let (good, missing) = (good.to_str().unwrap(), missing.to_str().unwrap());
+    let edited = dir.path().join("edited.safetensors");
+    let merged = dir.path().join("merged.safetensors");
+    let shards = dir.path().join("shards");
+    let (edited, merged, shards) = (
+        edited.to_str().unwrap(),
+        merged.to_str().unwrap(),
+        shards.to_str().unwrap(),
+    );
+    for (args, lines, ok) in [
+        (
+            &["edit", "--json", good, edited, "--drop", "^b"][..],
+            1,
+            true,
+        ),
+        (&["edit", "--json", missing, edited], 1, false),
+        (&["merge", "--json", good, "-o", merged], 1, true),
+        (&["merge", "--json", missing, "-o", merged], 1, false),
+        (
+            &[
+                "split",
+                "--json",
+                good,
+                "-o",
+                shards,
+                "--max-shard-size",
+                "1KB",
+            ],
+            1,
+            true,
+        ),
+        (&["inspect", "--json", "--no-hash", good, good], 2, true),
+        (&["inspect", "--json", missing], 1, false),
+        (&["verify", "--json", good, good], 2, true),
+        (&["verify", "--json", missing], 1, false),
+        (&["diff", "--json", good, good], 1, true),
+        (&["diff", "--json", good, missing], 1, false),
+    ] {
+        let out = run(args);
+        let docs: Vec<Value> = text(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON document per line"))
+            .collect();
+        assert_eq!(docs.len(), lines, "{args:?}");
+        for doc in &docs {
+            assert_eq!(doc["ok"], ok, "{args:?}: {doc}");
+            if !ok {
+                // verify's verdict names its problems; every other failure is an error.
+                let why = if args[0] == "verify" {
+                    doc["problems"][0].is_string()
+                } else {
+                    doc["error"]["message"].is_string()
+                };
+                assert!(why, "{args:?}: {doc}");
+            }
+        }
+        assert_eq!(out.status.code(), Some(if ok { 0 } else { 1 }), "{args:?}");
+    }
+    for command in ["inspect", "verify", "diff", "edit", "merge", "split"] {
+        let help = text(&run([command, "--help"]).stdout);
+        assert!(
+            help.contains("JSON Lines") && help.contains("hf://"),
+            "{command}: {help}"
+        );
+    }
 }

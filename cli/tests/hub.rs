@@ -234,7 +234,7 @@ fn hub_errors_say_what_to_do() {
     let out = hub.cli(&["verify", "--json", "hf://org/gated"], Some("hf_wrong"));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["ok"], false);
-    let problem = doc["files"][0]["problems"][0].as_str().unwrap();
+    let problem = doc["problems"][0].as_str().unwrap();
     assert!(
         problem.contains("403")
             && problem.contains("the token sent (HF_TOKEN or --token) has no access"),

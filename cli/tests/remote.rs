@@ -123,8 +123,8 @@ fn inspect_json_of_a_url_equals_the_file_on_disk() {
     // verify and diff --values too.
     let v = json(&run(&["verify", "--json", "--hash", &url]));
     let local_v = json(&run(&["verify", "--json", "--hash", &path]));
-    assert_eq!(v["files"][0]["sha256"], local_v["files"][0]["sha256"]);
-    assert_eq!(v["files"][0]["bytes"], bytes.len() as u64);
+    assert_eq!(v["sha256"], local_v["sha256"]);
+    assert_eq!(v["bytes"], bytes.len() as u64);
     let d = json(&run(&["diff", "--json", "--values", &path, &url]));
     assert_eq!(d["ok"], true);
     for t in d["values"].as_array().unwrap() {
@@ -169,7 +169,46 @@ fn a_sharded_checkpoint_by_url_equals_it_on_disk() {
     );
     let v = json(&run(&["verify", "--json", &url]));
     assert_eq!(v["ok"], true, "{v}");
-    assert_eq!(v["files"][0]["shards"], names.len() - 1);
+    assert_eq!(v["shards"], names.len() - 1);
+
+    // diff and edit read the sharded model by URL as one model, by ranges:
+    // the same as from disk.
+    let d = json(&run(&[
+        "diff",
+        "--json",
+        "--values",
+        "--exit-code",
+        &original,
+        &url,
+    ]));
+    assert_eq!(d["same"], 4, "{d}");
+    assert!(
+        d["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["changed"] == 0),
+        "{d}"
+    );
+    let edited_remote = dir.path().join("remote-edit.safetensors");
+    let edited_local = dir.path().join("local-edit.safetensors");
+    for (input, out) in [
+        (url.as_str(), &edited_remote),
+        (original.as_str(), &edited_local),
+    ] {
+        ok(&run(&[
+            "edit",
+            "-q",
+            input,
+            out.to_str().unwrap(),
+            "--drop",
+            "^big$",
+        ]));
+    }
+    assert_eq!(
+        std::fs::read(&edited_remote).unwrap(),
+        std::fs::read(&edited_local).unwrap()
+    );
 
     // The same from a server without ranges.
     let plain = TestServer::start(Behaviour {
@@ -201,7 +240,7 @@ fn a_sharded_checkpoint_by_url_equals_it_on_disk() {
     let out = run(&["verify", "--json", &url]);
     assert_eq!(out.status.code(), Some(1));
     let v = json(&out);
-    let problems = v["files"][0]["problems"].as_array().unwrap();
+    let problems = v["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 1, "{v}");
     let problem = problems[0].as_str().unwrap();
     assert!(
@@ -209,7 +248,7 @@ fn a_sharded_checkpoint_by_url_equals_it_on_disk() {
         "{problem}"
     );
     // The same finding as the package's checkShards: a shard that answers 404 is missing.
-    let findings = v["files"][0]["findings"].as_array().unwrap();
+    let findings = v["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{v}");
     assert_eq!(findings[0]["kind"], "missingShard", "{v}");
     assert_eq!(findings[0]["file"], gone.as_str(), "{v}");
@@ -268,7 +307,7 @@ fn a_server_without_ranges_gives_the_header_and_is_dropped() {
     let url = server.url("/big.safetensors");
     let v = json(&run(&["verify", "--json", &url]));
     assert_eq!(v["ok"], true, "{v}");
-    assert_eq!(v["files"][0]["bytes"], len);
+    assert_eq!(v["bytes"], len);
     let doc = json(&run(&["inspect", "--json", &url]));
     assert_eq!(doc["tensors"][0]["shape"][0], 2u64 << 30);
     // Let the server notice the closed connections.

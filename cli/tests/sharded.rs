@@ -461,7 +461,7 @@ fn verify_finds_unnamed_shards_beside_the_index_and_lists_findings_in_json() {
     let out = run(&["verify", "--json", s(&index)]);
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let doc = &v["files"][0];
+    let doc = &v;
     assert_eq!(doc["checkedShards"], serde_json::json!([one, stray]));
     assert_eq!(
         doc["findings"],
@@ -501,5 +501,91 @@ fn an_index_over_the_entry_limit_is_index_too_large() {
     assert!(
         message.contains("more than 2000000 entries (IndexLimits::entries)"),
         "{message}"
+    );
+}
+
+#[test]
+fn diff_edit_and_split_read_a_sharded_model_as_one() {
+    let Some(python) = venv() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (original, shards) = reference_split(&python, dir.path());
+    let index = shards.join(INDEX);
+
+    // diff: the shards' tensors by name against the file's, values equal.
+    let out = run(&[
+        "diff",
+        "--json",
+        "--values",
+        "--exit-code",
+        s(&original),
+        s(&index),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(d["same"], 12, "{d}");
+    assert_eq!(d["values"].as_array().unwrap().len(), 12, "{d}");
+
+    // edit of the index: one file, byte for byte the edit of the original
+    // (which the edit tests check against the reference writer).
+    let from_index = dir.path().join("from-index.safetensors");
+    let from_file = dir.path().join("from-file.safetensors");
+    for (input, out) in [(&index, &from_index), (&original, &from_file)] {
+        let edit = run(&[
+            "edit",
+            "-q",
+            s(input),
+            s(out),
+            "--drop",
+            "^step$",
+            "--convert",
+            "F32:BF16",
+        ]);
+        assert!(
+            edit.status.success(),
+            "{}",
+            String::from_utf8_lossy(&edit.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::read(&from_index).unwrap(),
+        std::fs::read(&from_file).unwrap()
+    );
+    let out = run(&["diff", "--json", "--exit-code", s(&index), s(&from_index)]);
+    assert_eq!(out.status.code(), Some(1));
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(d["removed"][0]["name"], "step", "{d}");
+    assert_eq!(d["changed"].as_array().unwrap().len(), 10, "{d}");
+
+    // split of the index (sharded again), then merge: the original bytes.
+    let again = dir.path().join("again");
+    let split = run(&[
+        "split",
+        "-q",
+        s(&index),
+        "-o",
+        s(&again),
+        "--max-shard-size",
+        "100KB",
+    ]);
+    assert!(
+        split.status.success(),
+        "{}",
+        String::from_utf8_lossy(&split.stderr)
+    );
+    let merged = dir.path().join("merged.safetensors");
+    let merge = run(&["merge", "-q", s(&again.join(INDEX)), "-o", s(&merged)]);
+    assert!(
+        merge.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merge.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&original).unwrap()
     );
 }

@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use safetensors_nano::write::replace_file;
 use serde_json::{json, Map, Value};
 
-use crate::edit::{
-    check_interrupt, commit, entries_of, fill, metadata_of, metadata_pairs, plan_of, Chosen,
-    Sourced,
+use crate::file::{metadata_of, Failure};
+use crate::model::{buffers, files_of, open_all};
+use crate::output::{about, Written};
+use crate::source::Input;
+use crate::write::pipeline::{
+    check_interrupt, commit, entries_of, fill, metadata_pairs, plan_of, Chosen, Sourced,
 };
-use crate::file::{open, Buffers, Failure};
-use crate::hash::progress;
-use crate::source::Source;
 
 /// The index's file name, as the Hub's tools name it.
 pub const INDEX_NAME: &str = "model.safetensors.index.json";
@@ -23,7 +23,9 @@ pub const INDEX_NAME: &str = "model.safetensors.index.json";
 /// Arguments of `split`.
 #[derive(clap::Args, Debug)]
 pub struct Split {
-    /// The safetensors file to split.
+    /// The model to split: a safetensors file, or a sharded checkpoint's
+    /// `*.index.json` (sharded again); a path, an http(s):// URL or
+    /// `hf://org/name[@revision][/file]` (read by ranges, streamed).
     pub input: PathBuf,
     /// The folder for the shards and the index (created if missing).
     #[arg(short, long, value_name = "DIR")]
@@ -32,6 +34,11 @@ pub struct Split {
     /// TB are powers of 1000; KiB, MiB, GiB, TiB of 1024), e.g. 5GB, 500MB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_shard_size: u64,
+    /// Print one JSON document on one line instead of the status line (JSON
+    /// Lines, as every --json): {"ok":true,"output","tensors","shards",
+    /// "bytes"}, or {"ok":false,"error":{…}}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `5GB`, `500MB`, `1GiB`, `1048576`: a size in bytes.
@@ -97,21 +104,27 @@ pub fn shard_name(i: usize, n: usize) -> String {
 }
 
 /// Runs `split`; the message of what went wrong otherwise.
-pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
-    let shown = split.input.display();
+pub fn run(split: &Split, quiet: bool) -> Result<Written, Failure> {
     let dir = &split.output;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut bufs = Buffers::default();
-    let (mut file, header) = open(&Source::Path(split.input.clone()), &mut bufs)
-        .map_err(|f| format!("{shown}: {}", f.message))?;
-    let tensors: Vec<Chosen<'_>> = header
+    let sources = files_of(&split.input)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::other(format!("cannot create {}: {e}", dir.display())))?;
+    let mut bufs = buffers(sources.len());
+    let mut files = open_all(&sources, &mut bufs)?;
+    let tensors: Vec<(usize, Chosen<'_>)> = files
         .iter()
-        .map(|t| (t, t.name().to_string(), t.dtype()))
+        .enumerate()
+        .flat_map(|(i, (_, h))| {
+            h.iter()
+                .map(move |t| (i, (t, t.name().to_string(), t.dtype())))
+        })
         .collect();
-    let groups = plan_shards(tensors.iter().map(|t| t.0.byte_len()), split.max_shard_size);
-    let metadata = metadata_of(&header);
-    let data_start = header.data_start();
-    let bar = progress(header.data_len(), quiet, "splitting");
+    let groups = plan_shards(
+        tensors.iter().map(|(_, t)| t.0.byte_len()),
+        split.max_shard_size,
+    );
+    let metadata = files.first().and_then(|(_, h)| metadata_of(h));
+    let data_len: u64 = files.iter().map(|(_, h)| h.data_len()).sum();
     let n = groups.len();
     // One shard: `model.safetensors` and no index, as the Hub's tools write.
     let names: Vec<String> = if n == 1 {
@@ -119,76 +132,96 @@ pub fn run(split: &Split, quiet: bool) -> Result<(), String> {
     } else {
         (0..n).map(|i| shard_name(i, n)).collect()
     };
-    let mut weight_map = Vec::with_capacity(tensors.len());
-    for (group, name) in groups.iter().zip(&names) {
-        for &i in group {
-            if let Some(t) = tensors.get(i) {
-                weight_map.push((t.1.clone(), name.clone()));
-            }
-        }
-    }
-    let fail = |f: Failure| format!("{shown}: {}", f.message);
-    // Every shard is written into its temporary file first and none replaces
-    // a file until all are complete: a split that fails part way leaves DIR
-    // as it was (an earlier split there intact), its temporary files removed
-    // as the writers drop.
     let chosen: Vec<Vec<Sourced<'_, '_>>> = groups
         .iter()
         .map(|g| {
             g.iter()
                 .filter_map(|&i| tensors.get(i))
-                .map(|c| (0, c))
+                .map(|(f, c)| (*f, c))
                 .collect()
         })
         .collect();
-    let mut entries = Vec::with_capacity(n);
-    for c in &chosen {
-        entries.push(entries_of(c).map_err(fail)?);
-    }
-    let mut pairs: Vec<_> = (0..n)
-        .map(|_| metadata_pairs(metadata.as_deref()))
+    let mut inputs: Vec<(&mut Input, u64)> = files
+        .iter_mut()
+        .map(|(file, header)| {
+            let start = header.data_start();
+            (file, start)
+        })
         .collect();
     let paths: Vec<PathBuf> = names.iter().map(|name| dir.join(name)).collect();
-    let mut plans = Vec::with_capacity(n);
+    let bar = crate::progress::bytes(data_len, quiet, "splitting");
+    let written = write_shards(&mut inputs, &chosen, metadata.as_deref(), &paths, &bar);
+    bar.finish_and_clear();
+    written.map_err(about(&split.input))?;
+    if n > 1 {
+        let weight_map = chosen
+            .iter()
+            .zip(&names)
+            .flat_map(|(c, name)| c.iter().map(move |(_, t)| (t.1.clone(), name.clone())))
+            .collect();
+        write_index(dir, data_len, weight_map).map_err(Failure::other)?;
+    }
+    remove_earlier_split(dir, &names);
+    let output = if n > 1 {
+        dir.join(INDEX_NAME)
+    } else {
+        dir.join(&names[0])
+    };
+    Ok(Written {
+        line: format!(
+            "{}: {} in {}, {data_len} bytes of tensor data\n",
+            output.display(),
+            crate::output::count(tensors.len(), "tensor"),
+            crate::output::count(n, "shard"),
+        ),
+        doc: json!({
+            "ok": true,
+            "output": output.display().to_string(),
+            "tensors": tensors.len(),
+            "shards": n,
+            "bytes": data_len,
+        }),
+    })
+}
+
+/// Writes each shard (`chosen[i]` into `paths[i]`). Every shard is written
+/// into its temporary file first and none replaces a file until all are
+/// complete: a split that fails part way leaves the folder as it was (an
+/// earlier split there intact), its temporary files removed as the
+/// writers drop.
+fn write_shards(
+    inputs: &mut [(&mut Input, u64)],
+    chosen: &[Vec<Sourced<'_, '_>>],
+    metadata: Option<&[(String, String)]>,
+    paths: &[PathBuf],
+    bar: &indicatif::ProgressBar,
+) -> Result<(), Failure> {
+    let mut entries = Vec::with_capacity(chosen.len());
+    for c in chosen {
+        entries.push(entries_of(c)?);
+    }
+    let mut pairs: Vec<_> = chosen.iter().map(|_| metadata_pairs(metadata)).collect();
+    let mut plans = Vec::with_capacity(chosen.len());
     for (((entries, pairs), chosen), path) in entries
         .iter_mut()
         .zip(pairs.iter_mut())
-        .zip(&chosen)
-        .zip(&paths)
+        .zip(chosen)
+        .zip(paths)
     {
-        plans.push(plan_of(entries, pairs.as_deref_mut(), chosen, path, "").map_err(fail)?);
+        plans.push(plan_of(entries, pairs.as_deref_mut(), chosen, path, "")?);
     }
-    let mut sources = [(&mut file, data_start)];
-    let filled: Result<Vec<_>, Failure> = plans
+    let writers = plans
         .iter()
-        .zip(&chosen)
-        .zip(&paths)
-        .map(|((plan, chosen), path)| fill(plan, &mut sources, chosen, path, &bar))
-        .collect();
-    bar.finish_and_clear();
-    let writers = filled.map_err(fail)?;
+        .zip(chosen)
+        .zip(paths)
+        .map(|((plan, chosen), path)| fill(plan, inputs, chosen, path, bar))
+        .collect::<Result<Vec<_>, Failure>>()?;
     // Once the first shard replaces a file, the rest follow.
-    check_interrupt(dir).map_err(fail)?;
-    for (writer, path) in writers.into_iter().zip(&paths) {
-        commit(writer, path).map_err(fail)?;
+    if let Some(dir) = paths.first().and_then(|p| p.parent()) {
+        check_interrupt(dir)?;
     }
-    if n > 1 {
-        write_index(dir, header.data_len(), weight_map)?;
-    }
-    remove_earlier_split(dir, &names);
-    if !quiet {
-        crate::emit(&format!(
-            "{}: {} in {}, {} bytes of tensor data\n",
-            if n > 1 {
-                dir.join(INDEX_NAME)
-            } else {
-                dir.join(&names[0])
-            }
-            .display(),
-            crate::count(tensors.len(), "tensor"),
-            crate::count(n, "shard"),
-            header.data_len()
-        ));
+    for (writer, path) in writers.into_iter().zip(paths) {
+        commit(writer, path)?;
     }
     Ok(())
 }

@@ -13,17 +13,19 @@ use safetensors_nano::decode::decode_f32_into;
 use safetensors_nano::{Dtype, TensorInfo};
 use serde_json::{json, Value};
 
-use crate::file::{open, Buffers, Failure};
-use crate::hash::progress;
-use crate::source::{Input, Source};
+use crate::file::Failure;
+use crate::model::{buffers, files_of, open_all, OpenFile};
+use crate::source::Input;
 
 /// Arguments of `diff`.
 #[derive(clap::Args, Debug)]
 pub struct Diff {
-    /// The first file (the base): a path, an http(s):// URL or an
+    /// The first model (the base): a safetensors file or a sharded
+    /// checkpoint's `*.index.json` (its tensors across the shards, by
+    /// name): a path, an http(s):// URL or an
     /// `hf://org/name[@revision][/file]` Hub name.
     pub a: PathBuf,
-    /// The second file (e.g. the fine-tune), as the first.
+    /// The second model (e.g. the fine-tune), as the first.
     pub b: PathBuf,
     /// Also compare the values of the tensors both files hold with the same
     /// shape: max |b - a|, ||b - a|| / ||a|| (relative L2 change) and the
@@ -32,7 +34,9 @@ pub struct Diff {
     /// table, null in --json); two NaNs are equal.
     #[arg(long)]
     pub values: bool,
-    /// Print one JSON document instead of the table.
+    /// Print one JSON document on one line instead of the table (JSON
+    /// Lines, as every --json): {"ok":true,"added","removed","changed",
+    /// "same","values"}, or {"ok":false,"error":{…}}.
     #[arg(long)]
     pub json: bool,
     /// Exit 1 when the files differ and 0 when they do not, as `git diff
@@ -223,15 +227,12 @@ fn shape_text(t: &TensorInfo<'_>) -> String {
 pub fn run(diff: &Diff, quiet: bool) -> u8 {
     match diff_files(diff, quiet) {
         Ok((text, differ)) => {
-            crate::emit(&text);
+            crate::output::emit(&text);
             u8::from(diff.exit_code && differ)
         }
         Err(f) => {
             if diff.json {
-                crate::emit(&format!(
-                    "{}\n",
-                    json!({"ok": false, "error": {"kind": f.kind.unwrap_or("Io"), "message": f.message, "offset": f.offset, "tensor": f.tensor}})
-                ));
+                crate::output::emit_json(&crate::output::error_json(&f));
             } else {
                 eprintln!("safetensors-nano: {}", f.message);
             }
@@ -244,113 +245,158 @@ pub fn run(diff: &Diff, quiet: bool) -> u8 {
     }
 }
 
-/// The report, and whether the files differ (see [`Diff::exit_code`]).
+/// What `diff` found: tensors by name in one model or the other or both.
+struct Found<'h> {
+    added: Vec<TensorInfo<'h>>,
+    removed: Vec<TensorInfo<'h>>,
+    /// In both with the same dtype and shape: `(a, b)`.
+    same: usize,
+    /// In both with another dtype or shape: `(a, b)`.
+    changed: Vec<(TensorInfo<'h>, TensorInfo<'h>)>,
+    /// With `--values`, per tensor of the same shape in both.
+    values: Vec<(String, Result<Stats, String>)>,
+}
+
+impl Found<'_> {
+    fn differ(&self) -> bool {
+        !(self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty())
+            || self
+                .values
+                .iter()
+                .any(|(_, r)| r.as_ref().is_ok_and(|s| s.changed > 0))
+    }
+}
+
+/// A tensor with the index of its file in the model.
+type Located<'h> = (usize, TensorInfo<'h>);
+
+/// A tensor in both models: in A, in B.
+type Pair<'r, 'h> = (&'r Located<'h>, &'r Located<'h>);
+
+/// Every tensor of a model by name, with the index of its file.
+fn by_name<'h>(files: &[OpenFile<'h>]) -> BTreeMap<String, Located<'h>> {
+    files
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, header))| header.iter().map(move |t| (t.name().to_string(), (i, t))))
+        .collect()
+}
+
+/// The report, and whether the models differ (see [`Diff::exit_code`]).
 fn diff_files(diff: &Diff, quiet: bool) -> Result<(String, bool), Failure> {
-    fn named(path: &std::path::Path) -> impl Fn(Failure) -> Failure + '_ {
-        move |mut f| {
-            f.message = format!("{}: {}", path.display(), f.message);
-            f
-        }
-    }
-    /// A file to compare: an index is refused (its shards are several files).
-    fn single(path: &std::path::Path) -> Result<Source, Failure> {
-        let source = Source::from_arg(path)?;
-        if source.is_index() {
-            return Err(Failure::other(
-                "an index of shards: diff compares two safetensors files; name a shard, or merge the shards first".into(),
-            ));
-        }
-        Ok(source)
-    }
-    let source_a = single(&diff.a).map_err(named(&diff.a))?;
-    let source_b = single(&diff.b).map_err(named(&diff.b))?;
-    let (mut bufs_a, mut bufs_b) = (Buffers::default(), Buffers::default());
-    let (mut fa, ha) = open(&source_a, &mut bufs_a).map_err(named(&diff.a))?;
-    let (mut fb, hb) = open(&source_b, &mut bufs_b).map_err(named(&diff.b))?;
-    let a: BTreeMap<String, TensorInfo<'_>> =
-        ha.iter().map(|t| (t.name().to_string(), t)).collect();
-    let b: BTreeMap<String, TensorInfo<'_>> =
-        hb.iter().map(|t| (t.name().to_string(), t)).collect();
-    let added: Vec<&TensorInfo<'_>> = b
-        .iter()
-        .filter(|(n, _)| !a.contains_key(*n))
-        .map(|(_, t)| t)
-        .collect();
-    let removed: Vec<&TensorInfo<'_>> = a
-        .iter()
-        .filter(|(n, _)| !b.contains_key(*n))
-        .map(|(_, t)| t)
-        .collect();
-    let both: Vec<(&TensorInfo<'_>, &TensorInfo<'_>)> = a
+    let sources_a = files_of(&diff.a)?;
+    let sources_b = files_of(&diff.b)?;
+    let (mut bufs_a, mut bufs_b) = (buffers(sources_a.len()), buffers(sources_b.len()));
+    let mut files_a = open_all(&sources_a, &mut bufs_a)?;
+    let mut files_b = open_all(&sources_b, &mut bufs_b)?;
+    let a = by_name(&files_a);
+    let b = by_name(&files_b);
+    let both: Vec<Pair<'_, '_>> = a
         .iter()
         .filter_map(|(n, ta)| b.get(n).map(|tb| (ta, tb)))
         .collect();
-    let changed: Vec<_> = both
-        .iter()
-        .filter(|(ta, tb)| ta.dtype() != tb.dtype() || !ta.shape().iter().eq(tb.shape().iter()))
-        .collect();
-    let mut values = Vec::new();
+    let same_shape =
+        |(_, ta): &Located<'_>, (_, tb): &Located<'_>| ta.shape().iter().eq(tb.shape().iter());
+    let mut found = Found {
+        added: b
+            .iter()
+            .filter(|(n, _)| !a.contains_key(*n))
+            .map(|(_, t)| t.1)
+            .collect(),
+        removed: a
+            .iter()
+            .filter(|(n, _)| !b.contains_key(*n))
+            .map(|(_, t)| t.1)
+            .collect(),
+        same: 0,
+        changed: both
+            .iter()
+            .filter(|(ta, tb)| ta.1.dtype() != tb.1.dtype() || !same_shape(ta, tb))
+            .map(|(ta, tb)| (ta.1, tb.1))
+            .collect(),
+        values: Vec::new(),
+    };
+    found.same = both.len() - found.changed.len();
     if diff.values {
-        let comparable: Vec<_> = both
-            .iter()
-            .filter(|(ta, tb)| ta.shape().iter().eq(tb.shape().iter()))
-            .collect();
-        let bar = progress(
-            comparable.iter().map(|(ta, _)| ta.byte_len()).sum(),
-            quiet,
-            "comparing",
-        );
-        for (ta, tb) in comparable {
-            let result = compare(
-                (&mut fa, ha.data_start(), ta),
-                (&mut fb, hb.data_start(), tb),
-                &bar,
-            );
-            values.push((ta.name().to_string(), result));
-        }
-        bar.finish_and_clear();
+        let comparable: Vec<_> = both.iter().filter(|(ta, tb)| same_shape(ta, tb)).collect();
+        found.values = compare_all(&comparable, &mut files_a, &mut files_b, quiet);
     }
-    let same = both.len() - changed.len();
-    let differ = !(added.is_empty() && removed.is_empty() && changed.is_empty())
-        || values
-            .iter()
-            .any(|(_, r)| r.as_ref().is_ok_and(|s| s.changed > 0));
-    if diff.json {
-        let values: Vec<Value> = values
-            .iter()
-            .map(|(name, r)| match r {
-                Ok(s) => json!({"name": name, "elements": s.elements, "changed": s.changed, "max_abs_diff": s.max_abs(), "rel_l2": s.rel_l2()}),
-                Err(e) => json!({"name": name, "error": e}),
-            })
-            .collect();
-        let doc = json!({
-            "ok": true,
-            "added": added.iter().map(|t| describe(t)).collect::<Vec<_>>(),
-            "removed": removed.iter().map(|t| describe(t)).collect::<Vec<_>>(),
-            "changed": changed.iter().map(|(ta, tb)| json!({"name": ta.name().to_string(), "a": describe(ta), "b": describe(tb)})).collect::<Vec<_>>(),
-            "same": same,
-            "values": if diff.values { Value::Array(values) } else { Value::Null },
-        });
-        return Ok((format!("{doc}\n"), differ));
+    let differ = found.differ();
+    let report = if diff.json {
+        format!("{}\n", json_report(&found, diff.values))
+    } else {
+        text_report(&found, diff)
+    };
+    Ok((report, differ))
+}
+
+/// Compares the values of each pair of tensors (same shape), streamed.
+fn compare_all(
+    pairs: &[&Pair<'_, '_>],
+    files_a: &mut [OpenFile<'_>],
+    files_b: &mut [OpenFile<'_>],
+    quiet: bool,
+) -> Vec<(String, Result<Stats, String>)> {
+    let bar = crate::progress::bytes(
+        pairs.iter().map(|(ta, _)| ta.1.byte_len()).sum(),
+        quiet,
+        "comparing",
+    );
+    let mut values = Vec::with_capacity(pairs.len());
+    for ((ia, ta), (ib, tb)) in pairs.iter().map(|p| (p.0, p.1)) {
+        let result = match (files_a.get_mut(*ia), files_b.get_mut(*ib)) {
+            (Some((fa, ha)), Some((fb, hb))) => {
+                compare((fa, ha.data_start(), ta), (fb, hb.data_start(), tb), &bar)
+            }
+            _ => Err("no such shard".to_owned()),
+        };
+        values.push((ta.name().to_string(), result));
     }
+    bar.finish_and_clear();
+    values
+}
+
+/// The `--json` document.
+fn json_report(found: &Found<'_>, with_values: bool) -> Value {
+    let values: Vec<Value> = found
+        .values
+        .iter()
+        .map(|(name, r)| match r {
+            Ok(s) => json!({"name": name, "elements": s.elements, "changed": s.changed, "max_abs_diff": s.max_abs(), "rel_l2": s.rel_l2()}),
+            Err(e) => json!({"name": name, "error": e}),
+        })
+        .collect();
+    json!({
+        "ok": true,
+        "added": found.added.iter().map(describe).collect::<Vec<_>>(),
+        "removed": found.removed.iter().map(describe).collect::<Vec<_>>(),
+        "changed": found.changed.iter().map(|(ta, tb)| json!({"name": ta.name().to_string(), "a": describe(ta), "b": describe(tb)})).collect::<Vec<_>>(),
+        "same": found.same,
+        "values": if with_values { Value::Array(values) } else { Value::Null },
+    })
+}
+
+/// The text report: a summary line, the tensors added, removed and
+/// changed, then with `--values` the table.
+fn text_report(found: &Found<'_>, diff: &Diff) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{} -> {}: {} added, {} removed, {} changed, {} same dtype and shape",
         diff.a.display(),
         diff.b.display(),
-        added.len(),
-        removed.len(),
-        changed.len(),
-        same
+        found.added.len(),
+        found.removed.len(),
+        found.changed.len(),
+        found.same
     );
-    for t in &added {
+    for t in &found.added {
         let _ = writeln!(out, "  + {}  {} {}", t.name(), t.dtype(), shape_text(t));
     }
-    for t in &removed {
+    for t in &found.removed {
         let _ = writeln!(out, "  - {}  {} {}", t.name(), t.dtype(), shape_text(t));
     }
-    for (ta, tb) in &changed {
+    for (ta, tb) in &found.changed {
         let _ = writeln!(
             out,
             "  ~ {}  {} {} -> {} {}",
@@ -362,33 +408,38 @@ fn diff_files(diff: &Diff, quiet: bool) -> Result<(String, bool), Failure> {
         );
     }
     if diff.values {
-        let width = values
-            .iter()
-            .map(|(n, _)| n.chars().count())
-            .max()
-            .unwrap_or(4)
-            .clamp(4, 60);
-        let _ = writeln!(
-            out,
-            "  {:<width$}  {:>12}  {:>12}  {:>21}",
-            "name", "max_abs_diff", "rel_l2", "changed"
-        );
-        for (name, r) in &values {
-            match r {
-                Ok(s) => {
-                    let rel = s.rel_l2().map_or("inf".to_owned(), |r| format!("{r:.6e}"));
-                    let _ = writeln!(
-                        out,
-                        "  {name:<width$}  {:>12.6e}  {rel:>12}  {:>21}",
-                        s.max_abs,
-                        format!("{}/{}", s.changed, s.elements)
-                    );
-                }
-                Err(e) => {
-                    let _ = writeln!(out, "  {name:<width$}  {e}");
-                }
+        values_table(&mut out, &found.values);
+    }
+    out
+}
+
+/// The `--values` table, one row per tensor compared.
+fn values_table(out: &mut String, values: &[(String, Result<Stats, String>)]) {
+    let width = values
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 60);
+    let _ = writeln!(
+        out,
+        "  {:<width$}  {:>12}  {:>12}  {:>21}",
+        "name", "max_abs_diff", "rel_l2", "changed"
+    );
+    for (name, r) in values {
+        match r {
+            Ok(s) => {
+                let rel = s.rel_l2().map_or("inf".to_owned(), |r| format!("{r:.6e}"));
+                let _ = writeln!(
+                    out,
+                    "  {name:<width$}  {:>12.6e}  {rel:>12}  {:>21}",
+                    s.max_abs,
+                    format!("{}/{}", s.changed, s.elements)
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(out, "  {name:<width$}  {e}");
             }
         }
     }
-    Ok((out, differ))
 }

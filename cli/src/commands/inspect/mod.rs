@@ -10,8 +10,12 @@ use safetensors_nano::{Header, Slot};
 use serde_json::{json, Value};
 
 use crate::file::{with_header, Buffers, Failure};
+use crate::output::{emit, emit_json, error_json};
 use crate::source::Source;
-use crate::{emit, hash, sharded};
+use crate::{hash, sharded};
+
+mod summary;
+use summary::Summary;
 
 /// Runs `inspect`; `false` when the file was rejected (exit 1). `hash`:
 /// whether to hash the tensors; by default (`None`) a local file's are, a
@@ -33,7 +37,7 @@ pub fn run(path: &Path, json: bool, hash: Option<bool>, quiet: bool) -> bool {
             None
         };
         if json {
-            emit(&format!("{}\n", ok_json(header, digests.as_deref())));
+            emit_json(&ok_json(header, digests.as_deref()));
         } else {
             emit(&table(header, &shown, digests.as_deref()));
         }
@@ -48,23 +52,11 @@ pub fn run(path: &Path, json: bool, hash: Option<bool>, quiet: bool) -> bool {
 /// Reports `f` (on stdout with `--json`, else on stderr); `false`.
 fn rejected(f: &Failure, shown: &str, json: bool) -> bool {
     if json {
-        emit(&format!("{}\n", error_json(f)));
+        emit_json(&error_json(f));
     } else {
         eprintln!("{shown}: {}", f.message);
     }
     false
-}
-
-fn error_json(f: &Failure) -> Value {
-    json!({
-        "ok": false,
-        "error": {
-            "kind": f.kind.unwrap_or("Io"),
-            "message": f.message,
-            "offset": f.offset,
-            "tensor": f.tensor,
-        }
-    })
 }
 
 fn ok_json(header: &Header<'_, &mut [Slot]>, digests: Option<&[String]>) -> Value {
@@ -95,7 +87,31 @@ fn ok_json(header: &Header<'_, &mut [Slot]>, digests: Option<&[String]>) -> Valu
         "header_size": header.header_len(),
         "metadata": metadata,
         "tensors": tensors,
+        "summary": file_summary(header).json(),
     })
+}
+
+/// The summary of one file's tensors.
+fn file_summary(header: &Header<'_, &mut [Slot]>) -> Summary {
+    let mut summary = Summary::default();
+    for t in header.iter() {
+        summary.add(t.dtype().name(), t.element_count(), t.byte_len());
+    }
+    summary
+}
+
+/// The summary of a sharded checkpoint's tensors.
+fn index_summary(s: &sharded::Sharded) -> Summary {
+    let mut summary = Summary::default();
+    for r in &s.rows {
+        let elements = r.shape.iter().fold(1u64, |n, &d| n.saturating_mul(d));
+        summary.add(
+            r.dtype,
+            elements,
+            r.data_offsets.1.saturating_sub(r.data_offsets.0),
+        );
+    }
+    summary
 }
 
 /// The table, as one string (written at once: see [`emit`]).
@@ -142,6 +158,7 @@ fn table(header: &Header<'_, &mut [Slot]>, path: &str, digests: Option<&[String]
             format!("[{b}, {e}]")
         );
     }
+    out.push_str(&file_summary(header).text());
     out
 }
 
@@ -160,7 +177,7 @@ fn run_index(source: &Source, shown: &str, json: bool, hash: bool, quiet: bool) 
     });
     match result {
         Ok(s) if json => {
-            emit(&format!("{}\n", index_json(&s)));
+            emit_json(&index_json(&s));
             true
         }
         Ok(s) => {
@@ -200,6 +217,7 @@ fn index_json(s: &sharded::Sharded) -> Value {
         "shards": s.index.shards(),
         "metadata": metadata,
         "tensors": tensors,
+        "summary": index_summary(s).json(),
     })
 }
 
@@ -209,8 +227,8 @@ fn index_table(s: &sharded::Sharded, path: &str) -> String {
     let _ = writeln!(
         out,
         "{path}: {} in {}, data {} bytes",
-        crate::count(s.rows.len(), "tensor"),
-        crate::count(shards.len(), "shard"),
+        crate::output::count(s.rows.len(), "tensor"),
+        crate::output::count(shards.len(), "shard"),
         s.data_len
     );
     if let Some(m) = &s.metadata {
@@ -257,5 +275,6 @@ fn index_table(s: &sharded::Sharded, path: &str) -> String {
             format!("[{}, {}]", r.data_offsets.0, r.data_offsets.1)
         );
     }
+    out.push_str(&index_summary(s).text());
     out
 }

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use crate::file::{with_header, Buffers, Failure};
+use crate::output::{emit, emit_json};
 use crate::source::Source;
-use crate::{emit, hash, sharded};
+use crate::{hash, sharded};
 
 /// What `verify` found for one file or index.
 struct Report {
@@ -30,7 +31,6 @@ struct Report {
 pub fn run(files: &[PathBuf], hash: bool, json: bool, quiet: bool) -> bool {
     let mut bufs = Buffers::default();
     let mut all_ok = true;
-    let mut docs = Vec::new();
     for path in files {
         let report = match Source::from_arg(path) {
             Ok(source) if source.is_index() => verify_index(&source, hash, quiet),
@@ -39,13 +39,10 @@ pub fn run(files: &[PathBuf], hash: bool, json: bool, quiet: bool) -> bool {
         };
         all_ok &= report.problems.is_empty();
         if json {
-            docs.push(to_json(path, &report));
+            emit_json(&to_json(path, &report));
         } else {
             print(path, &report, quiet);
         }
-    }
-    if json {
-        emit(&format!("{}\n", json!({"ok": all_ok, "files": docs})));
     }
     all_ok
 }
@@ -61,8 +58,8 @@ fn print(path: &Path, r: &Report, quiet: bool) {
     let mut out = match r.shards {
         Some(shards) => format!(
             "{shown}: ok, {} in {}, {} bytes of tensor data\n",
-            crate::count(r.tensors, "tensor"),
-            crate::count(shards, "shard"),
+            crate::output::count(r.tensors, "tensor"),
+            crate::output::count(shards, "shard"),
             r.bytes
         ),
         None => format!("{shown}: ok, {} tensors, {} bytes\n", r.tensors, r.bytes),
