@@ -22,7 +22,7 @@ test('the installed package holds exactly its files: every module of wasm/js/ sh
   const folders = [...new Set(layer.filter((f) => f.includes('/')).map((f) => f.slice(0, f.indexOf('/'))))];
   const built = ['safetensors_nano_wasm.js', 'safetensors_nano_wasm_bg.wasm', 'safetensors_nano_writer.js', 'safetensors_nano_writer_bg.wasm'];
   assert.deepEqual(files, [...layer, ...folders, ...built, 'README.md', 'LICENSE-MIT', 'LICENSE-APACHE', 'package.json'].sort());
-  for (const m of ['api.js', 'dtypes.js', 'errors.js', 'messages.js', 'sources.js', 'shards.js']) assert.ok(files.includes(m), m);
+  for (const m of ['api/package-exports.js', 'format/dtypes.js', 'errors/safetensors-error.js', 'errors/messages.js', 'read/byte-sources.js', 'shards/sharded-model.js']) assert.ok(files.includes(m), m);
   const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   assert.equal(meta.name, 'safetensors-nano');
   assert.equal(meta.type, 'module');
@@ -80,6 +80,6 @@ test('the webgpu entry type-checks against @webgpu/types (tsc --strict)', () => 
 test('node and browser entries share one API module', () => {
   const node = readFileSync(join(installed, 'node.js'), 'utf8');
   const browser = readFileSync(join(installed, 'index.js'), 'utf8');
-  for (const src of [node, browser]) assert.match(src, /export \* from '\.\/api\.js'/);
-  assert.ok(statSync(join(installed, 'api.js')).size > 0);
+  for (const src of [node, browser]) assert.match(src, /export \* from '\.\/api\/package-exports\.js'/);
+  assert.ok(statSync(join(installed, 'api', 'package-exports.js')).size > 0);
 });

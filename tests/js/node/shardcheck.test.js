@@ -197,7 +197,7 @@ test('the entry safetensors-nano/facts: the same table and check, with no wasm i
   };
   walk(new URL(import.meta.resolve('safetensors-nano/facts')));
   const files = [...seen].map((u) => u.slice(u.lastIndexOf('/') + 1));
-  assert.ok(files.includes('dtypes.js') && files.includes('shardcheck.js'), files.join());
+  assert.ok(files.includes('dtypes.js') && files.includes('check-index.js'), files.join());
   assert.ok(!files.some((f) => f.startsWith('safetensors_nano_')), files.join());
 });
 

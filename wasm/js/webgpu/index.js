@@ -8,8 +8,8 @@
 // bounded too. Decoding runs in a WGSL compute shader (wgsl.js) over one
 // chunk at a time, written straight into the output buffer.
 
-import { DTYPE_INFO } from '../dtypes.js';
-import { KIND, fail } from '../errors.js';
+import { DTYPE_INFO } from '../format/dtypes.js';
+import { KIND, fail } from '../errors/safetensors-error.js';
 import { SHADER, WORKGROUP, constants } from './wgsl.js';
 
 // GPUBufferUsage's flags (the global exists only where WebGPU does).

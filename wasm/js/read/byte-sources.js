@@ -3,9 +3,9 @@
 // source: the header when it opens (openLazy), tensor data on demand.
 
 import { checkHeaderLength, openPrefix } from './description.js';
-import { KIND, SafeTensorsError, fail } from './errors.js';
-import { allocate } from './guard.js';
-import { concat, httpError, httpOptions, readBody, refuseEncoded, request, transientShortBody, walkBody } from './http.js';
+import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
+import { allocate } from '../runtime/wasm-guard.js';
+import { concat, httpError, httpOptions, readBody, refuseEncoded, request, transientShortBody, walkBody } from '../http/request.js';
 
 /**
  * The interface every source implements (BytesSource, BlobSource,
@@ -23,7 +23,7 @@ import { concat, httpError, httpOptions, readBody, refuseEncoded, request, trans
  *   it). Failures are SafeTensorsErrors: SourceChanged when the file changed
  *   since it was opened (size, ETag/Last-Modified, a File edited on disk),
  *   never other bytes; for HTTP also Timeout, Network, TooManyRedirects,
- *   ShortBody, RangeMismatch, ContentEncoded and Http (http.js); NoSource
+ *   ShortBody, RangeMismatch, ContentEncoded and Http (http/request.js); NoSource
  *   when there is no data at all.
  *   Cancellation: once `signal` is aborted the promise rejects with its
  *   reason (`signal.throwIfAborted()` before and after the I/O, or the
@@ -363,7 +363,7 @@ class Pass {
  * most KEEP_WHOLE_LIMIT bytes (and checked to be the same file); a larger
  * one is walked through a new body for each read, held a piece at a time
  * (`noRange: 'stream'`), or refused with RangeUnsupported ('reject').
- * Requests go through http.js: `timeout`, `retries`.
+ * Requests go through http/request.js: `timeout`, `retries`.
  */
 export class UrlSource {
   constructor(url, headers, fetchFn, headerLimit, { timeout, retries, ifRange, noRange } = {}) {

@@ -8,7 +8,7 @@
 // under its size limit, and the arithmetic is small. A golden file that the
 // core writes (tests/js/lib/slice-ranges.json) keeps the two in step.
 
-import { KIND, fail } from './errors.js';
+import { KIND, fail } from '../errors/safetensors-error.js';
 
 /** Bytes a gap between two runs may have and still be read through rather than cost a new request. */
 export const SLICE_GAP_BYTES = 64 * 1024;

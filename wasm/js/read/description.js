@@ -2,18 +2,18 @@
 // and names as spans of the header bytes; this module turns them into the
 // description a SafeTensors holds (names decoded, shapes read on demand).
 
-import { reader as wasm } from './reader.js';
-import { BITS } from './dtypes.js';
-import { KIND, wasmError } from './errors.js';
-import { decodeAscii, decodeText } from './text.js';
-import { requireReader } from './init.js';
-import { keep, wasmNumbers } from './wire.js';
-import { FIELDS, KINDS } from './generated/errors.js';
+import { reader as wasm } from '../runtime/reader-exports.js';
+import { BITS } from '../format/dtypes.js';
+import { KIND, wasmError } from '../errors/safetensors-error.js';
+import { decodeAscii, decodeText } from './header-text.js';
+import { requireReader } from '../runtime/load-wasm.js';
+import { keep, wasmNumbers } from '../runtime/wire-numbers.js';
+import { FIELDS, KINDS } from '../generated/errors.js';
 import {
   ERROR_FIELDS, ERROR_KIND, ERROR_NUMBERS, ERROR_OFFSET, ERROR_TENSOR_INDEX, ERROR_TENSOR_START,
   HEADER_LIMIT, HEAD_HEADER_LEN, HEAD_NUMBERS, HEAD_PAIRS, HEAD_PLAIN, HEAD_TENSORS, PAIR_NUMBERS, SHAPE_FACTOR,
   SPAN_NUMBERS, STATUS, TENSOR_DTYPE_SHAPE, TENSOR_END, TENSOR_NUMBERS,
-} from './generated/wire.js';
+} from '../generated/wire.js';
 
 /**
  * The `headerLimit` option of an opener: `fallback` when not given, else a

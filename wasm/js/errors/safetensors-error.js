@@ -1,15 +1,15 @@
 // The package's one error class, and the errors wasm reports as numbers: a
-// kind number and its fields (wasm/src/error.rs), worded by messages.js.
+// kind number and its fields (wasm/src/error.rs), worded by errors/messages.js.
 
 import {
   ERROR_FIELDS, ERROR_KIND, ERROR_OFFSET, ERROR_TENSOR_INDEX, ERROR_TENSOR_LEN, ERROR_TENSOR_START,
-} from './generated/wire.js';
+} from '../generated/wire.js';
 import { JS_KINDS, KINDS, message } from './messages.js';
-import { decodeText } from './text.js';
+import { decodeText } from '../read/header-text.js';
 
 /**
  * Every error kind by name (`KIND.Http === 'Http'`): the modules of this
- * package name kinds through it, so each is spelt once, in messages.js.
+ * package name kinds through it, so each is spelt once, in errors/messages.js.
  */
 export const KIND = Object.freeze(Object.fromEntries([...KINDS, ...JS_KINDS].map((k) => [k, k])));
 

@@ -2,14 +2,14 @@
 // the first call): only the plan crosses into wasm, the data is copied
 // from the caller's buffers straight into the output.
 
-import { DTYPE_INDEX } from './dtypes.js';
-import { KIND, fail, wasmError } from './errors.js';
-import { u8 } from './wire.js';
+import { DTYPE_INDEX } from '../format/dtypes.js';
+import { KIND, fail, wasmError } from '../errors/safetensors-error.js';
+import { u8 } from '../runtime/wire-numbers.js';
 import {
   PLACED_BEGIN, PLACED_INDEX, PLACED_NUMBERS, PLANNED_FILE_LEN, PLANNED_HEAD_NUMBERS, PLAN_HAS_METADATA,
   PLAN_HEAD_NUMBERS, PLAN_PAIRS, PLAN_TENSORS, STATUS,
-} from './generated/wire.js';
-import { loadWriter, loadedWriter } from './writer.js';
+} from '../generated/wire.js';
+import { loadWriter, loadedWriter } from '../runtime/writer-module.js';
 
 const utf8Encoder = new TextEncoder();
 

@@ -6,7 +6,7 @@
 // is `{}`; a key both set and dropped, or the key `__metadata__` (the
 // header's name for the map itself), is refused.
 
-import { KIND, fail } from './errors.js';
+import { KIND, fail } from '../errors/safetensors-error.js';
 
 const RESERVED = '__metadata__';
 

@@ -3,7 +3,7 @@
 // is transient (5xx, a dropped connection, a stall), never a retry for an
 // answer that is wrong, and every failure a typed SafeTensorsError.
 
-import { KIND, SafeTensorsError, fail } from './errors.js';
+import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
 
 /** Default `timeout`: ms a request may go without enough progress. */
 export const DEFAULT_TIMEOUT = 30_000;

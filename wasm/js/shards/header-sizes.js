@@ -2,7 +2,7 @@
 // wasm: the viewer's page sizes its requests with it too, through the
 // entry safetensors-nano/facts).
 
-import { KIND, fail } from './errors.js';
+import { KIND, fail } from '../errors/safetensors-error.js';
 
 // A shard's first request, sized from the index so that a shard takes one
 // request (a model of many shards has headers of hundreds of KiB, far past

@@ -1,8 +1,8 @@
 // The reader's wasm exports as the package calls them: each through
-// guard.js, so that a trap renews the module and becomes an Internal error.
+// runtime/wasm-guard.js, so that a trap renews the module and becomes an Internal error.
 
-import { guardExports } from './guard.js';
-import * as glue from './safetensors_nano_wasm.js';
+import { guardExports } from './wasm-guard.js';
+import * as glue from '../safetensors_nano_wasm.js';
 
 /** `open`, `decode_room`, `decode` (wasm/src/lib.rs), guarded; `memory()` the current instance's memory. */
 export const reader = {

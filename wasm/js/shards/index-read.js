@@ -3,10 +3,10 @@
 // within limits on its bytes and entries: a server that sends an endless
 // index is cut off once it is over the limit, not buffered.
 
-import { KIND, SafeTensorsError, fail } from './errors.js';
-import { httpError, httpOptions, request } from './http.js';
-import { INDEX_ENTRY_LIMIT, IndexParser } from './indexparse.js';
-import { indexShards } from './shardsize.js';
+import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
+import { httpError, httpOptions, request } from '../http/request.js';
+import { INDEX_ENTRY_LIMIT, IndexParser } from './index-parse.js';
+import { indexShards } from './header-sizes.js';
 
 export { INDEX_ENTRY_LIMIT };
 /** Default `indexLimit`: bytes of an index (a 1,000,000-tensor one has ~100 MB). */
@@ -182,7 +182,7 @@ export async function readIndex(index, limits, { signal, fetch, headers, timeout
 }
 
 // The index at a URL, parsed as its body arrives, with the deadline,
-// retries and typed errors of every request (http.js).
+// retries and typed errors of every request (http/request.js).
 function fetchIndex(http, limits, headers, signal) {
   const where = ` at ${http.url}`;
   return request(http, { headers }, signal, async (res, watch) => {

@@ -3,8 +3,8 @@
 // gen`; this layer's own kinds too), and the one template formatter, so that a
 // wasm error's message is the Rust `Display` text of its kind.
 
-import { DTYPES } from './generated/dtypes.js';
-import { EXPECTED, FIELD, FIELDS, JS_KINDS, KINDS, TEMPLATES } from './generated/errors.js';
+import { DTYPES } from '../generated/dtypes.js';
+import { EXPECTED, FIELD, FIELDS, JS_KINDS, KINDS, TEMPLATES } from '../generated/errors.js';
 
 export { JS_KINDS, KINDS };
 

@@ -9,7 +9,7 @@
 // (onRenew). The error leaves the package as
 // an Internal SafeTensorsError whose `cause` is the original.
 
-import { KIND, SafeTensorsError } from './errors.js';
+import { KIND, SafeTensorsError } from '../errors/safetensors-error.js';
 
 const forgets = [];
 

@@ -2,7 +2,7 @@
 // (generated/dtypes.js: `cargo xtask gen`). Every table is indexed by the
 // core's `Dtype as u8`.
 
-import { ALIGN, BITS, DTYPE_INDEX, DTYPE_KINDS, DTYPES, VIEW } from './generated/dtypes.js';
+import { ALIGN, BITS, DTYPE_INDEX, DTYPE_KINDS, DTYPES, VIEW } from '../generated/dtypes.js';
 
 export { BITS, DTYPE_INDEX, DTYPES, VIEW };
 

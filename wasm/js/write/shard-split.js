@@ -3,9 +3,9 @@
 // text, as huggingface_hub and transformers write them. Each shard's map is
 // then written with serializeStream (or Node's writeFile).
 
-import { KIND, fail } from './errors.js';
-import { tensorSource } from './stream.js';
-import { tensorEntries } from './write.js';
+import { KIND, fail } from '../errors/safetensors-error.js';
+import { tensorSource } from './serialize-stream.js';
+import { tensorEntries } from './serialize.js';
 
 const UNITS = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12, KIB: 2 ** 10, MIB: 2 ** 20, GIB: 2 ** 30, TIB: 2 ** 40 };
 

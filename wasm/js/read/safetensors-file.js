@@ -1,12 +1,12 @@
 // An opened safetensors file: its description (the parsed header) and its
 // source (where the bytes come from).
 
-import { DTYPES } from './dtypes.js';
+import { DTYPES } from '../format/dtypes.js';
 import { headerLimitOption, openPrefix } from './description.js';
-import { KIND, fail } from './errors.js';
-import { BlobSource, BytesSource, InOrderReader, NoSource, UrlSource, openLazy } from './sources.js';
+import { KIND, fail } from '../errors/safetensors-error.js';
+import { BlobSource, BytesSource, InOrderReader, NoSource, UrlSource, openLazy } from './byte-sources.js';
 import { Tensor } from './tensor.js';
-import { u8 } from './wire.js';
+import { u8 } from '../runtime/wire-numbers.js';
 
 /**
  * fromUrl's default headerLimit, where the others take the core's 100 MB:
@@ -140,7 +140,7 @@ export class SafeTensors {
   static async fromUrl(url, { headers, signal, prefetch = 65536, headerLimit, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange, noRange } = {}) {
     const limit = headerLimitOption(headerLimit, URL_HEADER_LIMIT);
     if (!Number.isInteger(prefetch) || prefetch < 0) throw new TypeError('prefetch: expected a non-negative integer (bytes)');
-    // (timeout, retries, ifRange, noRange: the source's, sources.js and http.js.)
+    // (timeout, retries, ifRange, noRange: the source's, read/byte-sources.js and http/request.js.)
     const source = new UrlSource(String(url), headers, fetchFn, limit, { timeout, retries, ifRange, noRange });
     const { prefix, total } = await source.first(Math.min(Math.max(8, prefetch), 8 + limit), signal);
     const desc = await openLazy(source, prefix, total, signal, limit);

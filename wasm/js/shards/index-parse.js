@@ -5,8 +5,8 @@
 // file names interned; every other value is found whole and given to
 // JSON.parse, so that it means exactly what JSON.parse makes of it.
 
-import { KIND, SafeTensorsError, fail } from './errors.js';
-import { nameBytes, sizeHeaders, indexShards } from './shardsize.js';
+import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
+import { nameBytes, sizeHeaders, indexShards } from './header-sizes.js';
 
 /** Default `indexEntryLimit`: weight_map entries (a large model has ~100,000). */
 export const INDEX_ENTRY_LIMIT = 2_000_000;

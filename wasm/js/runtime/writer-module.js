@@ -2,7 +2,7 @@
 // opening files does not, so a page that only reads never downloads it.
 // The entry (index.js for browsers, node.js for Node) says how to load it.
 
-import { guardExports } from './guard.js';
+import { guardExports } from './wasm-guard.js';
 
 let load = null;
 let source;
@@ -23,7 +23,7 @@ export function setWriterSource(src) {
   source = src;
 }
 
-/** The writer's exports (guarded: guard.js) once it has loaded, else null (no waiting). */
+/** The writer's exports (guarded: runtime/wasm-guard.js) once it has loaded, else null (no waiting). */
 export function loadedWriter() {
   return ready;
 }

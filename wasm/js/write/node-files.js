@@ -12,9 +12,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { KIND, SafeTensorsError } from './errors.js';
-import { shardTensors } from './shardwrite.js';
-import { serializeStream } from './stream.js';
+import { KIND, SafeTensorsError } from '../errors/safetensors-error.js';
+import { shardTensors } from './shard-split.js';
+import { serializeStream } from './serialize-stream.js';
 
 const TEMP_SUFFIX = '.safetensors-nano-tmp';
 

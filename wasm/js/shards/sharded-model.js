@@ -1,11 +1,11 @@
 // Sharded models: model.safetensors.index.json and the shards it names,
 // opened as one namespace once the index and the shard headers agree.
 
-import { KIND, SafeTensorsError, fail } from './errors.js';
-import { SafeTensors, addCount, emptyCount } from './file.js';
-import { checkShards, shardAgrees, totalSizeFinding } from './shardcheck.js';
-import { headerLimitOption } from './description.js';
-import { indexLimits, readIndex } from './indexread.js';
+import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
+import { SafeTensors, addCount, emptyCount } from '../read/safetensors-file.js';
+import { checkShards, shardAgrees, totalSizeFinding } from './check-index.js';
+import { headerLimitOption } from '../read/description.js';
+import { indexLimits, readIndex } from './index-read.js';
 
 function baseName(s) {
   const path = s.split(/[?#]/)[0];

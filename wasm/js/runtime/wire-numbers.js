@@ -2,9 +2,9 @@
 // module's memory, and the part a description keeps is copied to a slab.
 // Also the one conversion of the caller's buffers to bytes.
 
-import { onRenew } from './guard.js';
-import { requireReader } from './init.js';
-import { reader } from './reader.js';
+import { onRenew } from './wasm-guard.js';
+import { requireReader } from './load-wasm.js';
+import { reader } from './reader-exports.js';
 
 // The numbers of wasm's last `open` are read where they are, in wasm
 // memory: only the part a description keeps is copied out, into a shared

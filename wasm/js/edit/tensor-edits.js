@@ -1,14 +1,14 @@
 // Edits as data: an opened file or sharded model turned into the tensor map
 // that serialize and serializeStream take, with tensors kept or dropped by
 // name, renamed, and float dtypes converted, and the map's `metadata` the
-// source's with keys set or dropped (metaedit.js). Nothing is read here:
+// source's with keys set or dropped (edit/metadata-edits.js). Nothing is read here:
 // the map's data are the Tensors themselves, read when the stream is pulled.
 
-import { DTYPE_INDEX } from './dtypes.js';
-import { KIND, fail } from './errors.js';
-import { DTYPE_KINDS } from './generated/dtypes.js';
-import { editMetadata } from './metaedit.js';
-import { CONVERT_TARGETS } from './stream.js';
+import { DTYPE_INDEX } from '../format/dtypes.js';
+import { KIND, fail } from '../errors/safetensors-error.js';
+import { DTYPE_KINDS } from '../generated/dtypes.js';
+import { editMetadata } from './metadata-edits.js';
+import { CONVERT_TARGETS } from '../write/serialize-stream.js';
 
 // A glob: `*` any run of characters, `?` one; the rest literal; whole name.
 function globRegExp(glob) {

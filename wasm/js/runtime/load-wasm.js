@@ -1,13 +1,13 @@
 // Loading the wasm modules: the reader's, which every parse and decode
-// needs, and where the writer's comes from (writer.js loads it on the first
+// needs, and where the writer's comes from (runtime/writer-module.js loads it on the first
 // `serialize`). Each entry tries the default place, beside the entry file;
 // where that fails (a bundler that does not copy the .wasm files) the error
 // waits for the first call, so the page can still call `init` with the
 // files' URLs.
 
-import initReader from './safetensors_nano_wasm.js';
-import { KIND, SafeTensorsError } from './errors.js';
-import { setWriterSource } from './writer.js';
+import initReader from '../safetensors_nano_wasm.js';
+import { KIND, SafeTensorsError } from '../errors/safetensors-error.js';
+import { setWriterSource } from './writer-module.js';
 
 let loaded = false;
 let loading = null;

@@ -1,14 +1,14 @@
 // One tensor of an opened file, and decoding float dtypes to f32 through
 // wasm in bounded chunks (only a chunk at a time enters wasm memory).
 
-import { reader as wasm } from './reader.js';
-import { BITS, DTYPE_INDEX, VIEW } from './dtypes.js';
-import { KIND, fail, wasmError } from './errors.js';
-import { allocate, onRenew } from './guard.js';
-import { requireReader } from './init.js';
-import { planReads, planSlice } from './slice.js';
-import { BlobSource, UrlSource } from './sources.js';
-import { u8, wasmMemory, wasmNumbers } from './wire.js';
+import { reader as wasm } from '../runtime/reader-exports.js';
+import { BITS, DTYPE_INDEX, VIEW } from '../format/dtypes.js';
+import { KIND, fail, wasmError } from '../errors/safetensors-error.js';
+import { allocate, onRenew } from '../runtime/wasm-guard.js';
+import { requireReader } from '../runtime/load-wasm.js';
+import { planReads, planSlice } from './tensor-slice.js';
+import { BlobSource, UrlSource } from './byte-sources.js';
+import { u8, wasmMemory, wasmNumbers } from '../runtime/wire-numbers.js';
 
 // Source bytes read per step by default (readFloat32, serializeStream); a
 // multiple of 24, so every step is whole elements of every dtype (3 bytes
@@ -158,7 +158,7 @@ export class Tensor {
     return src.read(this.byteOffset, this.byteOffset + this.byteLength, signal);
   }
 
-  /** @internal Bytes [start, end) of the tensor's data (stream.js reads tensors in chunks). */
+  /** @internal Bytes [start, end) of the tensor's data (write/serialize-stream.js reads tensors in chunks). */
   _readRange(start, end, signal) {
     return this.#file._source.read(this.byteOffset + start, this.byteOffset + end, signal);
   }
@@ -194,7 +194,7 @@ export class Tensor {
   /**
    * Reads a slice: `spec` has one entry per leading dimension (null, an
    * index, or [start, end, step?]; numpy's rules). Only the selected bytes
-   * are read, runs close together in one read (slice.js: planReads).
+   * are read, runs close together in one read (read/tensor-slice.js: planReads).
    * Resolves to `{ shape, bytes }`; a bad spec fails before anything is read.
    */
   async readSlice(spec, { signal, onProgress } = {}) {

@@ -3,9 +3,9 @@
 // (LFS) files to a signed CDN URL, which is then pinned, its token, sent to
 // the endpoint alone, and its refusals (X-Error-Code) as typed errors.
 
-import { KIND, SafeTensorsError } from './errors.js';
-import { SafeTensors } from './file.js';
-import { ShardedModel, openSharded } from './shards.js';
+import { KIND, SafeTensorsError } from '../errors/safetensors-error.js';
+import { SafeTensors } from '../read/safetensors-file.js';
+import { ShardedModel, openSharded } from '../shards/sharded-model.js';
 
 /** Where openHub looks by default: the index, then a single file. */
 export const HUB_DEFAULT_FILES = Object.freeze(['model.safetensors.index.json', 'model.safetensors']);
@@ -111,7 +111,7 @@ class HubFetch {
       if (final !== url && res.status >= 200 && res.status < 300) this.pinned.set(url, final);
       return res;
     }
-    // (http.js reads a redirect loop from the cause's message.)
+    // (http/request.js reads a redirect loop from the cause's message.)
     throw new TypeError('fetch failed', { cause: new Error(`more than ${MAX_REDIRECTS} redirects`) });
   }
 

@@ -11,7 +11,7 @@
 // core's check would not fit. A test compares the two over thousands of
 // generated models (tests/js/node/shardcheck-agree.test.js).
 
-import { FINDING_FIELDS, FINDING_TEMPLATES, finding } from './generated/shard-findings.js';
+import { FINDING_FIELDS, FINDING_TEMPLATES, finding } from '../generated/shard-findings.js';
 
 /**
  * Compares an index's `weight_map` (tensor name → shard file name) and its

@@ -4,14 +4,14 @@
 // converted between float dtypes through the writer's wasm module when the
 // dtype asked for differs from the data's.
 
-import { BITS, DTYPE_INDEX } from './dtypes.js';
-import { KIND, SafeTensorsError, fail, wasmError } from './errors.js';
-import { DTYPE_KINDS } from './generated/dtypes.js';
-import { BlobSource } from './sources.js';
-import { Tensor, readStep } from './tensor.js';
-import { u8 } from './wire.js';
-import { checkEntry, planFile, tensorEntries, writerOrFail } from './write.js';
-import { loadedWriter } from './writer.js';
+import { BITS, DTYPE_INDEX } from '../format/dtypes.js';
+import { KIND, SafeTensorsError, fail, wasmError } from '../errors/safetensors-error.js';
+import { DTYPE_KINDS } from '../generated/dtypes.js';
+import { BlobSource } from '../read/byte-sources.js';
+import { Tensor, readStep } from '../read/tensor.js';
+import { u8 } from '../runtime/wire-numbers.js';
+import { checkEntry, planFile, tensorEntries, writerOrFail } from './serialize.js';
+import { loadedWriter } from '../runtime/writer-module.js';
 
 /** The dtypes the core's `convert_into` writes. */
 export const CONVERT_TARGETS = Object.freeze(['F64', 'F32', 'F16', 'BF16']);
