@@ -112,7 +112,7 @@ demo-build:
 ## (engines.test.mjs; screenshots and numbers in test-output/demo/).
 test-demo: demo-build
 	bash scripts/setup.sh browsers
-	node --test tests/browser/*.test.mjs
+	node --test tests/viewer/*.test.mjs
 
 ## A sample file written by the reference, shown by `inspect`.
 demo-inspect: setup $(CLI)
@@ -149,7 +149,7 @@ bench-wasm: package
 ## bytes, the same requests from a bare page, and where the fastest open spent its time.
 .PHONY: bench-demo
 bench-demo: demo-build
-	node tests/browser/bench-viewer.mjs --runs 9 --profile
+	node tests/viewer/bench-viewer.mjs --runs 9 --profile
 
 ## Hardening (issue 7). Fuzzing and Miri need the nightly toolchain (scripts/setup.sh nightly).
 ## Each fuzz target to 10 million executions (corpora in fuzz/corpus, crashes in fuzz/artifacts).

@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { rng } from './rng.mjs';
+import { rng } from '../tests/js/lib/rng.mjs';
 
 const out = resolve(process.argv[2] ?? 'dist/demo/samples');
 const entry = resolve(process.argv[3] ?? new URL('../web-demo/vendor/safetensors-nano/node.js', import.meta.url).pathname);

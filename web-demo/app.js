@@ -75,7 +75,7 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url 
   const ticket = { a: state.opening.a, b: ++state.opening.b };
   const latest = () => (as === 'a' ? ticket.a === state.opening.a : ticket.b === state.opening.b);
   const toastId = `opening-${ticket.b}`;
-  // Marks of this open's steps (viewer:*), for tests/browser/bench-viewer.mjs and the curious.
+  // Marks of this open's steps (viewer:*), for tests/viewer/bench-viewer.mjs and the curious.
   performance.clearMarks();
   performance.mark('viewer:open', { startTime: t0 });
   hideError();

@@ -1,4 +1,4 @@
-// The digits page: the firmware's model (built by tests/python/train_digits.py
+// The digits page: the firmware's model (built by scripts/train_digits.py
 // into vendor/digits/ by scripts/build-demo.sh) on the GPU through
 // safetensors-nano/webgpu, or on the CPU (wasm decode + JS) where the
 // browser has no WebGPU, or with ?backend=cpu. The page states which.

@@ -1,4 +1,4 @@
-// The firmware's digit classifier (tests/python/train_digits.py: a
+// The firmware's digit classifier (scripts/train_digits.py: a
 // 64-32-16-10 ReLU perceptron; fc1 F16, fc2 BF16, fc3 I8 with a per-row F32
 // scale, F32 biases), run two ways over the same file: in WGSL on the GPU,
 // its weights streamed there by safetensors-nano/webgpu, and in JS on the

@@ -10,7 +10,7 @@
 // (Imported dynamically: the package initialises its wasm with a top-level await, and a static
 // import would delay the assignment of onmessage below, so that early messages were dropped.)
 const pkg = import('./vendor/safetensors-nano.js');
-pkg.then(() => performance.mark('worker:ready')); // (for tests/browser/bench-viewer.mjs)
+pkg.then(() => performance.mark('worker:ready')); // (for tests/viewer/bench-viewer.mjs)
 
 /** A file's header as columns: one string of all names, typed arrays for the numbers. */
 async function open({ src }) {

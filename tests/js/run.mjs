@@ -60,8 +60,6 @@ const benches = readdirSync(here)
   .sort((a, b) => (a === 'bench.mjs' ? -1 : b === 'bench.mjs' ? 1 : a < b ? -1 : 1));
 for (const f of benches) cpSync(join(here, f), join(project, f));
 cpSync(join(here, 'boundary-fuzz.mjs'), join(project, 'boundary-fuzz.mjs'));
-// The seeded random numbers the demo and the viewer's tests draw from, for tests too.
-cpSync(join(repo, 'scripts', 'rng.mjs'), join(project, 'lib', 'rng.mjs'));
 
 const env = { ...process.env, SAFETENSORS_NANO_REPO: repo, SAFETENSORS_NANO_TARBALL: tarball };
 const testFiles = (dir) =>

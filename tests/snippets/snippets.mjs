@@ -67,7 +67,7 @@ const SHELL = [
   { file: 'web-demo/README.md', first: 'make demo', notRun: 'the make targets themselves: `make test` runs `make test-demo`, `make demo` serves until stopped' },
   {
     file: 'firmware/README.md',
-    first: 'python3 tests/python/train_digits.py',
+    first: 'python3 scripts/train_digits.py',
     cwd: 'repo',
     // "You can use scripts/setup.sh python and then tests/.venv/bin/python": python3 is the venv's.
     env: { PATH: `${VENV_BIN}:${process.env.PATH}` },

@@ -13,7 +13,7 @@
 // of the page and its header worker (web-demo/app.js, model.js, open-worker.js) and the resource
 // timings.
 //
-//   node tests/browser/bench-viewer.mjs [--runs 7] [--profile]      (make bench-demo)
+//   node tests/viewer/bench-viewer.mjs [--runs 7] [--profile]      (make bench-demo)
 //
 // Needs dist/demo (make demo-build), Chromium, openssl and playwright-core (scripts/setup.sh web).
 

@@ -7,7 +7,7 @@
 // /usr/bin/chromium (or $CHROMIUM), playwright-core from tests/js/node_modules.
 // Screenshots and measured numbers go to test-output/demo/.
 //
-//   node --test tests/browser/
+//   node --test tests/viewer/
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -517,7 +517,7 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
   test('?url= of a DeepSeek-like index (163 shards, 91,990 tensors) reads each shard with one request', async () => {
     // The model is served from a worker thread (tests/js/lib/hub-server.js) that waits 30 ms
     // before every response, as a distant server would; the time is reported, not asserted
-    // (tests/browser/bench-viewer.mjs, make bench-demo, times it against the goal).
+    // (tests/viewer/bench-viewer.mjs, make bench-demo, times it against the goal).
     const hub = new Worker(new URL('../js/lib/hub-server.js', import.meta.url), { workerData: { deepSeek: true, delay: 30 } });
     try {
       const info = await new Promise((resolve, reject) => {

@@ -12,7 +12,7 @@
 //
 // The deeper Chromium-only suites are demo.test.mjs, save.test.mjs and digits.test.mjs.
 //
-//   node --test tests/browser/engines.test.mjs        (ENGINES=firefox for one engine)
+//   node --test tests/viewer/engines.test.mjs        (ENGINES=firefox for one engine)
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

@@ -12,7 +12,7 @@ export const BITS = {
 
 export const count = (shape) => shape.reduce((a, b) => a * b, 1);
 
-export { rng } from '../../scripts/rng.mjs';
+export { rng } from '../js/lib/rng.mjs';
 
 const asBytes = (view) => new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
 

@@ -5,7 +5,7 @@
 // Needs: dist/demo (scripts/build-demo.sh; built here when missing), Debian's chromium at
 // /usr/bin/chromium (or $CHROMIUM), openssl, playwright-core from tests/js/node_modules.
 //
-//   node --test tests/browser/h2.test.mjs
+//   node --test tests/viewer/h2.test.mjs
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

@@ -7,7 +7,7 @@
 // Needs: dist/demo (scripts/build-demo.sh; built here when missing), Debian's chromium at
 // /usr/bin/chromium (or $CHROMIUM), playwright-core from tests/js/node_modules.
 //
-//   node --test tests/browser/hub.test.mjs
+//   node --test tests/viewer/hub.test.mjs
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

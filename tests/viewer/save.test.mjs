@@ -6,7 +6,7 @@
 // through a folder picker; Cancel mid-write. (The download where the browser has no pickers, in
 // every engine: engines.test.mjs.)
 //
-//   node --test tests/browser/save.test.mjs      (needs dist/demo: scripts/build-demo.sh)
+//   node --test tests/viewer/save.test.mjs      (needs dist/demo: scripts/build-demo.sh)
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';

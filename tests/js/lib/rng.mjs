@@ -1,6 +1,6 @@
 // Seeded pseudo-random numbers (mulberry32), shared by the demo's sample
 // builder (scripts/make-sample.mjs) and the viewer's test fixtures
-// (tests/browser/fixtures.mjs), so both draw the same sequences.
+// (tests/viewer/fixtures.mjs), so both draw the same sequences.
 
 /** Seeded uniform numbers in [0, 1) (`next`) and standard normal ones (`gauss`). */
 export function rng(seed) {

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SafeTensors } from 'safetensors-nano';
 import { rawFile } from '../lib/format.js';
-import { rng } from '../lib/rng.mjs'; // scripts/rng.mjs, copied in by run.mjs
+import { rng } from '../lib/rng.mjs';
 
 const PIECES = ['a', 'Z', '.', '_', '0', '\u00e9', '\u4e2d', '\u{1F600}', '"', '\\', '\n', '\t', '/'];
 const WHITESPACE = ['', '', '', ' ', '\n', '\t', '  \r\n'];

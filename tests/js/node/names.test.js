@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SafeTensors, SafeTensorsError, openSharded, serialize } from 'safetensors-nano';
 import { rawFile } from '../lib/format.js';
-import { rng } from '../lib/rng.mjs'; // scripts/rng.mjs, copied in by run.mjs
+import { rng } from '../lib/rng.mjs';
 
 const enc = new TextEncoder();
 const BOM = '\ufeff';

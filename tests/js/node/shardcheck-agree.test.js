@@ -15,13 +15,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { SafeTensors, checkShards, shardFindingMessage } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
 
 const repo = process.env.SAFETENSORS_NANO_REPO;
 const cli = process.env.VERIFY_CLI ?? join(repo, 'target', 'release', 'safetensors-nano');
-const { rng } = await import(pathToFileURL(join(repo, 'scripts', 'rng.mjs')).href);
+const { rng } = await import('../lib/rng.mjs');
 
 const MODELS = 3000;
 const INDEX = 'model.safetensors.index.json';
