@@ -63,7 +63,12 @@ export function fmtInt(n) {
 
 /** 1234567 → "1.23 M" (parameter counts). */
 export function fmtCount(n) {
-  const units = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'K']];
+  const units = [
+    [1e12, 'T'],
+    [1e9, 'B'],
+    [1e6, 'M'],
+    [1e3, 'K'],
+  ];
   for (const [v, u] of units) if (Math.abs(n) >= v) return `${(n / v).toFixed(n / v >= 100 ? 1 : 2)} ${u}`;
   return String(n);
 }

@@ -187,11 +187,21 @@ export class GpuMlp {
     const encoder = d.createCommandEncoder();
     LAYERS.forEach((layer, k) => {
       const b = (name) => ({ buffer: this.buffers.get(name) });
-      const entries = [{ binding: 0, resource: { buffer: dims } }, { binding: 6, resource: b(layer.bias) }, { binding: 7, resource: { buffer: outputs[k] } }];
-      if (k === 0) entries.push({ binding: 1, resource: { buffer: pixels } }, { binding: 3, resource: b(layer.weight) });
-      if (k === 1) entries.push({ binding: 2, resource: { buffer: outputs[0] } }, { binding: 3, resource: b(layer.weight) });
+      const entries = [
+        { binding: 0, resource: { buffer: dims } },
+        { binding: 6, resource: b(layer.bias) },
+        { binding: 7, resource: { buffer: outputs[k] } },
+      ];
+      if (k === 0)
+        entries.push({ binding: 1, resource: { buffer: pixels } }, { binding: 3, resource: b(layer.weight) });
+      if (k === 1)
+        entries.push({ binding: 2, resource: { buffer: outputs[0] } }, { binding: 3, resource: b(layer.weight) });
       if (k === 2) {
-        entries.push({ binding: 2, resource: { buffer: outputs[1] } }, { binding: 4, resource: b(layer.weight) }, { binding: 5, resource: b(layer.scale) });
+        entries.push(
+          { binding: 2, resource: { buffer: outputs[1] } },
+          { binding: 4, resource: b(layer.weight) },
+          { binding: 5, resource: b(layer.scale) },
+        );
       }
       const pass = encoder.beginComputePass();
       pass.setPipeline(this.pipelines[k]);

@@ -39,7 +39,8 @@ export function* chunkPlan(dtype, count, chunkBytes = CHUNK_BYTES) {
 export function rowRange(ref, start, end) {
   const rows = ref.shape[0];
   if (ref.shape.length === 0) throw new Error('a scalar has no rows');
-  for (const v of [start, end]) if (v !== null && !Number.isSafeInteger(v)) throw new Error(`row bound ${v} is not an integer`);
+  for (const v of [start, end])
+    if (v !== null && !Number.isSafeInteger(v)) throw new Error(`row bound ${v} is not an integer`);
   const bound = (v, open) => (v === null ? open : Math.min(Math.max(v < 0 ? v + rows : v, 0), rows));
   const r0 = bound(start, 0);
   const r1 = Math.max(r0, bound(end, rows));
@@ -48,9 +49,18 @@ export function rowRange(ref, start, end) {
   const bit0 = r0 * rowElements * bits;
   const bit1 = r1 * rowElements * bits;
   if (bit0 % 8 !== 0 || bit1 % 8 !== 0) {
-    throw new Error(`rows ${r0}–${r1} of this ${ref.dtype} tensor start or end inside a byte: choose rows that hold whole bytes (e.g. even row numbers)`);
+    throw new Error(
+      `rows ${r0}–${r1} of this ${ref.dtype} tensor start or end inside a byte: choose rows that hold whole bytes (e.g. even row numbers)`,
+    );
   }
-  return { ...ref, shape: [r1 - r0, ...ref.shape.slice(1)], byteOffset: ref.byteOffset + bit0 / 8, byteLength: (bit1 - bit0) / 8, firstRow: r0, totalRows: rows };
+  return {
+    ...ref,
+    shape: [r1 - r0, ...ref.shape.slice(1)],
+    byteOffset: ref.byteOffset + bit0 / 8,
+    byteLength: (bit1 - bit0) / 8,
+    firstRow: r0,
+    totalRows: rows,
+  };
 }
 
 /** Flat element indices of the "first values" grid and their cell positions. */
@@ -103,7 +113,15 @@ export class StatsAccumulator {
         colBin = new Int32Array(cols);
         for (let c = 0; c < cols; c++) colBin[c] = Math.floor((c * outW) / cols);
       }
-      this.heat = { rows, cols, outH, outW, colBin, sum: new Float64Array(outH * outW), n: new Float64Array(outH * outW) };
+      this.heat = {
+        rows,
+        cols,
+        outH,
+        outW,
+        colBin,
+        sum: new Float64Array(outH * outW),
+        n: new Float64Array(outH * outW),
+      };
     }
   }
 
@@ -209,7 +227,14 @@ export class StatsAccumulator {
       posInf: this.posInf,
       negInf: this.negInf,
       complex: this.fpe === 2,
-      grid: this.grid ? { rows: this.grid.rows, cols: this.grid.cols, rowStride: this.grid.rowStride, cells: this.grid.cells.map((c, k) => ({ r: c.r, c: c.c, index: c.index, value: this.gridValues[k] })) } : null,
+      grid: this.grid
+        ? {
+            rows: this.grid.rows,
+            cols: this.grid.cols,
+            rowStride: this.grid.rowStride,
+            cells: this.grid.cells.map((c, k) => ({ r: c.r, c: c.c, index: c.index, value: this.gridValues[k] })),
+          }
+        : null,
       heatmap: null,
     };
     if (this.heat) out.heatmap = finishHeatmap(this.heat);

@@ -9,7 +9,16 @@
 
 import { decodeChunk } from './decode.js';
 import { DTYPE_BITS, NPY_DESCR, elementCount, floatsPerElement } from './format.js';
-import { CHUNK_BYTES, DiffAccumulator, Histogram, StatsAccumulator, chunkPlan, elementsPerChunk, npyHeader, rowRange } from './stats.js';
+import {
+  CHUNK_BYTES,
+  DiffAccumulator,
+  Histogram,
+  StatsAccumulator,
+  chunkPlan,
+  elementsPerChunk,
+  npyHeader,
+  rowRange,
+} from './stats.js';
 import { save, savePlan } from './save-job.js';
 
 // The package initialises its wasm with a top-level await. Imported statically, it would delay
@@ -40,9 +49,11 @@ async function readRange(src, start, end, signal) {
   if (end <= start) return new Uint8Array(0);
   if (src.kind === 'blob') return new Uint8Array(await src.blob.slice(start, end).arrayBuffer());
   const res = await fetch(src.url, { headers: { Range: `bytes=${start}-${end - 1}` }, signal });
-  if (res.status !== 206) throw new Error(`${src.url}: the server answered ${res.status} to a Range request (206 expected)`);
+  if (res.status !== 206)
+    throw new Error(`${src.url}: the server answered ${res.status} to a Range request (206 expected)`);
   const buf = new Uint8Array(await res.arrayBuffer());
-  if (buf.length !== end - start) throw new Error(`${src.url}: got ${buf.length} bytes for a ${end - start}-byte range`);
+  if (buf.length !== end - start)
+    throw new Error(`${src.url}: got ${buf.length} bytes for a ${end - start}-byte range`);
   return buf;
 }
 
@@ -116,7 +127,8 @@ async function diff(m, ctx) {
   const { a, b } = m;
   const count = elementCount(a.shape);
   if (count !== elementCount(b.shape)) throw new Error('the two tensors have different element counts');
-  if (floatsPerElement(a.dtype) !== floatsPerElement(b.dtype)) throw new Error('a complex tensor can only be compared with a complex one');
+  if (floatsPerElement(a.dtype) !== floatsPerElement(b.dtype))
+    throw new Error('a complex tensor can only be compared with a complex one');
   const fpe = floatsPerElement(a.dtype);
   const step = Math.min(elementsPerChunk(a.dtype, a.chunkBytes), elementsPerChunk(b.dtype, b.chunkBytes));
   const bufA = new Float32Array(Math.min(count, step) * fpe);
@@ -174,7 +186,12 @@ async function npy(m, ctx) {
   } else {
     await forEachChunk(t, ctx, 'converting to float32', (v) => parts.push(v.slice()));
   }
-  return { blob: new Blob(parts, { type: 'application/octet-stream' }), descr: native ?? '<f4', converted: !native, bytesRead: ctx.bytesRead };
+  return {
+    blob: new Blob(parts, { type: 'application/octet-stream' }),
+    descr: native ?? '<f4',
+    converted: !native,
+    bytesRead: ctx.bytesRead,
+  };
 }
 
 const jobs = { stats, diff, npy, save, savePlan };
@@ -203,7 +220,13 @@ self.onmessage = async (e) => {
     postMessage({
       type: 'error',
       id: m.id,
-      error: { name: err?.name ?? 'Error', message: String(err?.message ?? err), kind: err?.kind ?? null, offset: err?.offset ?? null, tensor: err?.tensor ?? null },
+      error: {
+        name: err?.name ?? 'Error',
+        message: String(err?.message ?? err),
+        kind: err?.kind ?? null,
+        offset: err?.offset ?? null,
+        tensor: err?.tensor ?? null,
+      },
     });
   } finally {
     cancelled.delete(m.id);

@@ -38,7 +38,9 @@ const PROTOCOLS = [
   { name: 'HTTP/2', version: '2.0', goalMs: 500, connections: Infinity, tls: true },
 ];
 
-const { values: opts } = parseArgs({ options: { runs: { type: 'string', default: '7' }, profile: { type: 'boolean', default: false } } });
+const { values: opts } = parseArgs({
+  options: { runs: { type: 'string', default: '7' }, profile: { type: 'boolean', default: false } },
+});
 const runs = Number(opts.runs);
 if (!existsSync(join(DEMO, 'index.html'))) throw new Error('dist/demo is missing: run make demo-build');
 const { chromium } = createRequire(join(ROOT, 'tests/js/package.json'))('playwright-core');
@@ -48,7 +50,9 @@ const certificate = testCertificate();
 /** Starts the model's server for `protocol` in a worker thread; resolves to {info, ask, stop}. */
 async function startHub(protocol) {
   const tls = protocol.tls ? { key: certificate.key, cert: certificate.cert } : null;
-  const hub = new Worker(new URL('../js/lib/hub-server.js', import.meta.url), { workerData: { deepSeek: true, delay: DELAY_MS, tls } });
+  const hub = new Worker(new URL('../js/lib/hub-server.js', import.meta.url), {
+    workerData: { deepSeek: true, delay: DELAY_MS, tls },
+  });
   const info = await new Promise((res, rej) => {
     hub.once('message', res);
     hub.once('error', rej);
@@ -114,7 +118,11 @@ async function bareOnce({ hub: { info } }) {
     const t0 = performance.now();
     const index = JSON.parse(await (await fetch(`${url}/hub/model.safetensors.index.json`)).text());
     if (!index.weight_map) throw new Error('no weight_map');
-    await Promise.all(shardHeaders.map(async ({ name, bytes }) => (await fetch(`${url}/hub/${name}`, { headers: { Range: `bytes=0-${bytes - 1}` } })).arrayBuffer()));
+    await Promise.all(
+      shardHeaders.map(async ({ name, bytes }) =>
+        (await fetch(`${url}/hub/${name}`, { headers: { Range: `bytes=0-${bytes - 1}` } })).arrayBuffer(),
+      ),
+    );
     return performance.now() - t0;
   }, info);
   await context.close();
@@ -126,7 +134,13 @@ async function timeline(page) {
   const grab = () => ({
     origin: performance.timeOrigin,
     marks: performance.getEntriesByType('mark').map((m) => ({ name: m.name, t: m.startTime, detail: m.detail })),
-    res: performance.getEntriesByType('resource').map((r) => ({ name: r.name, start: r.startTime, sent: r.requestStart, first: r.responseStart, end: r.responseEnd })),
+    res: performance.getEntriesByType('resource').map((r) => ({
+      name: r.name,
+      start: r.startTime,
+      sent: r.requestStart,
+      first: r.responseStart,
+      end: r.responseEnd,
+    })),
   });
   const main = await page.evaluate(grab);
   const out = { marks: [], res: [] };
@@ -134,7 +148,8 @@ async function timeline(page) {
   const add = (g) => {
     const shift = g.origin - main.origin - t0;
     for (const m of g.marks) out.marks.push({ ...m, t: m.t + shift });
-    for (const r of g.res) out.res.push({ ...r, start: r.start + shift, sent: r.sent + shift, first: r.first + shift, end: r.end + shift });
+    for (const r of g.res)
+      out.res.push({ ...r, start: r.start + shift, sent: r.sent + shift, first: r.first + shift, end: r.end + shift });
   };
   add(main);
   for (const w of page.workers()) add(await w.evaluate(grab));
@@ -162,9 +177,18 @@ function report(tl, info) {
     [index.end - index.first, `index: its ${(info.indexBytes / 1e6).toFixed(1)} MB arrive`],
     [at('viewer:index-fetched') - index.end, 'index: bytes handed to the page'],
     [at('viewer:index-parsed') - at('viewer:index-fetched'), 'index: decoded and JSON.parse'],
-    [at('viewer:shards-request') - at('viewer:index-parsed'), "index: each shard's header size estimated (the first range)"],
-    [firstQueued - at('viewer:shards-request'), `first shard request issued (through a header worker; the first one's package ready at ${at('worker:ready').toFixed(0)} ms)`],
-    [lastEnd - firstQueued, `shard requests, first issued → last answered (${(onWire / (lastEnd - firstSent)).toFixed(1)} on the wire on average; sent → answer begins ${mean(shards.map((r) => r.first - r.sent)).toFixed(1)} ms each)`],
+    [
+      at('viewer:shards-request') - at('viewer:index-parsed'),
+      "index: each shard's header size estimated (the first range)",
+    ],
+    [
+      firstQueued - at('viewer:shards-request'),
+      `first shard request issued (through a header worker; the first one's package ready at ${at('worker:ready').toFixed(0)} ms)`,
+    ],
+    [
+      lastEnd - firstQueued,
+      `shard requests, first issued → last answered (${(onWire / (lastEnd - firstSent)).toFixed(1)} on the wire on average; sent → answer begins ${mean(shards.map((r) => r.first - r.sent)).toFixed(1)} ms each)`,
+    ],
     [lastSent - firstQueued, '  of which: first issued → last sent'],
     [firstStart - firstQueued, '  of which: first issued → first answer begins'],
     [at('viewer:shards-read') - lastEnd, 'last answer → its header parsed and on the page'],
@@ -182,9 +206,11 @@ for (let i = 0; i < runs; i++) {
   for (const p of PROTOCOLS) {
     const r = await openOnce(p);
     const { info } = p.hub;
-    if (r.tensors !== info.tensors || r.listed !== `${info.tensors.toLocaleString('en-US')} tensors`) throw new Error(`${p.name}: listed ${r.tensors} tensors (${r.listed}), expected ${info.tensors}`);
+    if (r.tensors !== info.tensors || r.listed !== `${info.tensors.toLocaleString('en-US')} tensors`)
+      throw new Error(`${p.name}: listed ${r.tensors} tensors (${r.listed}), expected ${info.tensors}`);
     if (r.errors.length) throw new Error(`${p.name}: page errors: ${r.errors.join('; ')}`);
-    if (r.versions.join() !== p.version) throw new Error(`${p.name}: the server saw HTTP/${r.versions.join(', HTTP/')} requests`);
+    if (r.versions.join() !== p.version)
+      throw new Error(`${p.name}: the server saw HTTP/${r.versions.join(', HTTP/')} requests`);
     p.results.push(r);
     if (opts.profile) (p.bare ??= []).push(await bareOnce(p));
   }
@@ -195,7 +221,9 @@ for (const p of PROTOCOLS) await p.hub.stop();
 
 const median = (xs) => xs[Math.floor(xs.length / 2)];
 const { info } = PROTOCOLS[0].hub;
-console.log(`viewer: ?url= of a DeepSeek-like index (${info.shards} shards, ${info.tensors} tensors, ${DELAY_MS} ms per response), ${runs} opens per protocol`);
+console.log(
+  `viewer: ?url= of a DeepSeek-like index (${info.shards} shards, ${info.tensors} tensors, ${DELAY_MS} ms per response), ${runs} opens per protocol`,
+);
 for (const p of PROTOCOLS) {
   const { results } = p;
   const sorted = (key) => results.map((r) => r[key]).sort((a, b) => a - b);
@@ -204,20 +232,37 @@ for (const p of PROTOCOLS) {
   const fastest = results.find((r) => r.listMs === list[0]);
   const verdict = (ms) => (ms <= p.goalMs ? 'met' : 'NOT met');
   const rounds = 1 + Math.ceil(info.shards / Math.min(p.connections, info.shards));
-  const wire = p.connections === Infinity ? `${info.shards} shards at once on one connection` : `${info.shards} shards over ${p.connections} connections`;
+  const wire =
+    p.connections === Infinity
+      ? `${info.shards} shards at once on one connection`
+      : `${info.shards} shards over ${p.connections} connections`;
   console.log(`${p.name}:`);
-  console.log(`  all tensors listed: fastest ${list[0].toFixed(0)} ms, median ${median(list).toFixed(0)} ms (goal ≤ ${p.goalMs} ms: ${verdict(list[0])} by the fastest, ${verdict(median(list))} by the median)`);
-  console.log(`  from navigation (loading the page included): fastest ${sorted('fromNavigation')[0].toFixed(0)} ms, median ${median(sorted('fromNavigation')).toFixed(0)} ms`);
-  console.log(`  with the integrity report and side panels: fastest ${ready[0].toFixed(0)} ms, median ${median(ready).toFixed(0)} ms`);
-  console.log(`  floor: ${rounds} rounds of requests (the index, then ${wire}) × ${DELAY_MS} ms = ${rounds * DELAY_MS} ms`);
+  console.log(
+    `  all tensors listed: fastest ${list[0].toFixed(0)} ms, median ${median(list).toFixed(0)} ms (goal ≤ ${p.goalMs} ms: ${verdict(list[0])} by the fastest, ${verdict(median(list))} by the median)`,
+  );
+  console.log(
+    `  from navigation (loading the page included): fastest ${sorted('fromNavigation')[0].toFixed(0)} ms, median ${median(sorted('fromNavigation')).toFixed(0)} ms`,
+  );
+  console.log(
+    `  with the integrity report and side panels: fastest ${ready[0].toFixed(0)} ms, median ${median(ready).toFixed(0)} ms`,
+  );
+  console.log(
+    `  floor: ${rounds} rounds of requests (the index, then ${wire}) × ${DELAY_MS} ms = ${rounds * DELAY_MS} ms`,
+  );
   const requests = Math.max(...results.map((r) => r.requests));
   const bytes = Math.max(...results.map((r) => r.bytes));
-  console.log(`  requests ${requests} (goal ≤ ${info.shards + 2}), bytes ${bytes} = ${(bytes / info.least).toFixed(3)}× the index + headers (goal ≤ 1.1×), the most of any open`);
+  console.log(
+    `  requests ${requests} (goal ≤ ${info.shards + 2}), bytes ${bytes} = ${(bytes / info.least).toFixed(3)}× the index + headers (goal ≤ 1.1×), the most of any open`,
+  );
   if (opts.profile) {
     const bare = p.bare.sort((a, b) => a - b);
-    console.log(`  the same requests from a bare page (index fetched and parsed, then every shard's header bytes at once, no viewer): fastest ${bare[0].toFixed(0)} ms, median ${median(bare).toFixed(0)} ms`);
+    console.log(
+      `  the same requests from a bare page (index fetched and parsed, then every shard's header bytes at once, no viewer): fastest ${bare[0].toFixed(0)} ms, median ${median(bare).toFixed(0)} ms`,
+    );
     report(fastest.timeline, p.hub.info);
   }
-  if (process.env.DUMP) for (const r of fastest.timeline.res.filter((r) => !r.name.includes('/hub/')).sort((a, b) => a.start - b.start)) console.log(r.start.toFixed(0), r.sent.toFixed(0), r.end.toFixed(0), r.name.replace(/.*:\d+\//, ''));
+  if (process.env.DUMP)
+    for (const r of fastest.timeline.res.filter((r) => !r.name.includes('/hub/')).sort((a, b) => a.start - b.start))
+      console.log(r.start.toFixed(0), r.sent.toFixed(0), r.end.toFixed(0), r.name.replace(/.*:\d+\//, ''));
   if (process.env.DUMP) console.log(fastest.timeline.marks.filter((m) => m.name === 'worker:ready'));
 }

@@ -20,7 +20,20 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import { startServer } from '../../scripts/serve.mjs';
-import { BITS, assemble, bf16, bf16ToFloat, count, f16, moeEntries, rng, safetensors, stats, writeFile, writeSparse } from './fixtures.mjs';
+import {
+  BITS,
+  assemble,
+  bf16,
+  bf16ToFloat,
+  count,
+  f16,
+  moeEntries,
+  rng,
+  safetensors,
+  stats,
+  writeFile,
+  writeSparse,
+} from './fixtures.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
@@ -35,7 +48,11 @@ function loadPlaywright() {
   }
 }
 const playwright = loadPlaywright();
-const missing = !playwright ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)' : !existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : null;
+const missing = !playwright
+  ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)'
+  : !existsSync(CHROMIUM)
+    ? `no chromium at ${CHROMIUM}`
+    : null;
 if (missing && process.env.CI) throw new Error(`${missing}; required under CI`);
 if (missing) console.log(`# skipping the web demo tests: ${missing}`);
 
@@ -65,7 +82,12 @@ async function newPage({ width = 1440, height = 900, colorScheme = 'light', path
 async function drop(page, paths, target = 'main') {
   await page.evaluate(() => {
     if (!document.getElementById('__drop')) {
-      const input = Object.assign(document.createElement('input'), { type: 'file', multiple: true, id: '__drop', hidden: true });
+      const input = Object.assign(document.createElement('input'), {
+        type: 'file',
+        multiple: true,
+        id: '__drop',
+        hidden: true,
+      });
       document.documentElement.append(input);
     }
   });
@@ -83,13 +105,28 @@ async function drop(page, paths, target = 'main') {
 
 /** Waits for the open to finish; returns the time from drop to ready seen by the page. */
 async function ready(page, openMsBefore = undefined) {
-  await page.waitForFunction((before) => document.body.dataset.state === 'ready' && document.body.dataset.openMs !== before && (window.__t1 = performance.now()), openMsBefore, { polling: 'raf', timeout: 20000 });
-  return page.evaluate(() => ({ seen: window.__t1 - (window.__t0 ?? window.__t1), openMs: Number(document.body.dataset.openMs), bytesRead: Number(document.body.dataset.bytesRead) }));
+  await page.waitForFunction(
+    (before) =>
+      document.body.dataset.state === 'ready' &&
+      document.body.dataset.openMs !== before &&
+      (window.__t1 = performance.now()),
+    openMsBefore,
+    { polling: 'raf', timeout: 20000 },
+  );
+  return page.evaluate(() => ({
+    seen: window.__t1 - (window.__t0 ?? window.__t1),
+    openMs: Number(document.body.dataset.openMs),
+    bytesRead: Number(document.body.dataset.bytesRead),
+  }));
 }
 
 const cardValue = (page, id) => page.locator(`[data-testid="${id}"]`).getAttribute('data-value').then(Number);
 const listNames = (page, sel = '#list') =>
-  page.$$eval(`${sel} .vt-row:not([hidden])`, (rows, col) => rows.sort((a, b) => a.dataset.k - b.dataset.k).map((r) => r.children[col].textContent), sel === '#compare' ? 1 : 0);
+  page.$$eval(
+    `${sel} .vt-row:not([hidden])`,
+    (rows, col) => rows.sort((a, b) => a.dataset.k - b.dataset.k).map((r) => r.children[col].textContent),
+    sel === '#compare' ? 1 : 0,
+  );
 
 /** Opens a tensor by keyboard: / to filter, Enter to the list, Enter to open; waits for stats. */
 async function openByKeyboard(page, name, { wait = true } = {}) {
@@ -119,7 +156,11 @@ async function choose(page, button, paths) {
 
 /** The full-precision statistics shown in the detail panel. */
 function readStats(page) {
-  return page.$$eval('#detail [data-testid="stats"] .card', (cards) => Object.fromEntries(cards.map((c) => [c.dataset.stat, c.querySelector('dd').title || c.querySelector('dd').textContent])));
+  return page.$$eval('#detail [data-testid="stats"] .card', (cards) =>
+    Object.fromEntries(
+      cards.map((c) => [c.dataset.stat, c.querySelector('dd').title || c.querySelector('dd').textContent]),
+    ),
+  );
 }
 
 function close(a, b, what, rel = 1e-6) {
@@ -134,7 +175,12 @@ function close(a, b, what, rel = 1e-6) {
 async function duringNextOpen(page, input = null, paths = []) {
   await page.evaluate(() => {
     if (!document.getElementById('__next')) {
-      const el = Object.assign(document.createElement('input'), { type: 'file', multiple: true, id: '__next', hidden: true });
+      const el = Object.assign(document.createElement('input'), {
+        type: 'file',
+        multiple: true,
+        id: '__next',
+        hidden: true,
+      });
       document.documentElement.append(el);
     }
   });
@@ -161,7 +207,11 @@ async function duringNextOpen(page, input = null, paths = []) {
 /** Waits until the page is ready with the integrity report and the side panels of the open model. */
 async function settled(page) {
   await page.waitForFunction(
-    () => window.__during && document.body.dataset.state === 'ready' && document.querySelector('[data-testid="integrity"]')?.hasAttribute('data-value') && document.getElementById('sec-integrity'),
+    () =>
+      window.__during &&
+      document.body.dataset.state === 'ready' &&
+      document.querySelector('[data-testid="integrity"]')?.hasAttribute('data-value') &&
+      document.getElementById('sec-integrity'),
     null,
     { polling: 100, timeout: 15000 },
   );
@@ -178,7 +228,16 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     server = await startServer({ root: DEMO, port: 0, mounts: { '/fixtures/': dir } });
     browser = await playwright.chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -221,7 +280,10 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
       { name: 'stats.specials', dtype: 'F32', shape: [3, 4], data: specials },
       { name: 'counts', dtype: 'I64', shape: [5], data: BigInt64Array.from([1n, -2n, 3n, 0n, 40n]) },
     ];
-    const file = writeFile(join(dir, 'small.safetensors'), safetensors(tensors, { format: 'pt', purpose: 'viewer test' }));
+    const file = writeFile(
+      join(dir, 'small.safetensors'),
+      safetensors(tensors, { format: 'pt', purpose: 'viewer test' }),
+    );
     const page = await newPage();
     await drop(page, [file]);
     await ready(page);
@@ -232,12 +294,19 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     assert.equal(await cardValue(page, 'total-params'), params);
     assert.equal(await cardValue(page, 'total-bytes'), bytes);
     assert.equal(await cardValue(page, 'tensor-count'), tensors.length);
-    const byDtype = await page.$$eval('[data-testid="by-dtype"] tbody tr', (rows) => Object.fromEntries(rows.map((r) => [r.dataset.dtype, Number(r.dataset.params)])));
+    const byDtype = await page.$$eval('[data-testid="by-dtype"] tbody tr', (rows) =>
+      Object.fromEntries(rows.map((r) => [r.dataset.dtype, Number(r.dataset.params)])),
+    );
     const expected = {};
     for (const t of tensors) expected[t.dtype] = (expected[t.dtype] ?? 0) + count(t.shape);
     assert.deepEqual(byDtype, expected);
-    const meta = await page.$$eval('[data-testid="metadata"] tbody tr', (rows) => rows.map((r) => [r.children[0].textContent, r.children[1].textContent]));
-    assert.deepEqual(meta.sort(), [['format', 'pt'], ['purpose', 'viewer test']]);
+    const meta = await page.$$eval('[data-testid="metadata"] tbody tr', (rows) =>
+      rows.map((r) => [r.children[0].textContent, r.children[1].textContent]),
+    );
+    assert.deepEqual(meta.sort(), [
+      ['format', 'pt'],
+      ['purpose', 'viewer test'],
+    ]);
 
     // Tree: numeric-aware order (2 before 10) and subtree totals.
     const layers = page.locator('#tree details:has(> summary .tree-name:text-is("layers"))').first();
@@ -282,9 +351,12 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     for (const k of ['min', 'max', 'mean', 'std']) close(Number(got[k]), want[k], k);
     assert.equal(Number(got.zeros.replace(/,/g, '')), want.zeros);
     assert.equal(Number(got.NaN), 0);
-    const grid = await page.$$eval('#detail [data-testid="values"] tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.title.split('= ')[1]))));
+    const grid = await page.$$eval('#detail [data-testid="values"] tbody tr', (rows) =>
+      rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.title.split('= ')[1]))),
+    );
     assert.equal(grid.length, 8);
-    for (let i = 0; i < 8; i++) for (let j = 0; j < 8; j++) assert.equal(grid[i][j], a[i * 30 + j], `value [${i}, ${j}]`);
+    for (let i = 0; i < 8; i++)
+      for (let j = 0; j < 8; j++) assert.equal(grid[i][j], a[i * 30 + j], `value [${i}, ${j}]`);
     const hist = await page.$eval('#detail canvas.hist', (c) => Number(c.dataset.total));
     assert.equal(hist, want.finite);
 
@@ -345,10 +417,13 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     const cols = 64;
     const values = Float32Array.from({ length: rows * cols }, (_, i) => Math.floor(i / cols) * 1000 + (i % cols));
     const packed = new Uint8Array(8); // F4 [4, 4]: rows of two bytes, [5, 3] would split one
-    const file = writeFile(join(dir, 'rows.safetensors'), safetensors([
-      { name: 'embed', dtype: 'F32', shape: [rows, cols], data: values },
-      { name: 'odd.f4', dtype: 'F4', shape: [16, 1], data: packed },
-    ]));
+    const file = writeFile(
+      join(dir, 'rows.safetensors'),
+      safetensors([
+        { name: 'embed', dtype: 'F32', shape: [rows, cols], data: values },
+        { name: 'odd.f4', dtype: 'F4', shape: [16, 1], data: packed },
+      ]),
+    );
     const page = await newPage();
     await drop(page, [file]);
     await ready(page);
@@ -360,7 +435,11 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
       await page.evaluate(() => document.querySelector('#detail [data-testid="stats"]')?.remove());
       await form.locator('button[type="submit"]').click();
     };
-    for (const [start, end, r0, r1] of [['100', '110', 100, 110], ['-5', '', 295, 300], ['290', '1000', 290, 300]]) {
+    for (const [start, end, r0, r1] of [
+      ['100', '110', 100, 110],
+      ['-5', '', 295, 300],
+      ['290', '1000', 290, 300],
+    ]) {
       await compute(start, end);
       await page.waitForSelector('#detail [data-testid="stats"]', { timeout: 20000 });
       const want = stats(Array.from(values.subarray(r0 * cols, r1 * cols)));
@@ -404,9 +483,14 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     }
     const sub = join(dir, 'sharded');
     mkdirSync(sub, { recursive: true });
-    const paths = shards.map((list, s) => writeFile(join(sub, `model-0000${s + 1}-of-00003.safetensors`), safetensors(list.reverse(), { format: 'pt' })));
+    const paths = shards.map((list, s) =>
+      writeFile(join(sub, `model-0000${s + 1}-of-00003.safetensors`), safetensors(list.reverse(), { format: 'pt' })),
+    );
     const total = Object.values(values).reduce((s, v) => s + v.byteLength, 0);
-    const index = writeFile(join(sub, 'model.safetensors.index.json'), JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }));
+    const index = writeFile(
+      join(sub, 'model.safetensors.index.json'),
+      JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }),
+    );
     const page = await newPage();
     await choose(page, '#open-files', [paths[2], index, paths[0], paths[1]]);
     await ready(page);
@@ -414,8 +498,13 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     assert.equal(await cardValue(page, 'tensor-count'), 24);
     assert.equal(await cardValue(page, 'total-bytes'), total);
     assert.equal(await cardValue(page, 'integrity'), 0);
-    const shardRows = await page.$$eval('[data-testid="shards"] tbody tr', (rows) => rows.map((r) => [r.querySelector('.file-name').textContent, r.children[1].textContent]));
-    assert.deepEqual(shardRows, [1, 2, 3].map((s) => [`model-0000${s}-of-00003.safetensors`, '8']));
+    const shardRows = await page.$$eval('[data-testid="shards"] tbody tr', (rows) =>
+      rows.map((r) => [r.querySelector('.file-name').textContent, r.children[1].textContent]),
+    );
+    assert.deepEqual(
+      shardRows,
+      [1, 2, 3].map((s) => [`model-0000${s}-of-00003.safetensors`, '8']),
+    );
     const integrity = await page.locator('[data-testid="integrity-list"]').innerText();
     assert.match(integrity, /all 24 index entries match the headers of 3 shards/);
     assert.match(integrity, new RegExp(`total_size ${total} = sum`));
@@ -433,13 +522,19 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     await page.waitForFunction(() => document.getElementById('model-name').textContent === 'sharded');
     assert.equal(await cardValue(page, 'files'), 3);
     assert.equal(await cardValue(page, 'integrity'), 0);
-    assert.match(await page.locator('[data-testid="integrity-list"]').innerText(), /ignored 2 other files: (config\.json, README\.md|README\.md, config\.json)/);
+    assert.match(
+      await page.locator('[data-testid="integrity-list"]').innerText(),
+      /ignored 2 other files: (config\.json, README\.md|README\.md, config\.json)/,
+    );
 
     // The same shards against an index that disagrees with them.
     const bad = { ...weightMap, 'model.layers.99.ghost.weight': 'model-00001-of-00003.safetensors' };
     delete bad['model.layers.0.attn.weight'];
     bad['model.layers.5.mlp.weight'] = 'model-00003-of-00003.safetensors';
-    const badIndex = writeFile(join(dir, 'bad.safetensors.index.json'), JSON.stringify({ metadata: { total_size: total + 1 }, weight_map: bad }));
+    const badIndex = writeFile(
+      join(dir, 'bad.safetensors.index.json'),
+      JSON.stringify({ metadata: { total_size: total + 1 }, weight_map: bad }),
+    );
     await choose(page, '#open-files', [...paths, badIndex]);
     await page.waitForFunction(() => document.querySelector('[data-testid="integrity"]')?.dataset.value === '3');
     const report = await page.locator('[data-testid="integrity-list"]').innerText();
@@ -467,7 +562,15 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     assert.ok(t.bytesRead < 2e6, `read ${t.bytesRead} bytes`);
     assert.equal(t.bytesRead, 8 + big.headerSize, 'read exactly the length prefix and the header');
     const shown = await page.locator('#bytes-read').textContent();
-    numbers.sparse20GB = { fileBytes: big.size, tensors: entries.length, headerBytes: big.headerSize, openMs: t.openMs, seenMs: Math.round(t.seen * 10) / 10, bytesRead: t.bytesRead, shown };
+    numbers.sparse20GB = {
+      fileBytes: big.size,
+      tensors: entries.length,
+      headerBytes: big.headerSize,
+      openMs: t.openMs,
+      seenMs: Math.round(t.seen * 10) / 10,
+      bytesRead: t.bytesRead,
+      shown,
+    };
     await shot(page, '06-sparse-20GB');
 
     // A 400 MiB tensor: progress shows, and Cancel stops the worker.
@@ -480,7 +583,10 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     await page.click('#detail .progress button');
     await page.waitForSelector('#detail >> text=Cancelled.');
     const after = Number(await page.evaluate(() => document.body.dataset.bytesRead));
-    assert.ok(after > before && after - before < 200 << 20, `cancelled after reading ${after - before} bytes of 400 MiB`);
+    assert.ok(
+      after > before && after - before < 200 << 20,
+      `cancelled after reading ${after - before} bytes of 400 MiB`,
+    );
     await page.evaluate(() => {
       window.viewer.chunkBytes = undefined;
     });
@@ -502,7 +608,10 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     const served = server.served.get('/fixtures/moe-20gb.safetensors') - before;
     assert.ok(served < 2e6, `server sent ${served} bytes`);
     assert.equal(await cardValue(page, 'tensor-count'), moeEntries().length);
-    numbers.sparse20GBOverHttp = { bytesServed: served, openMs: Number(await page.evaluate(() => document.body.dataset.openMs)) };
+    numbers.sparse20GBOverHttp = {
+      bytesServed: served,
+      openMs: Number(await page.evaluate(() => document.body.dataset.openMs)),
+    };
 
     const page2 = await newPage({ path: '?url=/fixtures/sharded/model.safetensors.index.json' });
     await ready(page2);
@@ -518,7 +627,9 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     // The model is served from a worker thread (tests/js/lib/hub-server.js) that waits 30 ms
     // before every response, as a distant server would; the time is reported, not asserted
     // (tests/viewer/bench-viewer.mjs, make bench-demo, times it against the goal).
-    const hub = new Worker(new URL('../js/lib/hub-server.js', import.meta.url), { workerData: { deepSeek: true, delay: 30 } });
+    const hub = new Worker(new URL('../js/lib/hub-server.js', import.meta.url), {
+      workerData: { deepSeek: true, delay: 30 },
+    });
     try {
       const info = await new Promise((resolve, reject) => {
         hub.once('message', resolve);
@@ -530,7 +641,9 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
           hub.postMessage(m);
         });
       await ask('reset');
-      const page = await newPage({ path: `?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}` });
+      const page = await newPage({
+        path: `?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`,
+      });
       const { openMs } = await ready(page);
       const listMs = Number(await page.evaluate(() => document.body.dataset.listMs));
       assert.equal(await cardValue(page, 'tensor-count'), info.tensors);
@@ -540,8 +653,19 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
       // The index, then one request per shard, its first range sized from the index.
       assert.ok(requests <= info.shards + 1, `${requests} requests for ${info.shards} shards and the index`);
       assert.ok(bytes <= 1.1 * info.least, `${bytes} bytes fetched; the index and the headers are ${info.least}`);
-      numbers.deepSeekOverHttp = { shards: info.shards, tensors: info.tensors, requests, bytes, leastBytes: info.least, listMs, openMs, delayMs: 30 };
-      console.log(`# viewer: DeepSeek-like model (${info.shards} shards, ${info.tensors} tensors, 30 ms per response) listed in ${listMs.toFixed(0)} ms (goal 1.5 s; make bench-demo times it), integrity report and side panels at ${openMs.toFixed(0)} ms, ${requests} requests`);
+      numbers.deepSeekOverHttp = {
+        shards: info.shards,
+        tensors: info.tensors,
+        requests,
+        bytes,
+        leastBytes: info.least,
+        listMs,
+        openMs,
+        delayMs: 30,
+      };
+      console.log(
+        `# viewer: DeepSeek-like model (${info.shards} shards, ${info.tensors} tensors, 30 ms per response) listed in ${listMs.toFixed(0)} ms (goal 1.5 s; make bench-demo times it), integrity report and side panels at ${openMs.toFixed(0)} ms, ${requests} requests`,
+      );
       assert.deepEqual(page.errors, []);
     } finally {
       await hub.terminate();
@@ -551,10 +675,22 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
   test('malformed and truncated files say what is wrong and where; the page stays usable', async () => {
     const good = safetensors([{ name: 'ok', dtype: 'F32', shape: [2], data: Float32Array.from([1, 2]) }]);
     const cases = {
-      'bad-dtype.safetensors': assemble('{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"weird":{"dtype":"F33","shape":[1],"data_offsets":[4,8]}}', [new Uint8Array(8)], 8),
-      'bad-offsets.safetensors': assemble('{"x":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}}', [new Uint8Array(12)], 12),
+      'bad-dtype.safetensors': assemble(
+        '{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"weird":{"dtype":"F33","shape":[1],"data_offsets":[4,8]}}',
+        [new Uint8Array(8)],
+        8,
+      ),
+      'bad-offsets.safetensors': assemble(
+        '{"x":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}}',
+        [new Uint8Array(12)],
+        12,
+      ),
       'truncated.safetensors': good.subarray(0, good.length - 3),
-      'not-json.safetensors': assemble('{"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},}', [new Uint8Array(4)], 4),
+      'not-json.safetensors': assemble(
+        '{"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},}',
+        [new Uint8Array(4)],
+        4,
+      ),
       'tiny.safetensors': new Uint8Array([1, 2, 3]),
     };
     const page = await newPage();
@@ -569,13 +705,23 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
       }
       assert.ok(oracle?.kind, `${name} is rejected by the package`);
       await drop(page, [path]);
-      await page.waitForFunction((kind) => document.getElementById('error').dataset.kind === kind && !document.getElementById('error').hidden, oracle.kind);
+      await page.waitForFunction(
+        (kind) => document.getElementById('error').dataset.kind === kind && !document.getElementById('error').hidden,
+        oracle.kind,
+      );
       const text = await page.locator('#error').innerText();
       assert.match(text, new RegExp(`Could not open ${name.replace('.', '\\.')}`));
       assert.ok(text.includes(oracle.kind), `${name}: kind ${oracle.kind} shown`);
       if (oracle.offset !== null) {
-        assert.ok(text.includes(`header byte ${oracle.offset.toLocaleString('en-US')}`), `${name}: offset ${oracle.offset} shown`);
-        assert.equal(await page.locator('#error .snippet mark').count(), 1, `${name}: the header bytes around the error are shown`);
+        assert.ok(
+          text.includes(`header byte ${oracle.offset.toLocaleString('en-US')}`),
+          `${name}: offset ${oracle.offset} shown`,
+        );
+        assert.equal(
+          await page.locator('#error .snippet mark').count(),
+          1,
+          `${name}: the header bytes around the error are shown`,
+        );
       }
       if (oracle.tensor !== null) assert.ok(text.includes(oracle.tensor), `${name}: tensor ${oracle.tensor} shown`);
       if (name === 'bad-dtype.safetensors') await shot(page, '07-malformed');
@@ -589,9 +735,16 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     assert.equal(await cardValue(page, 'tensor-count'), 1);
     // A broken shard inside a sharded model is reported in the integrity panel, not fatal.
     const sub = join(dir, 'sharded');
-    await page.setInputFiles('#file-input', [join(sub, 'model.safetensors.index.json'), join(sub, 'model-00001-of-00003.safetensors'), join(sub, 'model-00002-of-00003.safetensors')]);
+    await page.setInputFiles('#file-input', [
+      join(sub, 'model.safetensors.index.json'),
+      join(sub, 'model-00001-of-00003.safetensors'),
+      join(sub, 'model-00002-of-00003.safetensors'),
+    ]);
     await page.waitForFunction(() => document.querySelector('[data-testid="files"]')?.dataset.value === '2');
-    assert.match(await page.locator('[data-testid="integrity-list"]').innerText(), /shard model-00003-of-00003\.safetensors is named by the index but missing/);
+    assert.match(
+      await page.locator('[data-testid="integrity-list"]').innerText(),
+      /shard model-00003-of-00003\.safetensors is named by the index but missing/,
+    );
     assert.deepEqual(page.errors, []);
   });
 
@@ -616,13 +769,19 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     await ready(page);
     await choose(page, '#compare-btn', writeFile(join(dir, 'B.safetensors'), safetensors(B)));
     await page.waitForSelector('[data-testid="compare-summary"]');
-    const counts = await page.$$eval('[data-testid="compare-summary"] [data-status]', (els) => Object.fromEntries(els.map((e) => [e.dataset.status, Number(e.dataset.count)])));
+    const counts = await page.$$eval('[data-testid="compare-summary"] [data-status]', (els) =>
+      Object.fromEntries(els.map((e) => [e.dataset.status, Number(e.dataset.count)])),
+    );
     assert.deepEqual(counts, { removed: 1, added: 1, dtype: 1, shape: 1, same: 1 });
     await page.fill('#filter', 'shared');
     await page.waitForTimeout(150);
     await page.locator('#compare .vt-row').first().click();
     await page.waitForSelector('#detail [data-testid="diff"]', { timeout: 20000 });
-    const diff = await page.$$eval('#detail [data-testid="diff"] .card', (cards) => Object.fromEntries(cards.map((c) => [c.dataset.stat, c.querySelector('dd').title || c.querySelector('dd').textContent])));
+    const diff = await page.$$eval('#detail [data-testid="diff"] .card', (cards) =>
+      Object.fromEntries(
+        cards.map((c) => [c.dataset.stat, c.querySelector('dd').title || c.querySelector('dd').textContent]),
+      ),
+    );
     let maxAbs = 0;
     let differing = 0;
     for (let i = 0; i < w.length; i++) {
@@ -644,8 +803,14 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
   });
 
   test('a second open while the first one is painting leaves the page whole', async () => {
-    const one = writeFile(join(dir, 'race-one.safetensors'), safetensors([{ name: 'a.weight', dtype: 'F32', shape: [3], data: Float32Array.from([1, 2, 3]) }]));
-    const two = writeFile(join(dir, 'race-two.safetensors'), safetensors([{ name: 'b.weight', dtype: 'F32', shape: [2], data: Float32Array.from([1, 2]) }]));
+    const one = writeFile(
+      join(dir, 'race-one.safetensors'),
+      safetensors([{ name: 'a.weight', dtype: 'F32', shape: [3], data: Float32Array.from([1, 2, 3]) }]),
+    );
+    const two = writeFile(
+      join(dir, 'race-two.safetensors'),
+      safetensors([{ name: 'b.weight', dtype: 'F32', shape: [2], data: Float32Array.from([1, 2]) }]),
+    );
     const bad = writeFile(join(dir, 'race-bad.safetensors'), new Uint8Array([1, 2, 3]));
 
     // A compare started then: the main open still finishes, and the comparison is with it.
@@ -654,7 +819,10 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     await page.setInputFiles('#file-input', [one]);
     await settled(page);
     await page.waitForSelector('[data-testid="compare-summary"]');
-    assert.equal(await page.evaluate(() => [window.viewer.a.name, window.viewer.b.name].join()), 'race-one.safetensors,race-two.safetensors');
+    assert.equal(
+      await page.evaluate(() => [window.viewer.a.name, window.viewer.b.name].join()),
+      'race-one.safetensors,race-two.safetensors',
+    );
     assert.equal(await cardValue(page, 'integrity'), 0);
     assert.equal(await page.locator('[data-testid="integrity-list"]').count(), 1);
     assert.equal(await page.locator('#toasts .toast').count(), 0, 'no "Opening…" toast is left');
@@ -676,7 +844,12 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
   test('the integrity card links to the report only once it is there', async () => {
     const page = await newPage();
     await duringNextOpen(page);
-    await page.setInputFiles('#file-input', [writeFile(join(dir, 'card.safetensors'), safetensors([{ name: 'w', dtype: 'F32', shape: [2], data: Float32Array.from([1, 2]) }]))]);
+    await page.setInputFiles('#file-input', [
+      writeFile(
+        join(dir, 'card.safetensors'),
+        safetensors([{ name: 'w', dtype: 'F32', shape: [2], data: Float32Array.from([1, 2]) }]),
+      ),
+    ]);
     await settled(page);
     assert.match((await page.evaluate(() => window.__during)).card, /checking/, 'clicked while checking');
     assert.deepEqual(page.errors, [], 'a click and Enter while checking do nothing');
@@ -685,7 +858,10 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     });
     await page.locator('[data-testid="integrity"]').press('Enter');
     assert.equal(await page.evaluate(() => document.getElementById('sec-integrity').open), true);
-    assert.equal(await page.evaluate(() => document.activeElement === document.querySelector('#sec-integrity > summary')), true);
+    assert.equal(
+      await page.evaluate(() => document.activeElement === document.querySelector('#sec-integrity > summary')),
+      true,
+    );
     await page.evaluate(() => {
       document.getElementById('sec-integrity').open = false;
     });
@@ -697,10 +873,16 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
   test('export a tensor as .npy and the header as JSON', async () => {
     const vals = Float32Array.from({ length: 6 }, (_, i) => i * 1.25 - 2);
     const halves = [0.5, -1, 2.25, 3];
-    const file = writeFile(join(dir, 'export.safetensors'), safetensors([
-      { name: 'w', dtype: 'F32', shape: [2, 3], data: vals },
-      { name: 'h', dtype: 'BF16', shape: [4], data: bf16(halves) },
-    ], { format: 'pt' }));
+    const file = writeFile(
+      join(dir, 'export.safetensors'),
+      safetensors(
+        [
+          { name: 'w', dtype: 'F32', shape: [2, 3], data: vals },
+          { name: 'h', dtype: 'BF16', shape: [4], data: bf16(halves) },
+        ],
+        { format: 'pt' },
+      ),
+    );
     const page = await newPage();
     await drop(page, [file]);
     await ready(page);
@@ -713,7 +895,11 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
       const header = buf.subarray(10, 10 + hlen).toString('latin1');
       const data = buf.subarray(10 + hlen);
       await page.keyboard.press('Escape');
-      return { header, data: new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length)), total: 10 + hlen };
+      return {
+        header,
+        data: new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length)),
+        total: 10 + hlen,
+      };
     };
     const w = await npy('w');
     assert.match(w.header, /'descr': '<f4', 'fortran_order': False, 'shape': \(2, 3\)/);
@@ -732,7 +918,8 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
   test('100,000 tensors: the list stays small in the DOM and scrolls smoothly', async () => {
     const N = 100000;
     const header = {};
-    for (let i = 0; i < N; i++) header[`blocks.${Math.floor(i / 100)}.unit.${i % 100}.w`] = { dtype: 'U8', shape: [1], data_offsets: [i, i + 1] };
+    for (let i = 0; i < N; i++)
+      header[`blocks.${Math.floor(i / 100)}.unit.${i % 100}.w`] = { dtype: 'U8', shape: [1], data_offsets: [i, i + 1] };
     const path = writeFile(join(dir, 'many.safetensors'), assemble(JSON.stringify(header), [new Uint8Array(N)], N));
     const page = await newPage();
     // The longest gap between animation frames while the 7.8 MB header is parsed and listed.
@@ -783,15 +970,27 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     const names = await blocks.locator('> ul > li > details > summary .tree-name').allTextContents();
     assert.deepEqual(names.slice(0, 4), ['0', '1', '2', '3']);
     assert.equal(names[10], '10');
-    numbers.hundredThousandTensors = { openMs: t.openMs, bytesRead: t.bytesRead, longestFrameGapWhileOpeningMs: Math.round(gap), scrollFrameMedianMs: Math.round(frames.median * 10) / 10, scrollFrameWorstMs: Math.round(frames.worst * 10) / 10 };
+    numbers.hundredThousandTensors = {
+      openMs: t.openMs,
+      bytesRead: t.bytesRead,
+      longestFrameGapWhileOpeningMs: Math.round(gap),
+      scrollFrameMedianMs: Math.round(frames.median * 10) / 10,
+      scrollFrameWorstMs: Math.round(frames.worst * 10) / 10,
+    };
     await shot(page, '09-100k-tensors');
     assert.deepEqual(page.errors, []);
   });
 
   test('a narrow window and the dark theme stay readable', async () => {
-    const page = await newPage({ width: 390, height: 844, path: '?url=samples/tiny-llama/model.safetensors.index.json' });
+    const page = await newPage({
+      width: 390,
+      height: 844,
+      path: '?url=samples/tiny-llama/model.safetensors.index.json',
+    });
     await ready(page);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the window`);
     await shot(page, '10-narrow');
     await page.locator('#list .vt-row').nth(14).click();

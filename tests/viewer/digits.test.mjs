@@ -27,7 +27,15 @@ const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const PYTHON = join(ROOT, 'tests/.venv/bin/python');
 const { chromium } = createRequire(join(ROOT, 'tests/js/package.json'))('playwright-core');
 
-const BASE_ARGS = ['--headless', '--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const BASE_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let server;
 let host; // { predictions, correct, total } of the Python model
@@ -48,7 +56,9 @@ async function open(args, query = '') {
 
 async function runSamples(page) {
   await page.click('#run-samples');
-  await page.waitForFunction(() => document.getElementById('samples-result').dataset.predictions, null, { timeout: 60000 });
+  await page.waitForFunction(() => document.getElementById('samples-result').dataset.predictions, null, {
+    timeout: 60000,
+  });
   return page.evaluate(() => {
     const r = document.getElementById('samples-result');
     return { predictions: r.dataset.predictions, correct: Number(r.dataset.correct), text: r.textContent };
@@ -66,13 +76,35 @@ async function draw(page, strokes) {
     await page.mouse.up();
   }
   // The last stroke's classification, not an earlier stroke's.
-  await page.waitForFunction(() => document.getElementById('prediction').textContent !== '–' && !document.getElementById('pad').dataset.busy);
+  await page.waitForFunction(
+    () => document.getElementById('prediction').textContent !== '–' && !document.getElementById('pad').dataset.busy,
+  );
   return Number(await page.textContent('#prediction'));
 }
 
-const ZERO = [Array.from({ length: 41 }, (_, i) => [128 + 60 * Math.sin((i / 40) * 2 * Math.PI), 128 - 95 * Math.cos((i / 40) * 2 * Math.PI)])];
-const ONE = [[[128, 30], [128, 226]]];
-const FOUR = [[[150, 30], [60, 160], [200, 160]], [[150, 30], [150, 226]]];
+const ZERO = [
+  Array.from({ length: 41 }, (_, i) => [
+    128 + 60 * Math.sin((i / 40) * 2 * Math.PI),
+    128 - 95 * Math.cos((i / 40) * 2 * Math.PI),
+  ]),
+];
+const ONE = [
+  [
+    [128, 30],
+    [128, 226],
+  ],
+];
+const FOUR = [
+  [
+    [150, 30],
+    [60, 160],
+    [200, 160],
+  ],
+  [
+    [150, 30],
+    [150, 226],
+  ],
+];
 
 describe('the digits page', { timeout: 180000 }, () => {
   before(async () => {

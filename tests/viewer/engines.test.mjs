@@ -56,19 +56,34 @@ const B = [
 ];
 
 const ready = (page) => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 30000 });
-const cardValue = (page, id) => page.evaluate((id) => Number(document.querySelector(`[data-testid="${id}"]`).dataset.value), id);
+const cardValue = (page, id) =>
+  page.evaluate((id) => Number(document.querySelector(`[data-testid="${id}"]`).dataset.value), id);
 
 /** Filters the list down to `name` (a unique substring) and opens it; waits for its panel. */
 async function openTensor(page, name, panel = 'stats', list = '#list') {
   await page.fill('#filter', name);
-  await page.waitForFunction(({ list, name }) => [...document.querySelectorAll(`${list} .vt-row:not([hidden])`)].length === 1 && document.querySelector(`${list} .vt-row:not([hidden])`).textContent.includes(name), { list, name });
+  await page.waitForFunction(
+    ({ list, name }) =>
+      [...document.querySelectorAll(`${list} .vt-row:not([hidden])`)].length === 1 &&
+      document.querySelector(`${list} .vt-row:not([hidden])`).textContent.includes(name),
+    { list, name },
+  );
   await page.click(`${list} .vt-row:not([hidden])`);
   await page.waitForSelector(`#detail[data-tensor="${name}"] [data-testid="${panel}"]`, { timeout: 30000 });
 }
 
 /** The numbers of a panel's cards (statistics or difference), at full precision. */
 const readCards = (page, panel) =>
-  page.evaluate((panel) => Object.fromEntries([...document.querySelectorAll(`#detail [data-testid="${panel}"] .card`)].map((c) => [c.dataset.stat, c.querySelector('dd').title || c.querySelector('dd').textContent])), panel);
+  page.evaluate(
+    (panel) =>
+      Object.fromEntries(
+        [...document.querySelectorAll(`#detail [data-testid="${panel}"] .card`)].map((c) => [
+          c.dataset.stat,
+          c.querySelector('dd').title || c.querySelector('dd').textContent,
+        ]),
+      ),
+    panel,
+  );
 
 function close(a, b, what, rel = 1e-6) {
   assert.ok(Math.abs(a - b) <= rel * Math.max(1, Math.abs(b)), `${what}: viewer ${a}, expected ${b}`);
@@ -110,7 +125,8 @@ describe('the viewer in every engine', { timeout: 600000 }, () => {
         pages.push(page);
         await page.goto(server.url + path);
         // (The viewer's listeners are on once its module ran: the last thing it does is set window.viewer.)
-        if (!path.startsWith('digits')) await page.waitForFunction(() => window.viewer !== undefined, null, { timeout: 30000 });
+        if (!path.startsWith('digits'))
+          await page.waitForFunction(() => window.viewer !== undefined, null, { timeout: 30000 });
         return page;
       };
 
@@ -141,14 +157,26 @@ describe('the viewer in every engine', { timeout: 600000 }, () => {
         await openTensor(page, 'model.specials');
         const sp = await readCards(page, 'stats');
         const ws = stats(Array.from(specials));
-        assert.deepEqual([sp.NaN, sp['+Inf'], sp['−Inf'], sp.zeros].map(Number), [ws.nan, ws.posInf, ws.negInf, ws.zeros]);
+        assert.deepEqual([sp.NaN, sp['+Inf'], sp['−Inf'], sp.zeros].map(Number), [
+          ws.nan,
+          ws.posInf,
+          ws.negInf,
+          ws.zeros,
+        ]);
         await openTensor(page, 'model.norm.weight');
         close(Number((await readCards(page, 'stats')).max), Math.max(...bf16ToFloat(bf16(norm))), 'BF16 max');
 
         await page.fill('#filter', '');
         await page.setInputFiles('#compare-input', join(dir, 'B.safetensors'));
         await page.waitForSelector('[data-testid="compare-summary"]');
-        const counts = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[data-testid="compare-summary"] [data-status]')].map((e) => [e.dataset.status, Number(e.dataset.count)])));
+        const counts = await page.evaluate(() =>
+          Object.fromEntries(
+            [...document.querySelectorAll('[data-testid="compare-summary"] [data-status]')].map((e) => [
+              e.dataset.status,
+              Number(e.dataset.count),
+            ]),
+          ),
+        );
         assert.deepEqual(counts, { removed: 1, added: 1, dtype: 1, same: 2 });
         await openTensor(page, 'model.proj.weight', 'diff', '#compare');
         const diff = await readCards(page, 'diff');
@@ -163,7 +191,7 @@ describe('the viewer in every engine', { timeout: 600000 }, () => {
         await page.screenshot(join(OUT, `${engine}-compare.png`));
       });
 
-      test('?url= of a sharded index: both shards by HTTP Range, a tensor\'s statistics', async () => {
+      test("?url= of a sharded index: both shards by HTTP Range, a tensor's statistics", async () => {
         const index = JSON.parse(readFileSync(join(DEMO, 'samples/tiny-llama/model.safetensors.index.json'), 'utf8'));
         const page = await newPage('?url=samples/tiny-llama/model.safetensors.index.json');
         await ready(page);
@@ -189,15 +217,29 @@ describe('the viewer in every engine', { timeout: 600000 }, () => {
         await page.fill('#save-dialog input[name=from]', 'model.');
         await page.select('#save-dialog select[name=convert]', 'BF16');
         await page.waitForFunction(() => !document.querySelector('#save-dialog .save-actions button.primary').disabled);
-        assert.match(await page.text('#save-dialog .save-note'), /cannot write files itself.*downloaded, up to 1.00 GiB/);
+        assert.match(
+          await page.text('#save-dialog .save-note'),
+          /cannot write files itself.*downloaded, up to 1.00 GiB/,
+        );
         await page.click('#save-dialog .save-actions button.primary');
-        await page.waitForFunction(() => ['done', 'cancelled', 'error'].includes(document.getElementById('save-dialog').dataset.state), null, { timeout: 60000 });
+        await page.waitForFunction(
+          () => ['done', 'cancelled', 'error'].includes(document.getElementById('save-dialog').dataset.state),
+          null,
+          { timeout: 60000 },
+        );
         assert.equal(await page.evaluate(() => document.getElementById('save-dialog').dataset.state), 'done');
         const source = pkg.SafeTensors.fromBytes(readFileSync(join(dir, 'A.safetensors')));
         const chunks = [];
-        for await (const c of pkg.serializeStream(pkg.editTensors(source, { rename: ['model.', ''], convert: 'BF16' }), source.metadata())) chunks.push(c);
+        for await (const c of pkg.serializeStream(
+          pkg.editTensors(source, { rename: ['model.', ''], convert: 'BF16' }),
+          source.metadata(),
+        ))
+          chunks.push(c);
         const got = await page.downloads();
-        assert.deepEqual(got.map((d) => d.name), ['A-edited.safetensors']);
+        assert.deepEqual(
+          got.map((d) => d.name),
+          ['A-edited.safetensors'],
+        );
         assert.deepEqual(got[0].bytes, Buffer.concat(chunks));
       });
 
@@ -210,7 +252,9 @@ describe('the viewer in every engine', { timeout: 600000 }, () => {
         assert.equal(await page.evaluate(() => document.body.dataset.backend), 'cpu');
         assert.match(backend, /^WebGPU is not available .*: running on the CPU/);
         await page.click('#run-samples');
-        await page.waitForFunction(() => document.getElementById('samples-result').dataset.predictions, null, { timeout: 60000 });
+        await page.waitForFunction(() => document.getElementById('samples-result').dataset.predictions, null, {
+          timeout: 60000,
+        });
         const predictions = await page.evaluate(() => document.getElementById('samples-result').dataset.predictions);
         assert.equal(host.total, 360);
         assert.equal(predictions, host.predictions);
@@ -220,8 +264,17 @@ describe('the viewer in every engine', { timeout: 600000 }, () => {
           const b = document.getElementById('pad').getBoundingClientRect();
           return { x: b.x, y: b.y };
         });
-        await page.draw([[[box.x + 128, box.y + 30], [box.x + 128, box.y + 128], [box.x + 128, box.y + 226]]]);
-        await page.waitForFunction(() => document.getElementById('prediction').textContent !== '–' && !document.getElementById('pad').dataset.busy);
+        await page.draw([
+          [
+            [box.x + 128, box.y + 30],
+            [box.x + 128, box.y + 128],
+            [box.x + 128, box.y + 226],
+          ],
+        ]);
+        await page.waitForFunction(
+          () =>
+            document.getElementById('prediction').textContent !== '–' && !document.getElementById('pad').dataset.busy,
+        );
         assert.equal(Number(await page.text('#prediction')), 1);
         await page.screenshot(join(OUT, `${engine}-digits.png`));
       });

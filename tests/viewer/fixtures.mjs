@@ -5,9 +5,28 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, ftruncateSync, openSync, writeFileSync, writeSync } from 'node:fs';
 
 export const BITS = {
-  BOOL: 8, F4: 4, F6_E2M3: 6, F6_E3M2: 6, U8: 8, I8: 8, F8_E5M2: 8, F8_E4M3: 8, F8_E8M0: 8,
-  F8_E4M3FNUZ: 8, F8_E5M2FNUZ: 8, I16: 16, U16: 16, F16: 16, BF16: 16, I32: 32, U32: 32,
-  F32: 32, C64: 64, F64: 64, I64: 64, U64: 64,
+  BOOL: 8,
+  F4: 4,
+  F6_E2M3: 6,
+  F6_E3M2: 6,
+  U8: 8,
+  I8: 8,
+  F8_E5M2: 8,
+  F8_E4M3: 8,
+  F8_E8M0: 8,
+  F8_E4M3FNUZ: 8,
+  F8_E5M2FNUZ: 8,
+  I16: 16,
+  U16: 16,
+  F16: 16,
+  BF16: 16,
+  I32: 32,
+  U32: 32,
+  F32: 32,
+  C64: 64,
+  F64: 64,
+  I64: 64,
+  U64: 64,
 };
 
 export const count = (shape) => shape.reduce((a, b) => a * b, 1);
@@ -123,7 +142,8 @@ export function moeEntries() {
   for (let l = 0; l < 48; l++) {
     const p = `model.layers.${l}`;
     out.push({ name: `${p}.input_layernorm.weight`, dtype: 'F32', shape: [H] });
-    for (const m of ['q', 'k', 'v', 'o']) out.push({ name: `${p}.self_attn.${m}_proj.weight`, dtype: 'BF16', shape: [H, H] });
+    for (const m of ['q', 'k', 'v', 'o'])
+      out.push({ name: `${p}.self_attn.${m}_proj.weight`, dtype: 'BF16', shape: [H, H] });
     out.push({ name: `${p}.post_attention_layernorm.weight`, dtype: 'F32', shape: [H] });
     out.push({ name: `${p}.mlp.gate.weight`, dtype: 'F32', shape: [64, H] });
     for (let e = 0; e < 64; e++) {

@@ -31,7 +31,11 @@ function loadPlaywright() {
   }
 }
 const playwright = loadPlaywright();
-const missing = !playwright ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)' : !existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : null;
+const missing = !playwright
+  ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)'
+  : !existsSync(CHROMIUM)
+    ? `no chromium at ${CHROMIUM}`
+    : null;
 if (missing && process.env.CI) throw new Error(`${missing}; required under CI`);
 if (missing) console.log(`# skipping the viewer's HTTP/2 test: ${missing}`);
 
@@ -62,7 +66,17 @@ describe('web viewer over HTTP/2', { skip: missing ?? false, timeout: 60000 }, (
     demo = await startServer({ root: DEMO, port: 0 });
     browser = await playwright.chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--ignore-certificate-errors-spki-list=${certificate.spki}`],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--ignore-certificate-errors-spki-list=${certificate.spki}`,
+      ],
     });
   });
 
@@ -79,10 +93,16 @@ describe('web viewer over HTTP/2', { skip: missing ?? false, timeout: 60000 }, (
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${demo.url}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`);
-    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state) && document.querySelector('[data-testid="integrity"]')?.hasAttribute('data-value'), null, {
-      polling: 100,
-      timeout: 30000,
-    });
+    await page.waitForFunction(
+      () =>
+        ['ready', 'error'].includes(document.body.dataset.state) &&
+        document.querySelector('[data-testid="integrity"]')?.hasAttribute('data-value'),
+      null,
+      {
+        polling: 100,
+        timeout: 30000,
+      },
+    );
     const card = (id) => page.locator(`[data-testid="${id}"]`).getAttribute('data-value').then(Number);
     assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready');
     assert.equal(await card('tensor-count'), info.tensors);

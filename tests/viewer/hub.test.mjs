@@ -30,7 +30,11 @@ try {
 } catch {
   // reported below
 }
-const missing = !playwright ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)' : !existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : null;
+const missing = !playwright
+  ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)'
+  : !existsSync(CHROMIUM)
+    ? `no chromium at ${CHROMIUM}`
+    : null;
 if (missing && process.env.CI) throw new Error(`${missing}; required under CI`);
 if (missing) console.log(`# skipping the viewer's Hub tests: ${missing}`);
 
@@ -47,7 +51,16 @@ describe('web viewer: models from the Hub', { skip: missing ?? false, timeout: 1
     server = await startServer({ root: DEMO, port: 0 });
     browser = await playwright.chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -65,7 +78,10 @@ describe('web viewer: models from the Hub', { skip: missing ?? false, timeout: 1
     return page;
   }
 
-  const ready = (page) => page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.openMs, null, { timeout: 20000 });
+  const ready = (page) =>
+    page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.openMs, null, {
+      timeout: 20000,
+    });
   const cardValue = (page, id) => page.locator(`[data-testid="${id}"]`).getAttribute('data-value').then(Number);
 
   test('?hub=org/name lists a sharded model through the CDN redirect; a tensor reads from the pinned URL', async () => {
@@ -75,14 +91,25 @@ describe('web viewer: models from the Hub', { skip: missing ?? false, timeout: 1
     assert.equal(await cardValue(page, 'files'), 2);
     assert.equal(await page.textContent('#model-name'), 'org/sharded');
     assert.equal(await page.inputValue('#hub-repo'), 'org/sharded');
-    assert.match(await page.textContent('#hub-endpoint'), /127\.0\.0\.1/, 'the page says which Hub a token would go to');
+    assert.match(
+      await page.textContent('#hub-endpoint'),
+      /127\.0\.0\.1/,
+      'the page says which Hub a token would go to',
+    );
     const shardUrls = await page.evaluate(() => window.viewer.a.shards.map((s) => s.src.url));
-    assert.ok(shardUrls.every((u) => u.startsWith(`${hub.cdn}/repos/org/sharded/main/`)), String(shardUrls));
+    assert.ok(
+      shardUrls.every((u) => u.startsWith(`${hub.cdn}/repos/org/sharded/main/`)),
+      String(shardUrls),
+    );
     const query = new URL(page.url()).searchParams;
     assert.equal(query.get('hub'), 'org/sharded');
     assert.equal(query.get('endpoint'), hub.endpoint);
     for (const shard of ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']) {
-      assert.ok(hub.requests.some((r) => r.origin === 'endpoint' && r.status === 302 && r.path === `/org/sharded/resolve/main/${shard}`));
+      assert.ok(
+        hub.requests.some(
+          (r) => r.origin === 'endpoint' && r.status === 302 && r.path === `/org/sharded/resolve/main/${shard}`,
+        ),
+      );
     }
     // The statistics worker reads layers.1.w (values 6, 7) from the shard's signed URL.
     const before = hub.requests.length;
@@ -113,7 +140,8 @@ describe('web viewer: models from the Hub', { skip: missing ?? false, timeout: 1
     const seen = hub.requests.slice(before);
     assert.ok(seen.some((r) => r.origin === 'endpoint' && r.headers.authorization === `Bearer ${GATED_TOKEN}`));
     assert.ok(seen.some((r) => r.origin === 'cdn'));
-    for (const r of hub.requests.filter((q) => q.origin === 'cdn')) assert.equal(r.headers.authorization, undefined, `no token to the CDN: ${r.path}`);
+    for (const r of hub.requests.filter((q) => q.origin === 'cdn'))
+      assert.equal(r.headers.authorization, undefined, `no token to the CDN: ${r.path}`);
     const kept = await page.evaluate(() => ({
       href: location.href,
       local: JSON.stringify({ ...localStorage }),
@@ -121,7 +149,13 @@ describe('web viewer: models from the Hub', { skip: missing ?? false, timeout: 1
       cookie: document.cookie,
       history: history.length,
     }));
-    assert.ok(!kept.href.includes(GATED_TOKEN) && !kept.local.includes(GATED_TOKEN) && !kept.session.includes(GATED_TOKEN) && !kept.cookie.includes(GATED_TOKEN), JSON.stringify(kept));
+    assert.ok(
+      !kept.href.includes(GATED_TOKEN) &&
+        !kept.local.includes(GATED_TOKEN) &&
+        !kept.session.includes(GATED_TOKEN) &&
+        !kept.cookie.includes(GATED_TOKEN),
+      JSON.stringify(kept),
+    );
     assert.equal(new URL(kept.href).searchParams.get('hub'), 'org/gated');
     // Nothing from the page's own origin carried it either.
     assert.deepEqual(page.errors, []);

@@ -10,7 +10,18 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, ftruncateSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  ftruncateSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -33,7 +44,13 @@ function loadPlaywright() {
   }
 }
 const playwright = loadPlaywright();
-const missing = !playwright ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)' : !existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !existsSync(PYTHON) ? `no ${PYTHON} (scripts/setup.sh python)` : null;
+const missing = !playwright
+  ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)'
+  : !existsSync(CHROMIUM)
+    ? `no chromium at ${CHROMIUM}`
+    : !existsSync(PYTHON)
+      ? `no ${PYTHON} (scripts/setup.sh python)`
+      : null;
 if (missing && process.env.CI) throw new Error(`${missing}; required under CI`);
 
 let server;
@@ -70,7 +87,10 @@ async function openFile(page, path) {
 }
 
 /** Opens the panel, fills it in, waits for the summary; returns the dialog's summary text. */
-async function fill(page, { which = 'all', from = '', to = '', convert = 'keep', output = 'file', shardSize = '5GB', dropKeys = [], set = [] }) {
+async function fill(
+  page,
+  { which = 'all', from = '', to = '', convert = 'keep', output = 'file', shardSize = '5GB', dropKeys = [], set = [] },
+) {
   await page.click('#save-btn');
   const d = page.locator('#save-dialog');
   for (const key of dropKeys) await d.locator(`input[name=dropKey][value="${key}"]`).check();
@@ -85,12 +105,23 @@ async function fill(page, { which = 'all', from = '', to = '', convert = 'keep',
   await d.locator('select[name=convert]').selectOption(convert);
   await d.locator(`input[name=output][value=${output}]`).check();
   await d.locator('input[name=shardSize]').fill(shardSize);
-  await page.waitForFunction(() => !document.querySelector('#save-dialog .save-actions button.primary').disabled, null, { timeout: 20000 });
+  await page.waitForFunction(
+    () => !document.querySelector('#save-dialog .save-actions button.primary').disabled,
+    null,
+    { timeout: 20000 },
+  );
   return d.locator('.save-summary').textContent();
 }
 
 const save = (page) => page.click('#save-dialog .save-actions button.primary');
-const settled = (page) => page.waitForFunction(() => ['done', 'cancelled', 'error'].includes(document.getElementById('save-dialog').dataset.state), null, { timeout: 60000 }).then(() => page.evaluate(() => document.getElementById('save-dialog').dataset.state));
+const settled = (page) =>
+  page
+    .waitForFunction(
+      () => ['done', 'cancelled', 'error'].includes(document.getElementById('save-dialog').dataset.state),
+      null,
+      { timeout: 60000 },
+    )
+    .then(() => page.evaluate(() => document.getElementById('save-dialog').dataset.state));
 
 /** A file of the origin-private file system, as bytes ('a/b' for one in a folder). */
 async function opfsFile(page, path) {
@@ -163,7 +194,10 @@ describe('Save as…', { skip: missing ?? false, timeout: 240000 }, () => {
     dir = mkdtempSync(join(tmpdir(), 'st-save-'));
     writeFileSync(join(dir, 'model.safetensors'), model);
     server = await startServer({ root: DEMO, port: 0 });
-    browser = await playwright.chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    browser = await playwright.chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
   });
 
   after(async () => {
@@ -172,7 +206,7 @@ describe('Save as…', { skip: missing ?? false, timeout: 240000 }, () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the current filter, a prefix renamed, floats to BF16, through a save picker: the reference\'s BF16 values', async () => {
+  test("the current filter, a prefix renamed, floats to BF16, through a save picker: the reference's BF16 values", async () => {
     const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     await page.fill('#filter', 'weight');
@@ -206,7 +240,7 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
     assert.deepEqual(page.errors, []);
   });
 
-  test('metadata: a key dropped and one set through the save picker: the reference\'s save_file with that metadata', async () => {
+  test("metadata: a key dropped and one set through the save picker: the reference's save_file with that metadata", async () => {
     const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     // A key both set and dropped is refused in the summary, and Save stays disabled.
@@ -215,7 +249,11 @@ for new, old in [("m.a.weight", "model.a.weight"), ("m.b.weight", "model.b.weigh
     await d.locator('input[name=dropKey][value="format"]').check();
     await d.locator('input[name=setKey]').fill('format');
     await d.locator('input[name=setValue]').fill('np');
-    await page.waitForFunction(() => document.querySelector('#save-dialog .save-summary').classList.contains('error'), null, { timeout: 20000 });
+    await page.waitForFunction(
+      () => document.querySelector('#save-dialog .save-summary').classList.contains('error'),
+      null,
+      { timeout: 20000 },
+    );
     assert.match(await d.locator('.save-summary').textContent(), /"format" is both set and dropped/);
     assert.equal(await d.locator('.save-actions button.primary').isDisabled(), true);
     await page.keyboard.press('Escape');
@@ -243,7 +281,12 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
     // Two keys set on top of the file's: the package's bytes for that metadata (keys sorted).
     const page2 = await newPage();
     await openFile(page2, join(dir, 'model.safetensors'));
-    await fill(page2, { set: [['b', '2'], ['a', '1']] });
+    await fill(page2, {
+      set: [
+        ['b', '2'],
+        ['a', '1'],
+      ],
+    });
     await save(page2);
     assert.equal(await settled(page2), 'done');
     const two = await opfsFile(page2, await page2.evaluate(() => window.__picked));
@@ -251,11 +294,13 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
     assert.deepEqual([page.errors, page2.errors], [[], []]);
   });
 
-  test('shards of a chosen size through a folder picker: the Hub\'s names, the index, the bytes', async () => {
+  test("shards of a chosen size through a folder picker: the Hub's names, the index, the bytes", async () => {
     const page = await newPage();
     await openFile(page, join(dir, 'model.safetensors'));
     const summary = await fill(page, { output: 'shards', shardSize: '2KB', convert: 'F16' });
-    const split = pkg.shardTensors(pkg.editTensors(pkg.SafeTensors.fromBytes(model), { convert: 'F16' }), { maxShardSize: '2KB' });
+    const split = pkg.shardTensors(pkg.editTensors(pkg.SafeTensors.fromBytes(model), { convert: 'F16' }), {
+      maxShardSize: '2KB',
+    });
     assert.ok(split.shards.length >= 2);
     assert.match(summary, new RegExp(`^4 tensors · .* in ${split.shards.length + 1} files$`));
     await save(page);
@@ -281,7 +326,9 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
   test('Cancel stops a large conversion mid-write: nothing is written', async () => {
     // A sparse 512 MiB F32 tensor (the file input reads it from disk lazily).
     const elements = 2 ** 27;
-    const head = assemble(JSON.stringify({ big: { dtype: 'F32', shape: [elements], data_offsets: [0, elements * 4] } }));
+    const head = assemble(
+      JSON.stringify({ big: { dtype: 'F32', shape: [elements], data_offsets: [0, elements * 4] } }),
+    );
     const path = join(dir, 'big.safetensors');
     const fd = openSync(path, 'w');
     writeSync(fd, head, 0, head.length, 0);
@@ -291,19 +338,26 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
     await openFile(page, path);
     await fill(page, { convert: 'BF16' });
     await save(page);
-    await page.waitForFunction(() => Number(document.getElementById('save-dialog').dataset.written ?? 0) > 0, null, { timeout: 30000 });
+    await page.waitForFunction(() => Number(document.getElementById('save-dialog').dataset.written ?? 0) > 0, null, {
+      timeout: 30000,
+    });
     await page.click('#save-dialog .save-actions button:not(.primary)'); // "Cancel" while writing
     assert.equal(await settled(page), 'cancelled');
     assert.match(await page.locator('#save-dialog .save-status').textContent(), /Cancelled/);
     const name = await page.evaluate(() => window.__picked);
-    const size = await page.evaluate(async (n) => (await (await (await navigator.storage.getDirectory()).getFileHandle(n)).getFile()).size, name);
+    const size = await page.evaluate(
+      async (n) => (await (await (await navigator.storage.getDirectory()).getFileHandle(n)).getFile()).size,
+      name,
+    );
     assert.equal(size, 0, 'the picked file keeps none of the aborted write');
     assert.deepEqual(page.errors, []);
   });
 
-  test('a 3 GiB file converted F32 → BF16 through the save picker: Chromium\'s memory grows by less than 256 MB', async (t) => {
+  test("a 3 GiB file converted F32 → BF16 through the save picker: Chromium's memory grows by less than 256 MB", async (t) => {
     const elements = 3 * 2 ** 28;
-    const head = assemble(JSON.stringify({ big: { dtype: 'F32', shape: [elements], data_offsets: [0, elements * 4] } }));
+    const head = assemble(
+      JSON.stringify({ big: { dtype: 'F32', shape: [elements], data_offsets: [0, elements * 4] } }),
+    );
     const path = join(dir, 'big3.safetensors');
     const fd = openSync(path, 'w');
     writeSync(fd, head, 0, head.length, 0);
@@ -312,7 +366,10 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
     closeSync(fd);
     // A profile on disk: an incognito context would keep the 1.5 GiB result in memory.
     const profile = mkdtempSync(join(tmpdir(), 'st-save-profile-'));
-    const context = await playwright.chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    const context = await playwright.chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     try {
       await context.addInitScript(stubPickers);
       const page = await context.newPage();
@@ -331,13 +388,18 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
       }
       assert.equal(await page.evaluate(() => document.getElementById('save-dialog').dataset.state), 'done');
       const MB = 1e6;
-      t.diagnostic(`3 GiB F32 → 1.5 GiB BF16 in ${((performance.now() - t0) / 1000).toFixed(1)} s; Chromium's processes ${(before / MB).toFixed(0)} MB → peak ${(peak / MB).toFixed(0)} MB`);
+      t.diagnostic(
+        `3 GiB F32 → 1.5 GiB BF16 in ${((performance.now() - t0) / 1000).toFixed(1)} s; Chromium's processes ${(before / MB).toFixed(0)} MB → peak ${(peak / MB).toFixed(0)} MB`,
+      );
       assert.ok(peak - before < 256 * MB, `grew by ${((peak - before) / MB).toFixed(0)} MB`);
-      const first = await page.evaluate(async (n) => {
-        const f = await (await (await navigator.storage.getDirectory()).getFileHandle(n)).getFile();
-        const h = new DataView(await f.slice(0, 8).arrayBuffer()).getUint32(0, true);
-        return { size: f.size, values: [...new Uint16Array(await f.slice(8 + h, 8 + h + 6).arrayBuffer())] };
-      }, await page.evaluate(() => window.__picked));
+      const first = await page.evaluate(
+        async (n) => {
+          const f = await (await (await navigator.storage.getDirectory()).getFileHandle(n)).getFile();
+          const h = new DataView(await f.slice(0, 8).arrayBuffer()).getUint32(0, true);
+          return { size: f.size, values: [...new Uint16Array(await f.slice(8 + h, 8 + h + 6).arrayBuffer())] };
+        },
+        await page.evaluate(() => window.__picked),
+      );
       assert.deepEqual(first.values, [0x3fc0, 0xc010, 0]);
       assert.ok(first.size > elements * 2);
     } finally {

@@ -7,7 +7,16 @@ import { test } from 'node:test';
 
 import { decodeChunk, decodedByPackage } from '../../web-demo/decode.js';
 import { DTYPE_BITS, fmtBytes, fmtNum, naturalCompare } from '../../web-demo/format.js';
-import { DiffAccumulator, Histogram, StatsAccumulator, chunkPlan, elementsPerChunk, gridLayout, npyHeader, rowRange } from '../../web-demo/stats.js';
+import {
+  DiffAccumulator,
+  Histogram,
+  StatsAccumulator,
+  chunkPlan,
+  elementsPerChunk,
+  gridLayout,
+  npyHeader,
+  rowRange,
+} from '../../web-demo/stats.js';
 import { parseRange } from '../../scripts/serve.mjs';
 import { rng, stats } from './fixtures.mjs';
 
@@ -35,18 +44,24 @@ test('chunks hold whole elements, start on byte boundaries and stay within the l
 test('statistics merged over many chunks equal the statistics of all values', () => {
   const r = rng(11);
   const n = 5000;
-  const values = Float32Array.from({ length: n }, (_, i) => (i % 97 === 0 ? NaN : i % 89 === 0 ? (i % 2 ? Infinity : -Infinity) : i % 13 === 0 ? 0 : 1000 + r.gauss() * 3));
+  const values = Float32Array.from({ length: n }, (_, i) =>
+    i % 97 === 0 ? NaN : i % 89 === 0 ? (i % 2 ? Infinity : -Infinity) : i % 13 === 0 ? 0 : 1000 + r.gauss() * 3,
+  );
   const want = stats(Array.from(values));
   for (const step of [n, 1000, 8, 333]) {
     const acc = new StatsAccumulator({ dtype: 'F32', shape: [50, 100], count: n });
     for (let e0 = 0; e0 < n; e0 += step) acc.add(values.subarray(e0, Math.min(n, e0 + step)), e0);
     const got = acc.result();
-    for (const k of ['min', 'max', 'zeros', 'nan', 'posInf', 'negInf', 'finite']) assert.equal(got[k], want[k], `${k} with chunks of ${step}`);
+    for (const k of ['min', 'max', 'zeros', 'nan', 'posInf', 'negInf', 'finite'])
+      assert.equal(got[k], want[k], `${k} with chunks of ${step}`);
     assert.ok(Math.abs(got.mean - want.mean) < 1e-9 * Math.abs(want.mean), `mean with chunks of ${step}`);
     assert.ok(Math.abs(got.std - want.std) < 1e-9, `std with chunks of ${step}: ${got.std} vs ${want.std}`);
     // First values grid: rows of the 2-D tensor, top-left 8 × 8.
     assert.equal(got.grid.rows, 8);
-    for (const c of got.grid.cells) assert.ok(Object.is(c.value, values[c.r * 100 + c.c]) || (Number.isNaN(c.value) && Number.isNaN(values[c.r * 100 + c.c])));
+    for (const c of got.grid.cells)
+      assert.ok(
+        Object.is(c.value, values[c.r * 100 + c.c]) || (Number.isNaN(c.value) && Number.isNaN(values[c.r * 100 + c.c])),
+      );
     // Heatmap: 50 × 100 is small enough to keep every value.
     assert.equal(got.heatmap.width, 100);
     assert.equal(got.heatmap.height, 50);
@@ -76,7 +91,8 @@ test('a heatmap of very long rows needs no per-column table', () => {
   const cols = (1 << 22) + 8;
   const acc = new StatsAccumulator({ dtype: 'F32', shape: [2, cols], count: 2 * cols });
   const chunk = new Float32Array(1 << 20).fill(1);
-  for (let e0 = 0; e0 < 2 * cols; e0 += chunk.length) acc.add(chunk.subarray(0, Math.min(chunk.length, 2 * cols - e0)), e0);
+  for (let e0 = 0; e0 < 2 * cols; e0 += chunk.length)
+    acc.add(chunk.subarray(0, Math.min(chunk.length, 2 * cols - e0)), e0);
   const hm = acc.result().heatmap;
   assert.deepEqual([hm.height, hm.width], [2, 256]);
   assert.ok(hm.values.every((v) => v === 1));
@@ -111,7 +127,11 @@ test('differences: max |Δ| and where, equal counts, NaN on one side', () => {
 });
 
 test('the .npy header is numpy v1.0, padded to 64 bytes', () => {
-  for (const [descr, shape, dims] of [['<f4', [2, 3], '(2, 3)'], ['|u1', [7], '(7,)'], ['<i8', [], '()']]) {
+  for (const [descr, shape, dims] of [
+    ['<f4', [2, 3], '(2, 3)'],
+    ['|u1', [7], '(7,)'],
+    ['<i8', [], '()'],
+  ]) {
     const h = npyHeader(descr, shape);
     assert.equal(h.length % 64, 0);
     assert.deepEqual([...h.subarray(0, 8)], [0x93, 78, 85, 77, 80, 89, 1, 0]);
@@ -133,7 +153,12 @@ test('integers, BOOL and complex decode here; float dtypes go to the package', (
   assert.deepEqual(dec('I8', Int8Array.from([-128, 0, 127]), 3), [-128, 0, 127]);
   assert.deepEqual(dec('U16', Uint16Array.from([0, 65535]), 2), [0, 65535]);
   assert.deepEqual(dec('I32', Int32Array.from([-5, 2 ** 31 - 1]), 2), [-5, Math.fround(2 ** 31 - 1)]);
-  assert.deepEqual(dec('I64', BigInt64Array.from([-3n, 2n ** 40n, -(2n ** 40n) - 1n, -(2n ** 20n) - 1n]), 4), [-3, 2 ** 40, Math.fround(-(2 ** 40) - 1), -(2 ** 20) - 1]);
+  assert.deepEqual(dec('I64', BigInt64Array.from([-3n, 2n ** 40n, -(2n ** 40n) - 1n, -(2n ** 20n) - 1n]), 4), [
+    -3,
+    2 ** 40,
+    Math.fround(-(2 ** 40) - 1),
+    -(2 ** 20) - 1,
+  ]);
   assert.deepEqual(dec('U64', BigUint64Array.from([2n ** 63n, 5n]), 2), [2 ** 63, 5]);
   assert.deepEqual(dec('BOOL', Uint8Array.from([0, 1, 2, 255]), 4), [0, 1, 1, 1]);
   assert.deepEqual(dec('C64', Float32Array.from([1.5, -2, 0, 3]), 4), [1.5, -2, 0, 3]);
@@ -166,18 +191,29 @@ test('the demo server answers byte ranges as HTTP says', () => {
   assert.deepEqual(parseRange('bytes=90-500', 100), [90, 99]);
   assert.deepEqual(parseRange('bytes=-10', 100), [90, 99]);
   assert.deepEqual(parseRange('bytes=-500', 100), [0, 99]);
-  for (const bad of ['bytes=100-', 'bytes=5-2', 'bytes=-0', 'bytes=-', 'items=0-1', 'bytes=0-1,4-5']) assert.equal(parseRange(bad, 100), 'bad', bad);
+  for (const bad of ['bytes=100-', 'bytes=5-2', 'bytes=-0', 'bytes=-', 'items=0-1', 'bytes=0-1,4-5'])
+    assert.equal(parseRange(bad, 100), 'bad', bad);
 });
 
 test('a row range is the byte range of those rows, its bounds resolved as numpy resolves t[a:b]', () => {
   const ref = { dtype: 'BF16', shape: [10, 3, 4], byteOffset: 1000, byteLength: 240 };
   const row = 3 * 4 * 2;
   const cases = [
-    [2, 5, 2, 5], [null, 3, 0, 3], [-3, null, 7, 10], [8, 100, 8, 10], [-100, 2, 0, 2], [6, 4, 6, 6], [null, null, 0, 10],
+    [2, 5, 2, 5],
+    [null, 3, 0, 3],
+    [-3, null, 7, 10],
+    [8, 100, 8, 10],
+    [-100, 2, 0, 2],
+    [6, 4, 6, 6],
+    [null, null, 0, 10],
   ];
   for (const [a, b, r0, r1] of cases) {
     const got = rowRange(ref, a, b);
-    assert.deepEqual([got.shape, got.byteOffset, got.byteLength, got.firstRow], [[r1 - r0, 3, 4], 1000 + r0 * row, (r1 - r0) * row, r0], `[${a}, ${b}]`);
+    assert.deepEqual(
+      [got.shape, got.byteOffset, got.byteLength, got.firstRow],
+      [[r1 - r0, 3, 4], 1000 + r0 * row, (r1 - r0) * row, r0],
+      `[${a}, ${b}]`,
+    );
   }
   // Statistics of the rows only: the accumulator over the range's elements.
   const values = Float32Array.from({ length: 10 * 12 }, (_, i) => Math.floor(i / 12));

@@ -40,7 +40,9 @@ function generate(random) {
   // Each shard's tensors (name → length) and the index's entries.
   const shards = files.map(() => new Map());
   const entries = new Map();
-  const pool = Array.from({ length: 3 + pick(6) }, (_, j) => (chance(0.2) ? ODD[pick(ODD.length)] : `layers.${j}.weight`));
+  const pool = Array.from({ length: 3 + pick(6) }, (_, j) =>
+    chance(0.2) ? ODD[pick(ODD.length)] : `layers.${j}.weight`,
+  );
   for (const name of new Set(pool)) {
     const s = pick(n);
     shards[s].set(name, 1 + pick(3));
@@ -77,7 +79,9 @@ function generate(random) {
   } else if (chance(0.1)) totalSize = `${total()}.0`;
   else if (chance(0.1)) totalSize = null;
   const out = new Map();
-  shards.forEach((s, i) => out.set(files[i], tensorFile([...s].map(([t, len]) => [t, 'U8', [len], new Uint8Array(len)]))));
+  shards.forEach((s, i) =>
+    out.set(files[i], tensorFile([...s].map(([t, len]) => [t, 'U8', [len], new Uint8Array(len)]))),
+  );
   if (chance(0.1)) {
     faults.push('missingShard');
     out.delete(files[pick(n)]);
@@ -156,7 +160,12 @@ test(`verify and checkShards agree on ${MODELS} generated sharded models with fa
       JSON.stringify(doc.checkedShards) === JSON.stringify(js.names) &&
       JSON.stringify(doc.findings) === JSON.stringify(js.findings) &&
       JSON.stringify(cliMessages) === JSON.stringify(js.messages);
-    if (!same) disagreements.push({ model: m, cli: { shards: doc.checkedShards, findings: doc.findings, problems: doc.problems }, js });
+    if (!same)
+      disagreements.push({
+        model: m,
+        cli: { shards: doc.checkedShards, findings: doc.findings, problems: doc.problems },
+        js,
+      });
   });
   const seconds = (performance.now() - started) / 1000;
   t.diagnostic(

@@ -25,10 +25,14 @@ function setPairs(set) {
   else if (typeof set === 'object' && !Array.isArray(set)) pairs = Object.entries(set);
   else throw new TypeError('metadata.set: expected an object or a Map from keys to string values');
   for (const [key, value] of pairs) {
-    if (typeof key !== 'string') fail(KIND.InvalidArgument, `metadata.set: a key is ${typeof key}; metadata keys are strings`);
+    if (typeof key !== 'string')
+      fail(KIND.InvalidArgument, `metadata.set: a key is ${typeof key}; metadata keys are strings`);
     if (key === RESERVED) reserved('set');
     if (typeof value !== 'string') {
-      fail(KIND.InvalidArgument, `metadata.set: the value of ${JSON.stringify(key)} is ${value === null ? 'null' : typeof value}; metadata values are strings (convert it, e.g. String(value))`);
+      fail(
+        KIND.InvalidArgument,
+        `metadata.set: the value of ${JSON.stringify(key)} is ${value === null ? 'null' : typeof value}; metadata values are strings (convert it, e.g. String(value))`,
+      );
     }
   }
   return pairs;
@@ -40,7 +44,8 @@ function dropKeys(drop) {
   const keys = typeof drop === 'string' ? [drop] : drop;
   if (!Array.isArray(keys)) throw new TypeError('metadata.drop: expected a key or an array of keys');
   for (const key of keys) {
-    if (typeof key !== 'string') fail(KIND.InvalidArgument, `metadata.drop: a key is ${typeof key}; metadata keys are strings`);
+    if (typeof key !== 'string')
+      fail(KIND.InvalidArgument, `metadata.drop: a key is ${typeof key}; metadata keys are strings`);
     if (key === RESERVED) reserved('drop');
   }
   return new Set(keys);
@@ -59,7 +64,11 @@ export function editMetadata(metadata, edits = {}) {
   const pairs = setPairs(set);
   const dropped = dropKeys(drop);
   for (const [key] of pairs) {
-    if (dropped.has(key)) fail(KIND.InvalidArgument, `metadata: the key ${JSON.stringify(key)} is both set and dropped; give it in one of them`);
+    if (dropped.has(key))
+      fail(
+        KIND.InvalidArgument,
+        `metadata: the key ${JSON.stringify(key)} is both set and dropped; give it in one of them`,
+      );
   }
   if (metadata !== undefined && metadata !== null && (typeof metadata !== 'object' || Array.isArray(metadata))) {
     throw new TypeError('metadata: expected an object of strings, or null');

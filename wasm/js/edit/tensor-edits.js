@@ -12,7 +12,9 @@ import { CONVERT_TARGETS } from '../write/serialize-stream.js';
 
 // A glob: `*` any run of characters, `?` one; the rest literal; whole name.
 function globRegExp(glob) {
-  const body = [...glob].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+  const body = [...glob]
+    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+    .join('');
   return new RegExp(`^${body}$`, 'su');
 }
 
@@ -52,7 +54,10 @@ function converter(convert) {
   if (convert === undefined || convert === null) return () => undefined;
   const check = (to) => {
     if (!CONVERT_TARGETS.includes(to)) {
-      fail(KIND.InvalidArgument, `convert: ${JSON.stringify(to)} is not a dtype floats convert to (${CONVERT_TARGETS.join(', ')})`);
+      fail(
+        KIND.InvalidArgument,
+        `convert: ${JSON.stringify(to)} is not a dtype floats convert to (${CONVERT_TARGETS.join(', ')})`,
+      );
     }
     return to;
   };
@@ -63,7 +68,8 @@ function converter(convert) {
   if (typeof convert === 'object') {
     const map = new Map(Object.entries(convert));
     for (const [from, to] of map) {
-      if (DTYPE_KINDS[DTYPE_INDEX.get(from)] !== 'float') fail(KIND.InvalidArgument, `convert: ${JSON.stringify(from)} is not a float dtype`);
+      if (DTYPE_KINDS[DTYPE_INDEX.get(from)] !== 'float')
+        fail(KIND.InvalidArgument, `convert: ${JSON.stringify(from)} is not a float dtype`);
       check(to);
     }
     return (dtype) => map.get(dtype);
@@ -101,12 +107,21 @@ export function editTensors(source, { keep, drop, rename, convert, metadata } = 
   for (const t of all) {
     if (!kept(t.name) || dropped(t.name)) continue;
     const name = newName(t.name);
-    if (typeof name !== 'string') throw new TypeError(`rename: gave ${typeof name} for ${JSON.stringify(t.name)}, expected a string`);
+    if (typeof name !== 'string')
+      throw new TypeError(`rename: gave ${typeof name} for ${JSON.stringify(t.name)}, expected a string`);
     if (name === '__metadata__') {
-      fail(KIND.ReservedName, `${JSON.stringify(t.name)} would be renamed to "__metadata__", the name the header's metadata holds`, { tensor: t.name });
+      fail(
+        KIND.ReservedName,
+        `${JSON.stringify(t.name)} would be renamed to "__metadata__", the name the header's metadata holds`,
+        { tensor: t.name },
+      );
     }
     if (out.has(name)) {
-      fail(KIND.DuplicateTensorName, `${JSON.stringify(from.get(name))} and ${JSON.stringify(t.name)} would both be renamed to it`, { tensor: name });
+      fail(
+        KIND.DuplicateTensorName,
+        `${JSON.stringify(from.get(name))} and ${JSON.stringify(t.name)} would both be renamed to it`,
+        { tensor: name },
+      );
     }
     from.set(name, t.name);
     const dtype = target(t.dtype) ?? t.dtype;

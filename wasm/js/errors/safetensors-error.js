@@ -2,7 +2,12 @@
 // kind number and its fields (wasm/src/error.rs), worded by errors/messages.js.
 
 import {
-  ERROR_FIELDS, ERROR_KIND, ERROR_OFFSET, ERROR_TENSOR_INDEX, ERROR_TENSOR_LEN, ERROR_TENSOR_START,
+  ERROR_FIELDS,
+  ERROR_KIND,
+  ERROR_OFFSET,
+  ERROR_TENSOR_INDEX,
+  ERROR_TENSOR_LEN,
+  ERROR_TENSOR_START,
 } from '../generated/wire.js';
 import { JS_KINDS, KINDS, message } from './messages.js';
 import { decodeText } from '../read/header-text.js';

@@ -19,7 +19,14 @@ export const DTYPE_INFO = Object.freeze(
     Object.fromEntries(
       DTYPES.map((name, index) => [
         name,
-        Object.freeze({ name, index, bits: BITS[index], align: ALIGN[index], kind: DTYPE_KINDS[index], view: VIEW[index].name }),
+        Object.freeze({
+          name,
+          index,
+          bits: BITS[index],
+          align: ALIGN[index],
+          kind: DTYPE_KINDS[index],
+          view: VIEW[index].name,
+        }),
       ]),
     ),
   ),

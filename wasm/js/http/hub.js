@@ -26,7 +26,9 @@ function checkRepo(repo) {
 
 function checkFile(file) {
   if (typeof file !== 'string' || file === '' || file.split('/').some((s) => s === '' || s === '.' || s === '..')) {
-    throw new TypeError(`file: expected a path inside the repository such as "unet/diffusion_pytorch_model.safetensors", got ${JSON.stringify(file)}`);
+    throw new TypeError(
+      `file: expected a path inside the repository such as "unet/diffusion_pytorch_model.safetensors", got ${JSON.stringify(file)}`,
+    );
   }
 }
 
@@ -43,7 +45,8 @@ export function hubUrl(endpoint, repo, revision, file) {
 
 // Whether fetch hides redirects from `redirect: 'manual'` (browsers give
 // an opaque answer; Node, Deno and Bun give the 3xx itself).
-const HIDES_REDIRECTS = typeof globalThis.document !== 'undefined' || typeof globalThis.WorkerGlobalScope !== 'undefined';
+const HIDES_REDIRECTS =
+  typeof globalThis.document !== 'undefined' || typeof globalThis.WorkerGlobalScope !== 'undefined';
 
 /**
  * A fetch for the files of one Hub endpoint. The token goes to the
@@ -144,21 +147,40 @@ function hubError(r, { repo, revision, endpoint, token, tried, via, cause }) {
     const next =
       token === undefined
         ? 'pass { token } of an account with access (for a gated model, accept its terms on its page first)'
-        : 'the token given has no access: accept the model\'s terms on its page, or pass a token of an account that has access';
-    return new SafeTensorsError(KIND.HubUnauthorized, `${where} ${why} (the Hub answered ${answer} for ${tried.at(-1)}): ${next}`, { cause });
+        : "the token given has no access: accept the model's terms on its page, or pass a token of an account that has access";
+    return new SafeTensorsError(
+      KIND.HubUnauthorized,
+      `${where} ${why} (the Hub answered ${answer} for ${tried.at(-1)}): ${next}`,
+      { cause },
+    );
   }
   if (r.code === 'RepoNotFound') {
-    return new SafeTensorsError(KIND.HubNotFound, `${repo} is not a repository on ${endpoint} (404 RepoNotFound, looking for ${tried.join(', ')}): check the name ("org/name")`, { cause });
+    return new SafeTensorsError(
+      KIND.HubNotFound,
+      `${repo} is not a repository on ${endpoint} (404 RepoNotFound, looking for ${tried.join(', ')}): check the name ("org/name")`,
+      { cause },
+    );
   }
   if (r.code === 'RevisionNotFound') {
-    return new SafeTensorsError(KIND.HubNotFound, `${repo} has no revision ${JSON.stringify(revision)} on ${endpoint} (404 RevisionNotFound, looking for ${tried.join(', ')}): check the branch, tag or commit`, { cause });
+    return new SafeTensorsError(
+      KIND.HubNotFound,
+      `${repo} has no revision ${JSON.stringify(revision)} on ${endpoint} (404 RevisionNotFound, looking for ${tried.join(', ')}): check the branch, tag or commit`,
+      { cause },
+    );
   }
   if (via !== undefined) {
-    return new SafeTensorsError(KIND.HubNotFound, `${where} has no ${tried.at(-1)}, which its index ${via} names (the Hub answered ${answer})`, { cause });
+    return new SafeTensorsError(
+      KIND.HubNotFound,
+      `${where} has no ${tried.at(-1)}, which its index ${via} names (the Hub answered ${answer})`,
+      { cause },
+    );
   }
-  return new SafeTensorsError(KIND.HubNotFound, `${where} has none of the files tried: ${tried.join(', ')} (the Hub answered ${answer}); pass { file } to name the model's file or index (e.g. "unet/diffusion_pytorch_model.safetensors")`, { cause });
+  return new SafeTensorsError(
+    KIND.HubNotFound,
+    `${where} has none of the files tried: ${tried.join(', ')} (the Hub answered ${answer}); pass { file } to name the model's file or index (e.g. "unet/diffusion_pytorch_model.safetensors")`,
+    { cause },
+  );
 }
-
 
 /** A single file as a one-shard model, under an index made from its header. */
 function oneShard(file, name) {
@@ -172,9 +194,13 @@ function oneShard(file, name) {
  * `.json` file: its shards are fetched from beside it) or its single file,
  * `model.safetensors.index.json` then `model.safetensors` by default.
  */
-export async function openHub(repo, { revision = 'main', file, endpoint = HUB_ENDPOINT, token, fetch: fetchFn = globalThis.fetch, ...options } = {}) {
+export async function openHub(
+  repo,
+  { revision = 'main', file, endpoint = HUB_ENDPOINT, token, fetch: fetchFn = globalThis.fetch, ...options } = {},
+) {
   checkRepo(repo);
-  if (typeof revision !== 'string' || revision === '') throw new TypeError('revision: expected a branch, tag or commit name');
+  if (typeof revision !== 'string' || revision === '')
+    throw new TypeError('revision: expected a branch, tag or commit name');
   if (file !== undefined) checkFile(file);
   if (token !== undefined && (typeof token !== 'string' || token === '' || /[\r\n]/.test(token))) {
     throw new TypeError('token: expected a Hub access token (a non-empty string)');
@@ -185,7 +211,8 @@ export async function openHub(repo, { revision = 'main', file, endpoint = HUB_EN
   } catch (e) {
     throw new TypeError(`endpoint: expected an http(s) URL, got ${JSON.stringify(String(endpoint))}`, { cause: e });
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`endpoint: expected an http(s) URL, got ${JSON.stringify(String(endpoint))}`);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    throw new TypeError(`endpoint: expected an http(s) URL, got ${JSON.stringify(String(endpoint))}`);
   const shown = String(endpoint).replace(/\/+$/, '');
   const prefix = hubUrl(shown, repo, revision, '');
   const candidates = file === undefined ? HUB_DEFAULT_FILES : [file];
@@ -197,7 +224,10 @@ export async function openHub(repo, { revision = 'main', file, endpoint = HUB_EN
     try {
       const model = name.endsWith('.json')
         ? await openSharded(url, [], { ...options, fetch: hub.fetch })
-        : oneShard(await SafeTensors.fromUrl(url, { ...options, fetch: hub.fetch }), name.slice(name.lastIndexOf('/') + 1));
+        : oneShard(
+            await SafeTensors.fromUrl(url, { ...options, fetch: hub.fetch }),
+            name.slice(name.lastIndexOf('/') + 1),
+          );
       for (const shard of model.shards) shard.url = hub.urlOf(shard.file._source.url);
       model.file = name;
       return model;
@@ -206,9 +236,18 @@ export async function openHub(repo, { revision = 'main', file, endpoint = HUB_EN
       if (r === null) throw e;
       const refused = fileOf(r.url, prefix);
       if (refused !== name) tried.push(refused);
-      const another = r.status === 404 && r.code !== 'RepoNotFound' && r.code !== 'RevisionNotFound' && refused === name;
+      const another =
+        r.status === 404 && r.code !== 'RepoNotFound' && r.code !== 'RevisionNotFound' && refused === name;
       if (another && name !== candidates.at(-1)) continue;
-      throw hubError(r, { repo, revision, endpoint: shown, token, tried, via: refused === name ? undefined : name, cause: e });
+      throw hubError(r, {
+        repo,
+        revision,
+        endpoint: shown,
+        token,
+        tried,
+        via: refused === name ? undefined : name,
+        cause: e,
+      });
     }
   }
 }

@@ -30,7 +30,8 @@ const MAX_TIMER = 2 ** 31 - 1;
  * wait (2^31 − 1 ms) is Infinity: no deadline.
  */
 export function httpOptions({ timeout = DEFAULT_TIMEOUT, retries = DEFAULT_RETRIES } = {}) {
-  if (!(typeof timeout === 'number' && timeout > 0)) throw new TypeError('timeout: expected a positive number of milliseconds (or Infinity)');
+  if (!(typeof timeout === 'number' && timeout > 0))
+    throw new TypeError('timeout: expected a positive number of milliseconds (or Infinity)');
   if (!(Number.isInteger(retries) && retries >= 0)) throw new TypeError('retries: expected a non-negative integer');
   return { timeout: timeout > MAX_TIMER ? Infinity : timeout, retries };
 }
@@ -119,7 +120,7 @@ function sleep(ms, signal) {
 function networkError(e, url) {
   const cause = e?.cause?.message ?? '';
   if (/redirect/i.test(cause)) return new SafeTensorsError(KIND.TooManyRedirects, `${url}: ${cause}`, { cause: e });
-  const why = cause === '' ? e?.message ?? String(e) : `${e.message}: ${cause}`;
+  const why = cause === '' ? (e?.message ?? String(e)) : `${e.message}: ${cause}`;
   return transient(KIND.Network, `request for ${url} failed: ${why}`, { cause: e });
 }
 
@@ -159,7 +160,10 @@ export async function request(http, init, signal, consume) {
       if (res !== null) await cancel(res);
       if (signal?.aborted) throw signal.reason;
       const error = watch.timedOut
-        ? transient(KIND.Timeout, `${url} made no progress for ${timeout} ms (under ${MIN_PROGRESS} bytes in that time, or no answer)`)
+        ? transient(
+            KIND.Timeout,
+            `${url} made no progress for ${timeout} ms (under ${MIN_PROGRESS} bytes in that time, or no answer)`,
+          )
         : e;
       if (!TRANSIENT.has(error) || attempt >= retries) {
         if (attempt > 0 && error instanceof SafeTensorsError) error.message += ` (after ${attempt + 1} tries)`;
@@ -208,7 +212,11 @@ export async function readBody(res, watch, url, { max = Infinity, min = 0 } = {}
           step = await reader.read();
         } catch (e) {
           if (watch.timedOut || e instanceof SafeTensorsError) throw e;
-          throw transient(KIND.ShortBody, `${url}: the connection broke after ${n} bytes of the answer${min > 0 ? ` (of ${min})` : ''}: ${e?.cause?.message ?? e?.message ?? e}`, { cause: e });
+          throw transient(
+            KIND.ShortBody,
+            `${url}: the connection broke after ${n} bytes of the answer${min > 0 ? ` (of ${min})` : ''}: ${e?.cause?.message ?? e?.message ?? e}`,
+            { cause: e },
+          );
         }
         const { done, value } = step;
         if (done) break;
@@ -257,7 +265,11 @@ export async function walkBody(res, watch, url, upTo, visit) {
         step = await reader.read();
       } catch (e) {
         if (watch.timedOut || e instanceof SafeTensorsError) throw e;
-        throw transient(KIND.ShortBody, `${url}: the connection broke after ${n} bytes of the answer: ${e?.cause?.message ?? e?.message ?? e}`, { cause: e });
+        throw transient(
+          KIND.ShortBody,
+          `${url}: the connection broke after ${n} bytes of the answer: ${e?.cause?.message ?? e?.message ?? e}`,
+          { cause: e },
+        );
       }
       if (step.done) return n;
       const at = n;
@@ -273,7 +285,10 @@ export async function walkBody(res, watch, url, upTo, visit) {
 
 /** The ShortBody error (tried again) of an answer that ended after `n` of the `promised` bytes. */
 export function transientShortBody(url, n, promised) {
-  return transient(KIND.ShortBody, `${url}: the answer ended after ${n} of its ${promised} bytes (Content-Length or Content-Range promised more)`);
+  return transient(
+    KIND.ShortBody,
+    `${url}: the answer ended after ${n} of its ${promised} bytes (Content-Length or Content-Range promised more)`,
+  );
 }
 
 function tooLong(url, max) {
@@ -288,7 +303,10 @@ function tooLong(url, max) {
 export function refuseEncoded(res, url) {
   const coding = res.headers.get('Content-Encoding');
   if (coding !== null && coding.trim() !== '' && coding.trim().toLowerCase() !== 'identity') {
-    fail(KIND.ContentEncoded, `${url} answered a range with Content-Encoding ${coding}: those are not the file's bytes`);
+    fail(
+      KIND.ContentEncoded,
+      `${url} answered a range with Content-Encoding ${coding}: those are not the file's bytes`,
+    );
   }
 }
 

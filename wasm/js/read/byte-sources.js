@@ -5,7 +5,16 @@
 import { checkHeaderLength, openPrefix } from './description.js';
 import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
 import { allocate } from '../runtime/wasm-guard.js';
-import { concat, httpError, httpOptions, readBody, refuseEncoded, request, transientShortBody, walkBody } from '../http/request.js';
+import {
+  concat,
+  httpError,
+  httpOptions,
+  readBody,
+  refuseEncoded,
+  request,
+  transientShortBody,
+  walkBody,
+} from '../http/request.js';
 
 /**
  * The interface every source implements (BytesSource, BlobSource,
@@ -83,7 +92,10 @@ export class BlobSource {
     }
     signal?.throwIfAborted();
     if (buf.byteLength !== end - start) {
-      fail(KIND.SourceChanged, `read ${buf.byteLength} bytes of ${end - start} at file byte ${start}: the file changed since it was opened`);
+      fail(
+        KIND.SourceChanged,
+        `read ${buf.byteLength} bytes of ${end - start} at file byte ${start}: the file changed since it was opened`,
+      );
     }
     this.bytesRead += buf.byteLength;
     return new Uint8Array(buf);
@@ -95,7 +107,11 @@ export class BlobSource {
 // a SourceChanged here. (Firefox reads the file as it is now.)
 function blobError(e) {
   if (e?.name !== 'NotReadableError' && e?.name !== 'NotFoundError') return e;
-  return new SafeTensorsError(KIND.SourceChanged, `the file changed on disk since it was opened (${e.message}): open it again`, { cause: e });
+  return new SafeTensorsError(
+    KIND.SourceChanged,
+    `the file changed on disk since it was opened (${e.message}): open it again`,
+    { cause: e },
+  );
 }
 
 // The bytes of one piece of an InOrderReader's stream, at most.
@@ -245,7 +261,10 @@ export class InOrderReader {
         this.#next = null;
         // (A byte stream's last read may bring bytes with done set.)
         if (r.value === undefined || r.value.byteLength === 0) {
-          fail(KIND.SourceChanged, `the file ended at byte ${this.pos}, before byte ${this.end}: it changed since it was opened`);
+          fail(
+            KIND.SourceChanged,
+            `the file ended at byte ${this.pos}, before byte ${this.end}: it changed since it was opened`,
+          );
         }
         piece = r.value;
         this.#arrived = this.pos + piece.byteLength;
@@ -402,7 +421,8 @@ export class UrlSource {
     const etag = res.headers.get('ETag');
     if (this.etag !== null && etag !== null && etag !== this.etag) return `ETag ${this.etag}, now ${etag}`;
     const lm = res.headers.get('Last-Modified');
-    if (this.lastModified !== null && lm !== null && lm !== this.lastModified) return `Last-Modified ${this.lastModified}, now ${lm}`;
+    if (this.lastModified !== null && lm !== null && lm !== this.lastModified)
+      return `Last-Modified ${this.lastModified}, now ${lm}`;
     return null;
   }
 
@@ -422,8 +442,17 @@ export class UrlSource {
       if (res.status === 206) {
         refuseEncoded(res, this.url);
         const range = parseContentRange(res.headers.get('Content-Range'));
-        if (range === null || range.total === null || range.start !== 0 || range.end > want || BigInt(range.end) > range.total) {
-          this.#fail(KIND.RangeMismatch, `asked for bytes 0-${want - 1}, the answer's Content-Range is ${JSON.stringify(res.headers.get('Content-Range'))}`);
+        if (
+          range === null ||
+          range.total === null ||
+          range.start !== 0 ||
+          range.end > want ||
+          BigInt(range.end) > range.total
+        ) {
+          this.#fail(
+            KIND.RangeMismatch,
+            `asked for bytes 0-${want - 1}, the answer's Content-Range is ${JSON.stringify(res.headers.get('Content-Range'))}`,
+          );
         }
         const bytes = await readBody(res, watch, this.url, { max: want, min: range.end });
         this.#pinTo(res);
@@ -494,7 +523,9 @@ export class UrlSource {
       await this.readInOrder(start, end, signal, (bytes, at) => out.set(bytes, at - start));
       return out;
     }
-    return request(this.http, this.#init(start, end), signal, (res, watch) => this.#answer(res, watch, start, end, null));
+    return request(this.http, this.#init(start, end), signal, (res, watch) =>
+      this.#answer(res, watch, start, end, null),
+    );
   }
 
   /**
@@ -511,7 +542,9 @@ export class UrlSource {
     }
     if (!this.ranges) this.#refuseUnlessStreaming(start, end);
     const pass = new Pass(start, end, use);
-    await request(this.http, this.#init(start, end), signal, (res, watch) => this.#answer(res, watch, start, end, pass));
+    await request(this.http, this.#init(start, end), signal, (res, watch) =>
+      this.#answer(res, watch, start, end, pass),
+    );
   }
 
   #refuseUnlessStreaming(start, end) {
@@ -539,7 +572,10 @@ export class UrlSource {
     if (res.status === 206) {
       refuseEncoded(res, this.url);
       if (range === null || range.total === null || range.start !== start || range.end !== end) {
-        this.#fail(KIND.RangeMismatch, `asked for bytes ${start}-${end - 1}, the answer's Content-Range is ${JSON.stringify(contentRange)}`);
+        this.#fail(
+          KIND.RangeMismatch,
+          `asked for bytes ${start}-${end - 1}, the answer's Content-Range is ${JSON.stringify(contentRange)}`,
+        );
       }
       if (pass !== null) {
         const n = await walkBody(res, watch, this.url, end - start, (piece, at) => pass.give(piece, start + at));
@@ -554,7 +590,10 @@ export class UrlSource {
     if (res.status === 200) return this.#whole(res, watch, start, end, pass);
     if (res.status === 412) this.#fail(KIND.SourceChanged, 'changed since it was opened (412 Precondition Failed)');
     if (res.status === 416) {
-      this.#fail(KIND.RangeMismatch, `answered 416 (range not satisfiable) for bytes ${start}-${end - 1} of its ${this.total} bytes`);
+      this.#fail(
+        KIND.RangeMismatch,
+        `answered 416 (range not satisfiable) for bytes ${start}-${end - 1} of its ${this.total} bytes`,
+      );
     }
     throw httpError(res, this.url);
   }
@@ -573,9 +612,13 @@ export class UrlSource {
       (this.etag !== null && res.headers.get('ETag') === this.etag) ||
       (this.lastModified !== null && res.headers.get('Last-Modified') === this.lastModified);
     if (!sameValidator && this.head === null) {
-      this.#fail(KIND.SourceChanged, 'answered a Range request with a whole body without its ETag or Last-Modified: it may be another version');
+      this.#fail(
+        KIND.SourceChanged,
+        'answered a Range request with a whole body without its ETag or Last-Modified: it may be another version',
+      );
     }
-    if (pass !== null || this.size > KEEP_WHOLE_LIMIT) return this.#walkWhole(res, watch, start, end, pass, sameValidator);
+    if (pass !== null || this.size > KEEP_WHOLE_LIMIT)
+      return this.#walkWhole(res, watch, start, end, pass, sameValidator);
     const bytes = await readBody(res, watch, this.url, { max: this.size, min: length === null ? 0 : this.size });
     this.bytesRead += bytes.byteLength;
     if (bytes.byteLength !== this.size) {
@@ -610,7 +653,11 @@ export class UrlSource {
       return pass.give(piece, at);
     });
     this.bytesRead += n;
-    if (n < end) this.#fail(KIND.SourceChanged, `changed since it was opened: its whole body ended at byte ${n}, before byte ${end}`);
+    if (n < end)
+      this.#fail(
+        KIND.SourceChanged,
+        `changed since it was opened: its whole body ended at byte ${n}, before byte ${end}`,
+      );
     return out ?? undefined;
   }
 }

@@ -10,9 +10,25 @@ import { requireReader } from '../runtime/load-wasm.js';
 import { keep, wasmNumbers } from '../runtime/wire-numbers.js';
 import { FIELDS, KINDS } from '../generated/errors.js';
 import {
-  ERROR_FIELDS, ERROR_KIND, ERROR_NUMBERS, ERROR_OFFSET, ERROR_TENSOR_INDEX, ERROR_TENSOR_START,
-  HEADER_LIMIT, HEAD_HEADER_LEN, HEAD_NUMBERS, HEAD_PAIRS, HEAD_PLAIN, HEAD_TENSORS, PAIR_NUMBERS, SHAPE_FACTOR,
-  SPAN_NUMBERS, STATUS, TENSOR_DTYPE_SHAPE, TENSOR_END, TENSOR_NUMBERS,
+  ERROR_FIELDS,
+  ERROR_KIND,
+  ERROR_NUMBERS,
+  ERROR_OFFSET,
+  ERROR_TENSOR_INDEX,
+  ERROR_TENSOR_START,
+  HEADER_LIMIT,
+  HEAD_HEADER_LEN,
+  HEAD_NUMBERS,
+  HEAD_PAIRS,
+  HEAD_PLAIN,
+  HEAD_TENSORS,
+  PAIR_NUMBERS,
+  SHAPE_FACTOR,
+  SPAN_NUMBERS,
+  STATUS,
+  TENSOR_DTYPE_SHAPE,
+  TENSOR_END,
+  TENSOR_NUMBERS,
 } from '../generated/wire.js';
 
 /**
@@ -22,7 +38,8 @@ import {
  */
 export function headerLimitOption(limit, fallback = HEADER_LIMIT) {
   if (limit === undefined) return fallback;
-  if (!Number.isInteger(limit) || limit < 0) throw new TypeError('headerLimit: expected a non-negative integer (bytes)');
+  if (!Number.isInteger(limit) || limit < 0)
+    throw new TypeError('headerLimit: expected a non-negative integer (bytes)');
   return Math.min(limit, HEADER_LIMIT);
 }
 
@@ -64,9 +81,10 @@ export function openPrefix(prefix, fileSize, limit = HEADER_LIMIT) {
     if (hi > 0 || lo > limit) throw headerTooLarge(hi, lo, limit);
   }
   // The size as two 32-bit halves (a number or, from HTTP, a BigInt).
-  const [hi, lo] = typeof fileSize === 'bigint'
-    ? [Number(fileSize >> 32n), Number(fileSize & 0xffffffffn)]
-    : [Math.floor(fileSize / 2 ** 32), fileSize % 2 ** 32];
+  const [hi, lo] =
+    typeof fileSize === 'bigint'
+      ? [Number(fileSize >> 32n), Number(fileSize & 0xffffffffn)]
+      : [Math.floor(fileSize / 2 ** 32), fileSize % 2 ** 32];
   // (Read before any other wasm call: the next one replaces them.)
   const at = wasm.open(prefix, hi, lo) / 8;
   const nums = wasmNumbers();

@@ -106,7 +106,11 @@ export class SafeTensors {
    * file of `fileSize` bytes). Tensors have no data source.
    */
   static fromHeader(prefix, fileSize, { headerLimit } = {}) {
-    if (typeof fileSize === 'bigint' ? fileSize < 0n || fileSize >= 2n ** 64n : !(Number.isSafeInteger(fileSize) && fileSize >= 0)) {
+    if (
+      typeof fileSize === 'bigint'
+        ? fileSize < 0n || fileSize >= 2n ** 64n
+        : !(Number.isSafeInteger(fileSize) && fileSize >= 0)
+    ) {
       throw new TypeError('fileSize: expected a non-negative integer (a number up to 2^53, or a bigint)');
     }
     const r = openPrefix(u8(prefix), fileSize, headerLimitOption(headerLimit));
@@ -137,9 +141,23 @@ export class SafeTensors {
    * URL_HEADER_LIMIT) is refused from its 8-byte length, before it is
    * fetched.
    */
-  static async fromUrl(url, { headers, signal, prefetch = 65536, headerLimit, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange, noRange } = {}) {
+  static async fromUrl(
+    url,
+    {
+      headers,
+      signal,
+      prefetch = 65536,
+      headerLimit,
+      fetch: fetchFn = globalThis.fetch,
+      timeout,
+      retries,
+      ifRange,
+      noRange,
+    } = {},
+  ) {
     const limit = headerLimitOption(headerLimit, URL_HEADER_LIMIT);
-    if (!Number.isInteger(prefetch) || prefetch < 0) throw new TypeError('prefetch: expected a non-negative integer (bytes)');
+    if (!Number.isInteger(prefetch) || prefetch < 0)
+      throw new TypeError('prefetch: expected a non-negative integer (bytes)');
     // (timeout, retries, ifRange, noRange: the source's, read/byte-sources.js and http/request.js.)
     const source = new UrlSource(String(url), headers, fetchFn, limit, { timeout, retries, ifRange, noRange });
     const { prefix, total } = await source.first(Math.min(Math.max(8, prefetch), 8 + limit), signal);

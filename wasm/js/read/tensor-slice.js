@@ -48,7 +48,11 @@ function resolve(entry, size, dim, where) {
     if (!isInt(entry)) fail(KIND.InvalidArgument, usage, where);
     const i = entry < 0 ? entry + size : entry;
     if (i < 0 || i >= size) {
-      fail(KIND.SliceOutOfRange, `index ${entry} is out of range for dimension ${dim} of size ${size}: use an index from ${-size} to ${size - 1}`, where);
+      fail(
+        KIND.SliceOutOfRange,
+        `index ${entry} is out of range for dimension ${dim} of size ${size}: use an index from ${-size} to ${size - 1}`,
+        where,
+      );
     }
     return { start: i, count: 1, step: 1, kept: false };
   }
@@ -57,7 +61,11 @@ function resolve(entry, size, dim, where) {
   for (const v of [a, b, s]) if (v !== null && !isInt(v)) fail(KIND.InvalidArgument, usage, where);
   const step = s ?? 1;
   if (step < 1) {
-    fail(KIND.SliceInvalidRange, `spec[${dim}] has step ${step}: a step must be 1 or more (reversed slices are not read; reverse the result instead)`, where);
+    fail(
+      KIND.SliceInvalidRange,
+      `spec[${dim}] has step ${step}: a step must be 1 or more (reversed slices are not read; reverse the result instead)`,
+      where,
+    );
   }
   const bound = (v, open) => {
     if (v === null) return open;
@@ -81,11 +89,19 @@ function resolve(entry, size, dim, where) {
  */
 export function planSlice(shape, bits, spec, where = {}) {
   if (!Array.isArray(spec)) {
-    fail(KIND.InvalidArgument, `spec is ${describe(spec)}: pass an array with one entry per leading dimension ([] for the whole tensor)`, where);
+    fail(
+      KIND.InvalidArgument,
+      `spec is ${describe(spec)}: pass an array with one entry per leading dimension ([] for the whole tensor)`,
+      where,
+    );
   }
   const rank = shape.length;
   if (spec.length > rank) {
-    fail(KIND.SliceTooManyIndices, `${spec.length} slice entries for a tensor of rank ${rank}: give at most one per dimension`, where);
+    fail(
+      KIND.SliceTooManyIndices,
+      `${spec.length} slice entries for a tensor of rank ${rank}: give at most one per dimension`,
+      where,
+    );
   }
   const axes = shape.map((size, dim) => resolve(spec[dim] ?? null, size, dim, where));
   const resultShape = axes.filter((a) => a.kept).map((a) => a.count);
@@ -165,7 +181,8 @@ export function planSlice(shape, bits, spec, where = {}) {
 // The plan's runs cut to at most `readBytes` each, as [begin, end] pairs.
 function* pieces(plan, readBytes) {
   for (const start of plan.runStarts()) {
-    for (let at = 0; at < plan.runBytes; at += readBytes) yield [start + at, start + Math.min(plan.runBytes, at + readBytes)];
+    for (let at = 0; at < plan.runBytes; at += readBytes)
+      yield [start + at, start + Math.min(plan.runBytes, at + readBytes)];
   }
 }
 
@@ -195,7 +212,10 @@ function* reads(plan, gap, readBytes) {
  * slice spread over a huge tensor is read as its covering span in
  * `readBytes` parts at worst. `reads()` gives the [begin, end] pairs.
  */
-export function planReads(plan, { gap = SLICE_GAP_BYTES, maxReads = SLICE_MAX_READS, readBytes = SLICE_READ_BYTES } = {}) {
+export function planReads(
+  plan,
+  { gap = SLICE_GAP_BYTES, maxReads = SLICE_MAX_READS, readBytes = SLICE_READ_BYTES } = {},
+) {
   for (;;) {
     let count = 0;
     let bytes = 0;

@@ -17,7 +17,8 @@ const DEFAULT_READ_CHUNK = 8 * 1024 * 1024;
 
 /** `chunkBytes` as a read step: whole elements of every dtype (a multiple of 24). */
 export function readStep(chunkBytes = DEFAULT_READ_CHUNK) {
-  if (!(Number.isSafeInteger(chunkBytes) && chunkBytes > 0)) throw new TypeError('chunkBytes: expected a positive integer (bytes)');
+  if (!(Number.isSafeInteger(chunkBytes) && chunkBytes > 0))
+    throw new TypeError('chunkBytes: expected a positive integer (bytes)');
   return Math.max(24, chunkBytes - (chunkBytes % 24));
 }
 const F32 = DTYPE_INDEX.get('F32');
@@ -175,7 +176,8 @@ export class Tensor {
     const step = readStep(chunkBytes);
     // A dtype that does not decode fails here, before anything is read.
     decodeInto(d, new Uint8Array(0), new Float32Array(0), 0);
-    const result = out === undefined ? allocate(Float32Array, this.elementCount, 'the tensor as f32', { tensor: this.name }) : out;
+    const result =
+      out === undefined ? allocate(Float32Array, this.elementCount, 'the tensor as f32', { tensor: this.name }) : out;
     const values = out === undefined ? result : writableOutput(out, this.elementCount, { tensor: this.name });
     signal?.throwIfAborted();
     const total = this.byteLength;
@@ -183,7 +185,9 @@ export class Tensor {
     const source = this.#file._source;
     const [start, end] = [this.byteOffset, this.byteOffset + total];
     if (source instanceof BlobSource && source.streams) {
-      await this.#readPieces(d, values, step, signal, onProgress, (use) => this.#file._readInOrder(start, end, signal, use));
+      await this.#readPieces(d, values, step, signal, onProgress, (use) =>
+        this.#file._readInOrder(start, end, signal, use),
+      );
     } else if (source instanceof UrlSource && !source.ranges) {
       // A server that ignores Range: one pass through its body, not one per step.
       await this.#readPieces(d, values, step, signal, onProgress, (use) => source.readInOrder(start, end, signal, use));
@@ -204,7 +208,11 @@ export class Tensor {
     try {
       bytes = new Uint8Array(plan.byteLength);
     } catch (e) {
-      fail(KIND.TooLargeForTarget, `a slice of ${plan.byteLength} bytes does not fit in one Uint8Array here: select less`, { tensor: this.name, cause: e });
+      fail(
+        KIND.TooLargeForTarget,
+        `a slice of ${plan.byteLength} bytes does not fit in one Uint8Array here: select less`,
+        { tensor: this.name, cause: e },
+      );
     }
     const source = this.#file._source;
     const start = this.byteOffset;
@@ -348,14 +356,19 @@ function wholeElementBytes(d) {
  */
 function writableOutput(out, elements, where) {
   if (Object.prototype.toString.call(out) !== '[object Float32Array]') {
-    const what = out === null || typeof out !== 'object' ? String(out) : Object.prototype.toString.call(out).slice(8, -1);
+    const what =
+      out === null || typeof out !== 'object' ? String(out) : Object.prototype.toString.call(out).slice(8, -1);
     fail(KIND.InvalidArgument, `out: ${what} where a Float32Array of ${elements} floats is needed`, where);
   }
   let view;
   try {
     view = new Float32Array(out.buffer, out.byteOffset, out.length);
   } catch (e) {
-    fail(KIND.InvalidArgument, 'out cannot be written (its buffer was detached): pass a Float32Array whose memory is still yours', { ...where, cause: e });
+    fail(
+      KIND.InvalidArgument,
+      'out cannot be written (its buffer was detached): pass a Float32Array whose memory is still yours',
+      { ...where, cause: e },
+    );
   }
   if (view.length !== elements) {
     fail(KIND.LengthMismatch, `out: a Float32Array of ${view.length} floats where ${elements} are needed`, where);

@@ -70,11 +70,12 @@ export function requireReader() {
 }
 
 function unavailable() {
-  const why = loading !== null
-    ? 'is still loading: await init() before calling'
-    : failure !== null
-      ? `did not load${failedFrom} (${failure?.message ?? failure})`
-      : 'is not loaded';
+  const why =
+    loading !== null
+      ? 'is still loading: await init() before calling'
+      : failure !== null
+        ? `did not load${failedFrom} (${failure?.message ?? failure})`
+        : 'is not loaded';
   return new SafeTensorsError(
     KIND.ReaderUnavailable,
     `the reader's wasm module ${why}; call \`await init(url)\` with the URL of safetensors_nano_wasm_bg.wasm (README: Bundlers)`,

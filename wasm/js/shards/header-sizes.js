@@ -40,7 +40,10 @@ export function shardHeaderBytes(json) {
 export function indexShards(json) {
   const map = json !== null && typeof json === 'object' ? json.weight_map : undefined;
   if (map === null || typeof map !== 'object' || Array.isArray(map)) {
-    fail(KIND.IndexInvalid, 'index has no "weight_map" object (tensor name to shard file name): pass the parsed model.safetensors.index.json');
+    fail(
+      KIND.IndexInvalid,
+      'index has no "weight_map" object (tensor name to shard file name): pass the parsed model.safetensors.index.json',
+    );
   }
   const files = new Map(); // file → { bytes of its tensors' names as JSON, names }
   // (Neighbouring entries mostly share a shard: its record is at hand
@@ -76,7 +79,8 @@ export function nameBytes(name) {
 export function sizeHeaders(files, json) {
   const total = Number(json.metadata?.total_size);
   // Offsets of a shard twice the mean size; 12 digits (a TB) without total_size.
-  const offsetDigits = Number.isSafeInteger(total) && total > 0 ? String(Math.ceil((2 * total) / files.size)).length : 12;
+  const offsetDigits =
+    Number.isSafeInteger(total) && total > 0 ? String(Math.ceil((2 * total) / files.size)).length : 12;
   const perEntry = ENTRY_SYNTAX + 2 * offsetDigits;
   for (const shard of files.values()) shard.bytes = 8 + HEADER_MARGIN + shard.bytes + shard.names.length * perEntry;
   return files;

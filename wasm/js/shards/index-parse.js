@@ -21,7 +21,16 @@ const MAP_ENTRY = 5; // a weight_map entry (after ",")
 const MAP_NEXT = 6; // "," or "}" after an entry
 const DONE = 7; // only whitespace
 
-const EXPECTED = ['"{"', 'a key or "}"', 'a key', '"," or "}"', 'a weight_map entry or "}"', 'a weight_map entry', '"," or "}"', 'the end of the index'];
+const EXPECTED = [
+  '"{"',
+  'a key or "}"',
+  'a key',
+  '"," or "}"',
+  'a weight_map entry or "}"',
+  'a weight_map entry',
+  '"," or "}"',
+  'the end of the index',
+];
 
 // A scan that ran into the end of the text so far.
 const NEED = -1;
@@ -245,7 +254,12 @@ export class IndexParser {
       // Neighbouring entries mostly name one file: it is matched in the
       // text, without making a string of it.
       let shard = this.#last;
-      if (shard !== null && shard.raw !== null && s.startsWith(shard.raw, j + 1) && s.charCodeAt(j + 1 + shard.raw.length) === 34) {
+      if (
+        shard !== null &&
+        shard.raw !== null &&
+        s.startsWith(shard.raw, j + 1) &&
+        s.charCodeAt(j + 1 + shard.raw.length) === 34
+      ) {
         j += shard.raw.length + 2;
       } else {
         j = this.#string(s, j);
@@ -323,7 +337,8 @@ export class IndexParser {
         this.#plain = false;
         return j + 1;
       }
-      if (c < 32) this.#fail(j, 'a control character in a string (it must be written as an escape such as \\n or \\u0000)');
+      if (c < 32)
+        this.#fail(j, 'a control character in a string (it must be written as an escape such as \\n or \\u0000)');
       if (c !== 92) continue;
       if (j + 1 >= n) return NEED;
       parts.push(s.slice(from, j));
@@ -391,11 +406,18 @@ export class IndexParser {
 
   #unexpected(i, expected = EXPECTED[this.#state]) {
     const c = this.#buf.codePointAt(i);
-    this.#fail(i, `expected ${expected}, found ${c === undefined ? 'the end' : JSON.stringify(String.fromCodePoint(c))}`);
+    this.#fail(
+      i,
+      `expected ${expected}, found ${c === undefined ? 'the end' : JSON.stringify(String.fromCodePoint(c))}`,
+    );
   }
 
   #fail(i, what, cause) {
-    throw new SafeTensorsError(KIND.IndexInvalid, `index is not JSON: ${what} at index byte ${this.#at(i)}`, cause === undefined ? undefined : { cause });
+    throw new SafeTensorsError(
+      KIND.IndexInvalid,
+      `index is not JSON: ${what} at index byte ${this.#at(i)}`,
+      cause === undefined ? undefined : { cause },
+    );
   }
 }
 

@@ -16,12 +16,16 @@ export const INDEX_LIMIT = 256 * 2 ** 20;
 export function indexLimits({ indexLimit = INDEX_LIMIT, indexEntryLimit = INDEX_ENTRY_LIMIT } = {}) {
   const valid = (n) => n === Infinity || (Number.isSafeInteger(n) && n >= 0);
   if (!valid(indexLimit)) throw new TypeError('indexLimit: expected a non-negative integer (bytes) or Infinity');
-  if (!valid(indexEntryLimit)) throw new TypeError('indexEntryLimit: expected a non-negative integer (weight_map entries) or Infinity');
+  if (!valid(indexEntryLimit))
+    throw new TypeError('indexEntryLimit: expected a non-negative integer (weight_map entries) or Infinity');
   return { bytes: indexLimit, entries: indexEntryLimit };
 }
 
 function tooLarge(limit, where) {
-  fail(KIND.IndexTooLarge, `the index${where} is larger than indexLimit (${limit} bytes): pass a larger { indexLimit } to open it`);
+  fail(
+    KIND.IndexTooLarge,
+    `the index${where} is larger than indexLimit (${limit} bytes): pass a larger { indexLimit } to open it`,
+  );
 }
 
 const BOM = [0xef, 0xbb, 0xbf];
@@ -91,7 +95,11 @@ class IndexBytes {
       text = this.#decoder.decode(bytes);
     } catch (e) {
       const bad = at + firstBadByte(bytes);
-      throw new SafeTensorsError(KIND.IndexInvalid, `index is not UTF-8 text: an invalid byte sequence at index byte ${bad}`, { cause: e });
+      throw new SafeTensorsError(
+        KIND.IndexInvalid,
+        `index is not UTF-8 text: an invalid byte sequence at index byte ${bad}`,
+        { cause: e },
+      );
     }
     this.#parser.push(text, text.length === bytes.length);
   }
@@ -175,7 +183,10 @@ export async function readIndex(index, limits, { signal, fetch, headers, timeout
       parser.push(text, !/[^\0-\x7f]/.test(text));
       return { ...parser.end(), base: null };
     }
-    return { ...(await fetchIndex({ url: s, fetch, ...httpOptions({ timeout, retries }) }, limits, headers, signal)), base: s };
+    return {
+      ...(await fetchIndex({ url: s, fetch, ...httpOptions({ timeout, retries }) }, limits, headers, signal)),
+      base: s,
+    };
   }
   if (index !== null && typeof index === 'object') return { json: index, shards: indexShards(index), base: null };
   throw new TypeError('index: expected a Blob, a URL, JSON text or an object');
@@ -205,7 +216,11 @@ function fetchIndex(http, limits, headers, signal) {
         });
       } catch (e) {
         if (e instanceof SafeTensorsError || watch.timedOut || signal?.aborted) throw e;
-        fail(KIND.ShortBody, `${http.url}: the connection broke after ${n} bytes of the index: ${e?.cause?.message ?? e?.message ?? e}`, { cause: e });
+        fail(
+          KIND.ShortBody,
+          `${http.url}: the connection broke after ${n} bytes of the index: ${e?.cause?.message ?? e?.message ?? e}`,
+          { cause: e },
+        );
       }
     }
     return into.end();

@@ -31,7 +31,8 @@ export class ShardedModel {
     this.index = index;
     this.shards = shards;
     const map = weightMap ?? index.weight_map;
-    this.#listed = weightMap !== null ? (name) => map.get(name) : (name) => (Object.hasOwn(map, name) ? map[name] : undefined);
+    this.#listed =
+      weightMap !== null ? (name) => map.get(name) : (name) => (Object.hasOwn(map, name) ? map[name] : undefined);
     this.#files = new Map(shards.map(({ name, file }) => [name, file]));
   }
 
@@ -126,7 +127,20 @@ async function mapLimited(items, limit, open) {
 export async function openSharded(
   index,
   shards = [],
-  { headers, signal, prefetch, headerLimit, concurrency = CONCURRENCY, fetch: fetchFn = globalThis.fetch, timeout, retries, ifRange, noRange, indexLimit, indexEntryLimit } = {},
+  {
+    headers,
+    signal,
+    prefetch,
+    headerLimit,
+    concurrency = CONCURRENCY,
+    fetch: fetchFn = globalThis.fetch,
+    timeout,
+    retries,
+    ifRange,
+    noRange,
+    indexLimit,
+    indexEntryLimit,
+  } = {},
 ) {
   if (!(Number.isInteger(concurrency) && concurrency >= 1) && concurrency !== Infinity) {
     throw new TypeError('concurrency: expected a positive integer');
@@ -136,7 +150,12 @@ export async function openSharded(
   const limits = indexLimits({ indexLimit, indexEntryLimit });
   // `wanted`: the shard file names the index uses → first ranges and
   // tensor names (IndexInvalid without a weight_map).
-  const { json, base, shards: wanted, weightMap } = await readIndex(index, limits, { signal, headers, fetch: fetchFn, timeout, retries });
+  const {
+    json,
+    base,
+    shards: wanted,
+    weightMap,
+  } = await readIndex(index, limits, { signal, headers, fetch: fetchFn, timeout, retries });
   const given = new Map();
   for (const s of shards) {
     const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;
@@ -166,7 +185,17 @@ export async function openSharded(
       const first = prefetch ?? wanted.get(f).bytes;
       file =
         typeof s === 'string' || s instanceof URL
-          ? await SafeTensors.fromUrl(s, { headers, signal, prefetch: first, headerLimit, fetch: fetchFn, timeout, retries, ifRange, noRange })
+          ? await SafeTensors.fromUrl(s, {
+              headers,
+              signal,
+              prefetch: first,
+              headerLimit,
+              fetch: fetchFn,
+              timeout,
+              retries,
+              ifRange,
+              noRange,
+            })
           : await SafeTensors.fromBlob(s, { signal, headerLimit });
     } catch (e) {
       if (e instanceof SafeTensorsError) e.message = `${f}: ${e.message}`;
@@ -176,8 +205,17 @@ export async function openSharded(
     return { name: f, file };
   });
   const dataBytes = (file) => file.fileSize - file.dataOffset;
-  if (!agree || totalSizeFinding(json, opened.reduce((n, s) => n + dataBytes(s.file), 0)) !== null) {
-    const found = checkShards(json, opened.map(({ name, file }) => ({ name, names: file.names(), dataBytes: dataBytes(file) })));
+  if (
+    !agree ||
+    totalSizeFinding(
+      json,
+      opened.reduce((n, s) => n + dataBytes(s.file), 0),
+    ) !== null
+  ) {
+    const found = checkShards(
+      json,
+      opened.map(({ name, file }) => ({ name, names: file.names(), dataBytes: dataBytes(file) })),
+    );
     failOnFindings(found, opened);
   }
   return new ShardedModel(json, opened, weightMap);
@@ -191,7 +229,11 @@ function failOnFindings(found, opened) {
   let first;
   for (const x of found) {
     if (x.at === undefined) continue;
-    if (first === undefined || x.shard < first.shard || (x.shard === first.shard && (x.at < first.at || (x.at === first.at && x.kind === 'duplicate')))) {
+    if (
+      first === undefined ||
+      x.shard < first.shard ||
+      (x.shard === first.shard && (x.at < first.at || (x.at === first.at && x.kind === 'duplicate')))
+    ) {
       first = x;
     }
   }
@@ -200,8 +242,13 @@ function failOnFindings(found, opened) {
   const { tensor = null } = first;
   const shard = opened[first.shard]?.name;
   if (first.kind === 'duplicate') fail(KIND.DuplicateTensorName, `tensor in two shards`, { tensor });
-  if (first.kind === 'misplaced') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, it is in ${shard}`, { tensor });
+  if (first.kind === 'misplaced')
+    fail(KIND.IndexMismatch, `the index puts it in ${first.file}, it is in ${shard}`, { tensor });
   if (first.kind === 'unlisted') fail(KIND.IndexMismatch, `in ${shard} but not in the index`, { tensor });
-  if (first.kind === 'missing') fail(KIND.IndexMismatch, `the index puts it in ${first.file}, which has no such tensor`, { tensor });
-  fail(KIND.IndexMismatch, `index metadata total_size is ${first.stated}, the shards hold ${first.actual} bytes of tensors`);
+  if (first.kind === 'missing')
+    fail(KIND.IndexMismatch, `the index puts it in ${first.file}, which has no such tensor`, { tensor });
+  fail(
+    KIND.IndexMismatch,
+    `index metadata total_size is ${first.stated}, the shards hold ${first.actual} bytes of tensors`,
+  );
 }

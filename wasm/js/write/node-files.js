@@ -51,13 +51,19 @@ async function removeStaleTemps(dir, target) {
     const path = join(dir, name);
     // Only our own user's (W12): a pid we can't see may be another user's
     // or another PID namespace's live writer.
-    const owner = await stat(path).then((st) => st.uid, () => null);
-    if (owner !== null && (typeof process.getuid !== 'function' || owner === process.getuid())) await unlink(path).catch(() => {});
+    const owner = await stat(path).then(
+      (st) => st.uid,
+      () => null,
+    );
+    if (owner !== null && (typeof process.getuid !== 'function' || owner === process.getuid()))
+      await unlink(path).catch(() => {});
   }
 }
 
 function writeFailed(what, path, e) {
-  return new SafeTensorsError(KIND.WriteFailed, `could not ${what} ${path}: ${e.message}; nothing was written there`, { cause: e });
+  return new SafeTensorsError(KIND.WriteFailed, `could not ${what} ${path}: ${e.message}; nothing was written there`, {
+    cause: e,
+  });
 }
 
 /**
@@ -132,7 +138,9 @@ async function commit({ temp, target }) {
 // The renames last once the directory is synced (best effort: not every
 // system syncs a directory).
 async function syncDir(dir) {
-  await open(dir, 'r').then((d) => d.sync().finally(() => d.close())).catch(() => {});
+  await open(dir, 'r')
+    .then((d) => d.sync().finally(() => d.close()))
+    .catch(() => {});
 }
 
 /** Writes the bytes `stream` gives to `path` through a temporary file renamed over it when complete. */
@@ -164,7 +172,12 @@ export async function writeFile(path, tensors, metadata, options = {}) {
  * (the index last), so a failure or an abort leaves none of them. Resolves
  * to `{ shards: string[], index: string | null }` (file names).
  */
-export async function writeShards(dir, tensors, metadata, { maxShardSize, prefix, signal, onProgress, chunkBytes } = {}) {
+export async function writeShards(
+  dir,
+  tensors,
+  metadata,
+  { maxShardSize, prefix, signal, onProgress, chunkBytes } = {},
+) {
   const plan = shardTensors(tensors, { maxShardSize, prefix });
   try {
     await mkdir(dir, { recursive: true });

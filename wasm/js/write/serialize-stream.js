@@ -26,7 +26,10 @@ const isFloat = (dtype) => DTYPE_KINDS[DTYPE_INDEX.get(dtype)] === 'float';
 function converts(from, to) {
   if (from === to) return false;
   if (!isFloat(from) || !CONVERT_TARGETS.includes(to)) {
-    fail(KIND.DtypeMismatch, `cannot convert ${from} to ${to}: conversion takes a float dtype to ${CONVERT_TARGETS.join(', ')}`);
+    fail(
+      KIND.DtypeMismatch,
+      `cannot convert ${from} to ${to}: conversion takes a float dtype to ${CONVERT_TARGETS.join(', ')}`,
+    );
   }
   return true;
 }
@@ -48,14 +51,21 @@ export function tensorSource(name, t) {
     const byteLength = convert ? (data.elementCount * BITS[DTYPE_INDEX.get(dtype)]) / 8 : data.byteLength;
     // (Converted pieces are new arrays: the read needs no copy of its own.)
     const range = (start, end, signal) => data._readRange(start, end, signal).then(convert ? (b) => b : owned);
-    return { name, dtype, shape, byteLength, read: pieces(name, data.byteLength, range, convert ? [data.dtype, dtype] : null) };
+    return {
+      name,
+      dtype,
+      shape,
+      byteLength,
+      read: pieces(name, data.byteLength, range, convert ? [data.dtype, dtype] : null),
+    };
   }
   checkEntry(name, t);
   if (typeof Blob !== 'undefined' && data instanceof Blob) {
     // Read as fromBlob reads: a short read or a File edited on disk
     // (NotReadableError) is SourceChanged.
     const blob = new BlobSource(data);
-    const range = (start, end, signal) => blob.read(start, end, signal).catch((e) => Promise.reject(nameTensor(e, name)));
+    const range = (start, end, signal) =>
+      blob.read(start, end, signal).catch((e) => Promise.reject(nameTensor(e, name)));
     return { name, dtype: t.dtype, shape: t.shape, byteLength: data.size, read: pieces(name, data.size, range, null) };
   }
   let bytes;
@@ -70,12 +80,19 @@ export function tensorSource(name, t) {
   const convert = from !== null && isFloat(t.dtype) && CONVERT_TARGETS.includes(t.dtype) && from !== t.dtype;
   const byteLength = convert ? (data.length * BITS[DTYPE_INDEX.get(t.dtype)]) / 8 : bytes.byteLength;
   const range = async (start, end) => (convert ? bytes.subarray(start, end) : bytes.slice(start, end));
-  return { name, dtype: t.dtype, shape: t.shape, byteLength, read: pieces(name, bytes.byteLength, range, convert ? [from, t.dtype] : null) };
+  return {
+    name,
+    dtype: t.dtype,
+    shape: t.shape,
+    byteLength,
+    read: pieces(name, bytes.byteLength, range, convert ? [from, t.dtype] : null),
+  };
 }
 
 function checkSource(name, t) {
   if (typeof name !== 'string') fail(KIND.InvalidArgument, 'tensor names must be strings');
-  if (t === null || typeof t !== 'object') fail(KIND.InvalidArgument, 'expected { dtype, shape, data }', { tensor: name });
+  if (t === null || typeof t !== 'object')
+    fail(KIND.InvalidArgument, 'expected { dtype, shape, data }', { tensor: name });
 }
 
 // Runs `fn`, naming the tensor in a SafeTensorsError it throws.
@@ -205,7 +222,11 @@ export function serializeStream(tensors, metadata, { signal, onProgress, chunkBy
               }
               // (A Blob or a file may have changed size since it was planned.)
               if (n !== source.byteLength) {
-                fail(KIND.SourceChanged, `read ${n} bytes where ${source.byteLength} were planned: the source changed since the stream was made`, { tensor: source.name });
+                fail(
+                  KIND.SourceChanged,
+                  `read ${n} bytes where ${source.byteLength} were planned: the source changed since the stream was made`,
+                  { tensor: source.name },
+                );
               }
             }
           })();

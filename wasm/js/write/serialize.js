@@ -6,8 +6,16 @@ import { DTYPE_INDEX } from '../format/dtypes.js';
 import { KIND, fail, wasmError } from '../errors/safetensors-error.js';
 import { u8 } from '../runtime/wire-numbers.js';
 import {
-  PLACED_BEGIN, PLACED_INDEX, PLACED_NUMBERS, PLANNED_FILE_LEN, PLANNED_HEAD_NUMBERS, PLAN_HAS_METADATA,
-  PLAN_HEAD_NUMBERS, PLAN_PAIRS, PLAN_TENSORS, STATUS,
+  PLACED_BEGIN,
+  PLACED_INDEX,
+  PLACED_NUMBERS,
+  PLANNED_FILE_LEN,
+  PLANNED_HEAD_NUMBERS,
+  PLAN_HAS_METADATA,
+  PLAN_HEAD_NUMBERS,
+  PLAN_PAIRS,
+  PLAN_TENSORS,
+  STATUS,
 } from '../generated/wire.js';
 import { loadWriter, loadedWriter } from '../runtime/writer-module.js';
 
@@ -35,9 +43,8 @@ function utf8(s, what, tensor) {
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const isWellFormed = typeof String.prototype.isWellFormed === 'function'
-  ? (s) => s.isWellFormed()
-  : (s) => !LONE_SURROGATE.test(s);
+const isWellFormed =
+  typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : (s) => !LONE_SURROGATE.test(s);
 
 /**
  * Writes a safetensors file through the core writer. Only the plan crosses

@@ -21,7 +21,10 @@ export function parseSize(size) {
       if (bytes > 0) return bytes;
     }
   }
-  return fail(KIND.InvalidArgument, `maxShardSize: ${JSON.stringify(size)} is not a size (bytes, or e.g. "5GB", "500MiB")`);
+  return fail(
+    KIND.InvalidArgument,
+    `maxShardSize: ${JSON.stringify(size)} is not a size (bytes, or e.g. "5GB", "500MiB")`,
+  );
 }
 
 // Python's sort of str keys: by code point (JS's default sort compares
@@ -40,7 +43,8 @@ function byCodePoint(a, b) {
 // A JSON string or number as Python's json.dumps writes it with
 // ensure_ascii: every character outside ' '…'~' that JSON.stringify leaves
 // as it is (U+007F and up; UTF-16 units, so a pair is two escapes) as \uXXXX.
-const asciiJson = (v) => JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const asciiJson = (v) =>
+  JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 // JSON as Python's json.dumps(value, indent=2, sort_keys=True) writes it.
 // Objects are Maps or plain objects; the text is built from their pairs in
@@ -98,7 +102,10 @@ export function shardTensors(tensors, { maxShardSize, prefix = 'model' } = {}) {
   if (groups.length === 0) groups.push({ tensors: new Map(), dataBytes: 0 });
   const n = groups.length;
   const pad = (i) => String(i).padStart(5, '0');
-  const shards = groups.map((g, i) => ({ name: n === 1 ? `${prefix}.safetensors` : `${prefix}-${pad(i + 1)}-of-${pad(n)}.safetensors`, ...g }));
+  const shards = groups.map((g, i) => ({
+    name: n === 1 ? `${prefix}.safetensors` : `${prefix}-${pad(i + 1)}-of-${pad(n)}.safetensors`,
+    ...g,
+  }));
   if (n === 1) return { shards, indexName: null, index: null, totalSize };
   // (A Map: a tensor named "__proto__" is a key like any other.)
   const weightMap = new Map();
