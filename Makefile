@@ -32,6 +32,9 @@ lint:
 	RUSTFLAGS="$${RUSTFLAGS:-} -C target-feature=+simd128" $(CARGO) clippy -p safetensors-nano-wasm --target wasm32-unknown-unknown --no-default-features --features reader -- -D warnings
 	# No import circle in core/src, at most 12 files at its top, the size mode chosen in mode.rs.
 	python3 scripts/check-core-layout.py core/src
+	# JavaScript (wasm/js, web-demo, tests, scripts): Biome's format and lint, check mode (biome.json).
+	bash scripts/setup.sh web
+	tests/js/node_modules/.bin/biome ci --error-on-warnings .
 
 # (The wasm crate is a cdylib: linking it for the host with the core's defmt
 # feature on would export defmt's JSON-named symbols, so features go per crate.)

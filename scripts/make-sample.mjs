@@ -63,7 +63,7 @@ function f16Bits(x) {
   const exp = (b >>> 23) & 0xff;
   let mant = b & 0x7fffff;
   if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  let e = exp - 127 + 15;
+  const e = exp - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00;
   if (e <= 0) {
     if (e < -10) return sign;
@@ -209,7 +209,7 @@ function allDtypes() {
     'fp8.e4m3': {
       dtype: 'F8_E4M3',
       shape: [R, C],
-      data: bytes(n, (i) => {
+      data: bytes(n, (_i) => {
         const b = Math.floor(r.next() * 256);
         return (b & 0x7f) === 0x7f ? b - 1 : b;
       }),
@@ -217,7 +217,7 @@ function allDtypes() {
     'fp8.e5m2': {
       dtype: 'F8_E5M2',
       shape: [R, C],
-      data: bytes(n, (i) => {
+      data: bytes(n, (_i) => {
         const b = Math.floor(r.next() * 256);
         return (b & 0x7c) === 0x7c ? b & 0x83 : b;
       }),

@@ -675,7 +675,7 @@ function renderCompare() {
       .filter(([k]) => c[k])
       .map(([k, label]) => h('option', { value: k }, `${label} (${fmtInt(c[k])})`)),
   );
-  const col = (m, r) => (r ? `${r.dtype} ${fmtShape(r.shape)}` : '—');
+  const col = (_m, r) => (r ? `${r.dtype} ${fmtShape(r.shape)}` : '—');
   cmpTable = new VirtualTable($('compare'), {
     columns: [
       {
@@ -784,12 +784,12 @@ function wire() {
     () =>
       state.a && openSaveDialog({ model: state.a, filtered: () => state.filtered ?? state.a.rows, jobs: getJobs() }),
   );
-  document
-    .querySelectorAll('[data-action=open-files]')
-    .forEach((b) => b.addEventListener('click', () => pick($('file-input'))));
-  document
-    .querySelectorAll('[data-action=open-folder]')
-    .forEach((b) => b.addEventListener('click', () => pick($('folder-input'))));
+  document.querySelectorAll('[data-action=open-files]').forEach((b) => {
+    b.addEventListener('click', () => pick($('file-input')));
+  });
+  document.querySelectorAll('[data-action=open-folder]').forEach((b) => {
+    b.addEventListener('click', () => pick($('folder-input')));
+  });
   $('file-input').addEventListener(
     'change',
     (e) => e.target.files.length && openDropped([...e.target.files], false, 'a', performance.now()),
@@ -824,7 +824,7 @@ function wire() {
   window.addEventListener('dragover', (e) => {
     e.preventDefault();
     if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
-    overlay.querySelectorAll('.drop-target').forEach((t) => t.classList.toggle('hover', t.contains(e.target)));
+    for (const t of overlay.querySelectorAll('.drop-target')) t.classList.toggle('hover', t.contains(e.target));
   });
   window.addEventListener('drop', (e) => {
     e.preventDefault();

@@ -109,7 +109,7 @@ export class DetailPanel {
             'Cancelled. ',
             h(
               'button',
-              { type: 'button', class: 'btn small', onclick: () => this.#again(slot, type, payload) },
+              { type: 'button', class: 'btn small', onclick: () => this.#again(type, payload) },
               'Compute again',
             ),
           ),
@@ -125,7 +125,7 @@ export class DetailPanel {
     }
   }
 
-  #again(slot, type, payload) {
+  #again(type, payload) {
     if (type === 'stats') this.#stats(payload.tensor, payload.rows);
     else if (type === 'diff') this.#diff();
   }
@@ -336,7 +336,7 @@ export class DetailPanel {
       );
       requestAnimationFrame(() => drawHeatmap(canvas, legend, hm, { maxCss: this.#chartWidth() }));
     }
-    if (r.grid && r.grid.cells.length) out.push(h('h3', {}, 'First values'), this.#grid(r.grid, row, r.rows?.[0] ?? 0));
+    if (r.grid?.cells.length) out.push(h('h3', {}, 'First values'), this.#grid(r.grid, row, r.rows?.[0] ?? 0));
     this.statsOut.replaceChildren(...out);
   }
 

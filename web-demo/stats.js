@@ -145,7 +145,7 @@ export class StatsAccumulator {
         if (v < min) min = v;
         if (v > max) max = v;
         if (v === 0) zeros++;
-      } else if (v !== v) nan++;
+      } else if (Number.isNaN(v)) nan++;
       else if (v > 0) posInf++;
       else negInf++;
     }
@@ -284,7 +284,7 @@ export class Histogram {
       const v = values[i];
       if (v >= lo && v <= hi) {
         const b = Math.floor((v - lo) * scale);
-        counts[b > last ? last : b]++;
+        counts[Math.min(b, last)]++;
       }
     }
   }
@@ -317,8 +317,8 @@ export class DiffAccumulator {
     for (let i = 0; i < a.length; i++) {
       const x = a[i];
       const y = b[i];
-      if (x === y || (x !== x && y !== y)) this.equal++;
-      if ((x !== x) !== (y !== y)) this.nanMismatch++;
+      if (x === y || (Number.isNaN(x) && Number.isNaN(y))) this.equal++;
+      if (Number.isNaN(x) !== Number.isNaN(y)) this.nanMismatch++;
       const ax = Math.abs(x);
       if (ax > this.maxAbsA && ax !== Infinity) this.maxAbsA = ax;
       const d = y - x;
@@ -371,7 +371,7 @@ export function npyHeader(descr, shape) {
   const dims = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
   let dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${dims}, }`;
   const total = Math.ceil((10 + dict.length + 1) / 64) * 64;
-  dict = dict.padEnd(total - 10 - 1, ' ') + '\n';
+  dict = `${dict.padEnd(total - 10 - 1, ' ')}\n`;
   const out = new Uint8Array(total);
   out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
   out[8] = dict.length & 0xff;

@@ -17,7 +17,7 @@
 // (CHROMIUM=... and flags that select it).
 
 import { chromium } from 'playwright-core';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './lib/server.js';
 

@@ -60,7 +60,9 @@ function race(fns) {
   const sizes = fns.map((fn) => batch(fn).n); // warm-up and calibration
   const samples = fns.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
-    fns.forEach((fn, i) => samples[i].push((cpuMs(fn, sizes[i]) / sizes[i]) * 1000));
+    fns.forEach((fn, i) => {
+      samples[i].push((cpuMs(fn, sizes[i]) / sizes[i]) * 1000);
+    });
   }
   return samples.map((s) => {
     s.sort((a, b) => a - b);
@@ -68,7 +70,7 @@ function race(fns) {
   });
 }
 
-const pad = (s, n) => String(s).padStart(n);
+const _pad = (s, n) => String(s).padStart(n);
 const fmt = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
 
 console.log(

@@ -137,7 +137,7 @@ export function blocks(file) {
     }
     if (j === lines.length) die(`${file}:${i + 1}: unclosed code block`);
     const lang = info.split(',')[0].toLowerCase();
-    out.push({ file, line: i + 1, lang, info, text: body.join('\n') + '\n' });
+    out.push({ file, line: i + 1, lang, info, text: `${body.join('\n')}\n` });
     i = j;
   }
   return out;

@@ -138,13 +138,13 @@ test('the .npy header is numpy v1.0, padded to 64 bytes', () => {
     const len = h[8] | (h[9] << 8);
     assert.equal(10 + len, h.length);
     const text = Buffer.from(h.subarray(10)).toString('latin1');
-    assert.equal(text, `{'descr': '${descr}', 'fortran_order': False, 'shape': ${dims}, }`.padEnd(len - 1, ' ') + '\n');
+    assert.equal(text, `${`{'descr': '${descr}', 'fortran_order': False, 'shape': ${dims}, }`.padEnd(len - 1, ' ')}\n`);
   }
 });
 
 test('integers, BOOL and complex decode here; float dtypes go to the package', () => {
   const calls = [];
-  const fake = (dtype, bytes, out) => {
+  const fake = (dtype, _bytes, out) => {
     calls.push(dtype);
     return out.fill(7);
   };

@@ -626,7 +626,12 @@ if (engines().includes('chromium'))
             const d = window.bigDevice;
             let calls = 0;
             const t0 = performance.now();
-            const b = await toGPUBuffer(d, t, { onProgress: () => (calls++, collect && window.gc()) });
+            const b = await toGPUBuffer(d, t, {
+              onProgress: () => {
+                calls++;
+                if (collect) window.gc();
+              },
+            });
             const ms = performance.now() - t0;
             const got = [];
             for (const [at] of marks) got.push((await window.readBack(d, b, at - (at % 4), 4))[at % 4]);

@@ -65,7 +65,7 @@ export function referenceHeader(tensors, metadata) {
     );
     offset = end;
   }
-  let json = enc.encode(`{${parts.join(',')}}`);
+  const json = enc.encode(`{${parts.join(',')}}`);
   const padded = Math.ceil(json.length / 8) * 8;
   const out = new Uint8Array(8 + padded).fill(0x20, 8);
   new DataView(out.buffer).setBigUint64(0, BigInt(padded), true);

@@ -308,7 +308,7 @@ test('indexLimit and indexEntryLimit: IndexTooLarge naming the option, from ever
 async function endlessServer({ claim } = {}) {
   let closed;
   const done = new Promise((resolve) => (closed = resolve));
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     let written = 0;
     const headers = { 'Content-Type': 'application/json' };
     if (claim !== undefined) headers['Content-Length'] = String(claim);

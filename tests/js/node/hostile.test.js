@@ -66,7 +66,7 @@ before(async () => {
     ['model.safetensors', v2],
     [SHARD, v2],
     ['change-size/model.safetensors', v2sized],
-    ['change-size/' + SHARD, v2sized],
+    [`change-size/${SHARD}`, v2sized],
   ]);
   server = await startHostileServer({ files, changed, redirectTo: other.url });
 });
@@ -246,7 +246,7 @@ test('timeout and retries are checked', async () => {
 
 test('a timeout longer than a timer can wait (over 2^31 - 1 ms) is no deadline, not one that fires at once', async () => {
   // Answers from memory, each 50 ms late (no progress in that time); an abort rejects, as fetch does.
-  const slow = async (url, init) => {
+  const slow = async (_url, init) => {
     await new Promise((resolve, reject) => {
       setTimeout(resolve, 50);
       init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SafeTensors, SafeTensorsError, openSharded } from 'safetensors-nano';
-import { rawFile, tensorFile } from '../lib/format.js';
+import { tensorFile } from '../lib/format.js';
 import { scratch } from '../lib/env.js';
 import { startServer } from '../lib/server.js';
 

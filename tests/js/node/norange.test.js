@@ -127,7 +127,7 @@ test('a file under 64 MiB from such a server is kept whole: one request, in-memo
     statuses.push(res.status);
     return res;
   };
-  const st = await SafeTensors.fromUrl(server.base + 'small.safetensors', { fetch: counting, noRange: 'reject' });
+  const st = await SafeTensors.fromUrl(`${server.base}small.safetensors`, { fetch: counting, noRange: 'reject' });
   assert.deepEqual(statuses, [200]);
   assert.equal(st.bytesRead, small.length);
   assert.deepEqual(st.tensor('w').bytes(), small.subarray(small.length - 8));
@@ -153,7 +153,7 @@ test('streaming a file that changed since it was opened is SourceChanged, never 
   };
   grow(80 * MiB);
   utimesSync(path, new Date(2020, 0, 1), new Date(2020, 0, 1));
-  const st = await SafeTensors.fromUrl(server.base + 'changing.safetensors');
+  const st = await SafeTensors.fromUrl(`${server.base}changing.safetensors`);
   assert.deepEqual(Array.from(await st.tensor('x').readFloat32()), [7]);
   // The same size, another Last-Modified.
   utimesSync(path, new Date(2021, 0, 1), new Date(2021, 0, 1));

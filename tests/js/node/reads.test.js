@@ -56,7 +56,9 @@ test('in reverse order, and all at once', async () => {
   const st = await SafeTensors.fromBlob(new Blob([bytes]));
   for (const t of st.tensors().reverse()) same(await t.readFloat32({ chunkBytes: 48 }), t.name);
   const all = await Promise.all(st.tensors().map((t) => t.readFloat32({ chunkBytes: 72 })));
-  st.tensors().forEach((t, i) => same(all[i], t.name));
+  st.tensors().forEach((t, i) => {
+    same(all[i], t.name);
+  });
 });
 
 test('a read-ahead cut short by an abort does not spoil the next read', async () => {
@@ -94,7 +96,7 @@ test("a Blob many times the stream's pieces: chunks that straddle two pieces", a
 // `fails(start)` is true reject (a network failure) after `delay` ms.
 function rangeFetch(file, fails = () => false, delay = 30) {
   let requests = 0;
-  const fetch = async (url, init) => {
+  const fetch = async (_url, init) => {
     requests++;
     const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
     const [start, end] = [Number(s), Math.min(file.length, Number(e) + 1)];
@@ -358,7 +360,9 @@ test('many small reads at once hold memory of their size, not of the file', asyn
       const got = await Promise.all(names.map((name) => st.tensor(name).readFloat32()));
       peak = Math.max(peak, process.memoryUsage().arrayBuffers - base);
       clearInterval(timer);
-      got.forEach((v, k) => assert.equal(v[31], 2 * k));
+      got.forEach((v, k) => {
+        assert.equal(v[31], 2 * k);
+      });
       // Before, each read held two buffers of 4 MiB (a stream to the end).
       assert.ok(
         peak < 64 * 1024 * 1024,

@@ -77,11 +77,12 @@ function generate(random) {
     faults.push('totalSize');
     totalSize = String(total() + 1 + pick(5));
   } else if (chance(0.1)) totalSize = `${total()}.0`;
+  // biome-ignore lint/suspicious/noDuplicateElseIf: each chance() is a fresh draw of the seeded generator
   else if (chance(0.1)) totalSize = null;
   const out = new Map();
-  shards.forEach((s, i) =>
-    out.set(files[i], tensorFile([...s].map(([t, len]) => [t, 'U8', [len], new Uint8Array(len)]))),
-  );
+  shards.forEach((s, i) => {
+    out.set(files[i], tensorFile([...s].map(([t, len]) => [t, 'U8', [len], new Uint8Array(len)])));
+  });
   if (chance(0.1)) {
     faults.push('missingShard');
     out.delete(files[pick(n)]);

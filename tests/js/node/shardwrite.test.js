@@ -139,7 +139,7 @@ test('writeShards: a failure at a later shard leaves no shard, no index and no t
   // An abort once the first shard is written: nothing either.
   const controller = new AbortController();
   const ok = { ...tensors, c: { dtype: 'U8', shape: [100], data: new Uint8Array(100) } };
-  const onProgress = (done, total, shard) => shard.includes('00002') && controller.abort();
+  const onProgress = (_done, _total, shard) => shard.includes('00002') && controller.abort();
   await assert.rejects(
     writeShards(dir, ok, null, { maxShardSize: 150, signal: controller.signal, onProgress }),
     (e) => e.name === 'AbortError',

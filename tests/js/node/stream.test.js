@@ -313,11 +313,11 @@ test('the declarations type-check a use of the streaming writer, the edits and w
 async function stalledUrlTensor(bytes, served, honour) {
   const file = rawFile({ x: { dtype: 'U8', shape: [bytes], data_offsets: [0, bytes] } }, new Uint8Array(bytes));
   const stallFrom = file.length - bytes + served;
-  const fetch = async (url, init) => {
+  const fetch = async (_url, init) => {
     const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
     const [start, end] = [Number(s), Math.min(file.length, Number(e) + 1)];
     if (start >= stallFrom) {
-      return new Promise((resolve, reject) => {
+      return new Promise((_resolve, reject) => {
         if (honour) init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true });
       });
     }
@@ -339,7 +339,7 @@ async function stalledUrlTensor(bytes, served, honour) {
 const within = (promise, ms, what) =>
   Promise.race([
     promise,
-    new Promise((resolve, reject) =>
+    new Promise((_resolve, reject) =>
       setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms).unref(),
     ),
   ]);

@@ -70,7 +70,10 @@ test('usage with MAP_READ or MAP_WRITE is InvalidArgument, before a buffer is ma
     let made = 0;
     const device = standInDevice(Infinity);
     const create = device.createBuffer;
-    device.createBuffer = (d) => (d.label === 'small' && made++, create(d));
+    device.createBuffer = (d) => {
+      if (d.label === 'small') made++;
+      return create(d);
+    };
     await assert.rejects(
       toGPUBuffer(device, st.tensor('small'), { usage }),
       (e) => e instanceof SafeTensorsError && e.kind === 'InvalidArgument',

@@ -10,7 +10,6 @@ import { createHash } from 'node:crypto';
 import {
   chownSync,
   closeSync,
-  existsSync,
   ftruncateSync,
   mkdirSync,
   openSync,
@@ -169,7 +168,7 @@ test('SIGKILL at random points, 20 runs: the target is the old file or the whole
     new Promise((resolve) => {
       const p = spawn(process.execPath, [child, path], { stdio: 'ignore' });
       const timer = killAfterMs === null ? null : setTimeout(() => p.kill('SIGKILL'), killAfterMs);
-      p.on('exit', (code, signal) => {
+      p.on('exit', (_code, signal) => {
         clearTimeout(timer);
         resolve(signal);
       });
@@ -264,7 +263,7 @@ test('an abort while a source read stalls (a fetch that ignores its signal): wri
   const dir = freshDir(scratch('stn-write-'), 'stall');
   const file = rawFile({ x: { dtype: 'U8', shape: [3 * MiB], data_offsets: [0, 3 * MiB] } }, new Uint8Array(3 * MiB));
   const dataStart = file.length - 3 * MiB;
-  const fetch = async (url, init) => {
+  const fetch = async (_url, init) => {
     const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
     const [start, end] = [Number(s), Math.min(file.length, Number(e) + 1)];
     if (start >= dataStart + MiB) return new Promise(() => {}); // never answers, whatever the signal
@@ -285,7 +284,7 @@ test('an abort while a source read stalls (a fetch that ignores its signal): wri
     signal: controller.signal,
   });
   setTimeout(() => controller.abort(), 100);
-  const timeout = new Promise((resolve, reject) =>
+  const timeout = new Promise((_resolve, reject) =>
     setTimeout(() => reject(new Error('writeFile still waiting 2 s after the abort')), 2100).unref(),
   );
   await assert.rejects(Promise.race([written, timeout]), (e) => e.name === 'AbortError');

@@ -3,7 +3,7 @@
 import {
   SafeTensors,
   SafeTensorsError,
-  ShardedModel,
+  type ShardedModel,
   openSharded,
   openHub,
   checkShards,

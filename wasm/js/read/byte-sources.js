@@ -247,7 +247,7 @@ export class InOrderReader {
         let r;
         try {
           r = await (this.#next ?? this.#ask(this.pos));
-        } catch (e) {
+        } catch {
           this.#next = null;
           this.broken = true;
           // The same bytes by range: their error is typed (SourceChanged

@@ -197,7 +197,7 @@ function dims(text, from) {
     } else {
       if (v >= 0) out.push(v);
       v = -1;
-      if (c === 93 || c !== c) return out;
+      if (c === 93 || Number.isNaN(c)) return out;
     }
   }
 }
