@@ -110,3 +110,10 @@ export function fmtMs(ms) {
 
 /** Numeric-aware compare: "layers.2" < "layers.10". */
 export const naturalCompare = new Intl.Collator('en', { numeric: true, sensitivity: 'variant' }).compare;
+
+/** A fraction as a percentage with the digits its size needs. */
+export function formatPct(x) {
+  if (x >= 0.1) return `${(x * 100).toFixed(0)}%`;
+  if (x >= 0.001) return `${(x * 100).toFixed(2)}%`;
+  return `${(x * 100).toPrecision(2)}%`;
+}
