@@ -4,7 +4,7 @@
 // (including a sparse file over 4 GiB), fromUrl against a local server with
 // Range support and one without, and a malformed file's error.
 
-import { describe, test, before, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,7 +13,7 @@ import { rawFile, tensorFile } from '../lib/format.js';
 import { makeSparseFile, SPARSE } from '../lib/sparse.js';
 import { piecesFile } from '../lib/pieces.js';
 import { startServer } from '../lib/server.js';
-import { engines, openPage } from '../lib/engines.js';
+import { describeEachEngine } from '../lib/engines.js';
 import { scratch } from '../lib/env.js';
 
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -55,28 +55,16 @@ before(async () => {
 
 after(() => Promise.all([ranged?.close(), plain?.close(), sparseServer?.close()]));
 
-for (const engine of engines())
-  describe(engine, () => {
-    let browser;
-    let page;
-    // Where this engine's requests start in the server's log: the writer's .wasm must wait for `serialize`.
-    let first;
-    const requested = () => ranged.requests.slice(first).map((q) => q.path);
-    const writerWasm = () => requested().filter((u) => u.endsWith('/safetensors_nano_writer_bg.wasm')).length;
+// Where the current engine's requests start in the server's log: the writer's .wasm must wait for `serialize`.
+let first;
+const requested = () => ranged.requests.slice(first).map((q) => q.path);
+const writerWasm = () => requested().filter((u) => u.endsWith('/safetensors_nano_writer_bg.wasm')).length;
 
-    before(async () => {
-      first = ranged.requests.length;
-      ({ browser, page } = await openPage(engine, `${ranged.url}/browser/page.html`));
-    });
-
-    after(async () => {
-      const errors = await page?.pageErrors();
-      await browser?.close();
-      assert.deepEqual(errors, []);
-    });
-
+describeEachEngine(
+  () => `${ranged.url}/browser/page.html`,
+  (session) => {
     test('fromBytes in the browser: names, metadata, typed views (Float16Array), toFloat32', async () => {
-      const r = await page.evaluate(async () => {
+      const r = await session.page.evaluate(async () => {
         const { SafeTensors } = window.stn;
         const buf = await (await fetch('/tmp/fixtures/model.safetensors')).arrayBuffer();
         const st = SafeTensors.fromBytes(buf);
@@ -110,7 +98,7 @@ for (const engine of engines())
         requested().join('\n'),
       );
       assert.equal(writerWasm(), 0);
-      const r = await page.evaluate(async () => {
+      const r = await session.page.evaluate(async () => {
         const { SafeTensors, serialize } = window.stn;
         const st = SafeTensors.fromBytes(await (await fetch('/tmp/fixtures/model.safetensors')).arrayBuffer());
         const edited = {};
@@ -141,12 +129,12 @@ for (const engine of engines())
     });
 
     async function pick(path) {
-      await page.setInputFiles('#file', path);
+      await session.page.setInputFiles('#file', path);
     }
 
     test('fromBlob on a File from a file input reads only the header, then tensors on demand', async () => {
       await pick(join(fixtures, 'model.safetensors'));
-      const r = await page.evaluate(async () => {
+      const r = await session.page.evaluate(async () => {
         const { SafeTensors } = window.stn;
         const file = document.querySelector('#file').files[0];
         const st = await SafeTensors.fromBlob(file);
@@ -171,7 +159,7 @@ for (const engine of engines())
 
     test('a sparse File over 4 GiB opens from a file input reading only its header', async () => {
       await pick(sparse.path);
-      const r = await page.evaluate(async () => {
+      const r = await session.page.evaluate(async () => {
         const { SafeTensors } = window.stn;
         const file = document.querySelector('#file').files[0];
         const t0 = performance.now();
@@ -199,7 +187,7 @@ for (const engine of engines())
     });
 
     test('fromUrl with Range requests, and against a server without Range support', async () => {
-      const r = await page.evaluate(
+      const r = await session.page.evaluate(
         async ({ plainUrl, sparseUrl }) => {
           const { SafeTensors } = window.stn;
           const a = await SafeTensors.fromUrl('/tmp/fixtures/model.safetensors', { prefetch: 8 });
@@ -242,7 +230,7 @@ for (const engine of engines())
 
     test('names keep a leading U+FEFF in the browser; headerLimit refuses a header before fetching it', async () => {
       const from = requested().length;
-      const r = await page.evaluate(async (names) => {
+      const r = await session.page.evaluate(async (names) => {
         const { SafeTensors, serialize } = window.stn;
         const buf = await (await fetch('/tmp/fixtures/bom.safetensors')).arrayBuffer();
         const opened = [
@@ -281,7 +269,7 @@ for (const engine of engines())
 
     test('a malformed file gives a SafeTensorsError with kind, offset and tensor', async () => {
       await pick(join(fixtures, 'bad.safetensors'));
-      const r = await page.evaluate(async () => {
+      const r = await session.page.evaluate(async () => {
         const { SafeTensors, SafeTensorsError } = window.stn;
         const out = [];
         const buf = await (await fetch('/tmp/fixtures/bad.safetensors')).arrayBuffer();
@@ -320,7 +308,7 @@ for (const engine of engines())
 
     test('readFloat32 over every tensor of a File in order (its stream cut mid-element), new arrays and one reused `out`', async () => {
       await pick(join(fixtures, 'pieces.safetensors'));
-      const r = await page.evaluate(async () => {
+      const r = await session.page.evaluate(async () => {
         const { SafeTensors } = window.stn;
         const file = document.querySelector('#file').files[0];
         const mem = SafeTensors.fromBytes(await file.arrayBuffer());
@@ -358,4 +346,10 @@ for (const engine of engines())
       assert.deepEqual(r.wrong, { kind: 'LengthMismatch', tensor: 'bf16' });
       assert.equal(r.bytesRead, r.size);
     });
-  });
+  },
+  {
+    beforeOpen: () => {
+      first = ranged.requests.length;
+    },
+  },
+);

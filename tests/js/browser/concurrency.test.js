@@ -4,7 +4,7 @@
 // Workers abort their tasks mid-flight and one is terminated. Every task
 // that was not aborted gives exactly what Node gives for that file.
 
-import { describe, test, before, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import * as stn from 'safetensors-nano';
 import { mixedFiles, summarize } from '../lib/mixed-files.js';
 import { startServer } from '../lib/server.js';
-import { engines, openPage } from '../lib/engines.js';
+import { describeEachEngine } from '../lib/engines.js';
 
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
 const COUNT = 50;
@@ -38,24 +38,10 @@ before(async () => {
 
 after(() => server?.close());
 
-for (const engine of engines())
-  describe(engine, () => {
-    let browser;
-    let page;
-
-    before(async () => {
-      // (gc() in Chromium's page: a test collects garbage while a read is in flight.)
-      ({ browser, page } = await openPage(engine, `${server.url}/browser/page.html`, {
-        args: ['--js-flags=--expose-gc'],
-      }));
-    });
-
-    after(async () => {
-      const errors = await page?.pageErrors();
-      await browser?.close();
-      assert.deepEqual(errors, []);
-    });
-
+// (gc() in Chromium's page: a test collects garbage while a read is in flight.)
+describeEachEngine(
+  () => `${server.url}/browser/page.html`,
+  (session, engine) => {
     test('8 Workers and the main thread open and decode at once; aborted or terminated ones leave the others correct', async () => {
       const expected = [];
       for (const { bytes } of FILES) expected.push(await summarize(stn, async () => stn.SafeTensors.fromBytes(bytes)));
@@ -63,7 +49,7 @@ for (const engine of engines())
       const PER = 150; // tasks per Worker and on the main thread: every file, each of the three ways
       const ABORTING = [2, 5];
       const TERMINATED = 7;
-      const out = await page.evaluate(
+      const out = await session.page.evaluate(
         async ({ WORKERS, PER, COUNT, ABORTING, TERMINATED }) => {
           const { runTasks } = await import('/browser/tasks.js');
           const indices = (k) => Array.from({ length: PER }, (_, j) => (j + k * 17) % PER);
@@ -124,8 +110,8 @@ for (const engine of engines())
       const path = join(mixed, 'edited.safetensors');
       const v1 = FILES[0].bytes;
       writeFileSync(path, v1);
-      await page.setInputFiles('#file', path);
-      const opened = await page.evaluate(async () => {
+      await session.page.setInputFiles('#file', path);
+      const opened = await session.page.evaluate(async () => {
         window.edited = await window.stn.SafeTensors.fromBlob(document.querySelector('#file').files[0]);
         return window.edited.names();
       });
@@ -135,7 +121,7 @@ for (const engine of engines())
       const v2 = v1.slice();
       v2.fill(7, stn.SafeTensors.fromBytes(v1).dataOffset);
       writeFileSync(path, v2);
-      const r = await page.evaluate(async () => {
+      const r = await session.page.evaluate(async () => {
         try {
           await window.edited.tensors()[0].read();
           return { kind: 'none' };
@@ -163,7 +149,7 @@ for (const engine of engines())
       };
       // What readFloat32 of a tensor gives: its distinct values, or the error's kind.
       const readAll = (name) =>
-        page.evaluate(async (name) => {
+        session.page.evaluate(async (name) => {
           try {
             return { values: [...new Set(await window.floats.tensor(name).readFloat32())] };
           } catch (e) {
@@ -171,13 +157,13 @@ for (const engine of engines())
           }
         }, name);
       const open = () =>
-        page.evaluate(async () =>
+        session.page.evaluate(async () =>
           (window.floats = await window.stn.SafeTensors.fromBlob(document.querySelector('#file').files[0])).names(),
         );
 
       // Edited before any read: the first read (of its own bytes) says so.
       writeFileSync(path, version(1));
-      await page.setInputFiles('#file', path);
+      await session.page.setInputFiles('#file', path);
       assert.deepEqual(await open(), ['a', 'b', 'c']);
       await edit(2);
       const first = await readAll('a');
@@ -187,7 +173,7 @@ for (const engine of engines())
       // Edited while an in-order pass streams the file (a, then b: the stream
       // runs on into c): c is the old values or SourceChanged, never new ones.
       writeFileSync(path, version(1));
-      await page.setInputFiles('#file', path);
+      await session.page.setInputFiles('#file', path);
       assert.deepEqual(await open(), ['a', 'b', 'c']);
       assert.deepEqual(await readAll('a'), { values: [1] });
       assert.deepEqual(await readAll('b'), { values: [1] });
@@ -217,8 +203,8 @@ for (const engine of engines())
       for (let i = 0; i < count; i++) words[i] = 0x3c00 + (i % 128); // 0.0078125 … 0.0155…
       const path = join(mixed, 'collected.safetensors');
       writeFileSync(path, tensorFile([['w', 'BF16', [count], words]]));
-      await page.setInputFiles('#file', path);
-      const outcomes = await page.evaluate(async () => {
+      await session.page.setInputFiles('#file', path);
+      const outcomes = await session.page.evaluate(async () => {
         const file = document.querySelector('#file').files[0];
         const { SafeTensors, decodeFloat32 } = window.stn;
         // Chromium collects on demand (--expose-gc); elsewhere garbage makes the engine collect.
@@ -258,4 +244,6 @@ for (const engine of engines())
       const want = { length: count, first: bf16(words[0]), last: bf16(words[count - 1]) };
       assert.deepEqual(outcomes, Array(6).fill(want));
     });
-  });
+  },
+  { args: ['--js-flags=--expose-gc'] },
+);

@@ -4,14 +4,14 @@
 // the browser's own fetch (which says less about a failure than Node's: a
 // redirect loop or an encoded range is a Network error there).
 
-import { describe, test, before, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SafeTensors } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
 import { startServer } from '../lib/server.js';
-import { engines, openPage } from '../lib/engines.js';
+import { describeEachEngine } from '../lib/engines.js';
 import { startHostileServer } from '../lib/hostile-server.js';
 
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -78,24 +78,12 @@ before(async () => {
 
 after(() => Promise.all([site?.close(), hostile?.close(), other?.close()]));
 
-for (const engine of engines())
-  describe(engine, () => {
-    let browser;
-    let page;
-
-    before(async () => {
-      ({ browser, page } = await openPage(engine, `${site.url}/browser/page.html`));
-    });
-
-    after(async () => {
-      const errors = await page?.pageErrors();
-      await browser?.close();
-      assert.deepEqual(errors, []);
-    });
-
+describeEachEngine(
+  () => `${site.url}/browser/page.html`,
+  (session, engine) => {
     test('every fault after the open ends in its typed error or the right bytes, within a bounded time', async () => {
       const from = hostile.requests.length;
-      const results = await page.evaluate(
+      const results = await session.page.evaluate(
         async ({ base, faults, tag }) => {
           const { SafeTensors, SafeTensorsError } = window.stn;
           return Promise.all(
@@ -138,4 +126,5 @@ for (const engine of engines())
       assert.ok(reads.length > Object.keys(EXPECT).length);
       assert.ok(reads.every((q) => q.method === 'GET' && q.headers['if-range'] === undefined));
     });
-  });
+  },
+);

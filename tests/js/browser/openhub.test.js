@@ -3,12 +3,12 @@
 // the browser's own fetch following the redirect (a page cannot see it), and the token must
 // still never reach the CDN.
 
-import { describe, test, before, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../lib/server.js';
-import { engines, openPage } from '../lib/engines.js';
+import { describeEachEngine } from '../lib/engines.js';
 import { GATED_TOKEN, startHubStandIn } from '../lib/hub-repos.js';
 
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -22,24 +22,12 @@ before(async () => {
 
 after(() => Promise.all([site?.close(), hub?.close()]));
 
-for (const engine of engines())
-  describe(engine, () => {
-    let browser;
-    let page;
-
-    before(async () => {
-      ({ browser, page } = await openPage(engine, `${site.url}/browser/page.html`));
-    });
-
-    after(async () => {
-      const errors = await page?.pageErrors();
-      await browser?.close();
-      assert.deepEqual(errors, []);
-    });
-
+describeEachEngine(
+  () => `${site.url}/browser/page.html`,
+  (session) => {
     test('openHub lists a sharded model and a gated one through CORS and the CDN redirect', async () => {
       const from = hub.requests.length;
-      const r = await page.evaluate(
+      const r = await session.page.evaluate(
         async ({ endpoint, token }) => {
           const { openHub, SafeTensorsError } = window.stn;
           const model = await openHub('org/sharded', { endpoint });
@@ -92,4 +80,5 @@ for (const engine of engines())
       );
       assert.equal(resolves.length, 1);
     });
-  });
+  },
+);

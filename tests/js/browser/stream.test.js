@@ -2,7 +2,7 @@
 // a File converted to BF16, a URL's tensors renamed, and shards, each the
 // same bytes as Node's package makes of the same input; an abort.
 
-import { describe, test, before, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { SafeTensors, editTensors, serializeStream, shardTensors } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
 import { startServer } from '../lib/server.js';
-import { engines, openPage } from '../lib/engines.js';
+import { describeEachEngine } from '../lib/engines.js';
 import { collect } from '../lib/streams.js';
 
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,23 +39,11 @@ before(async () => {
 
 after(() => server?.close());
 
-for (const engine of engines())
-  describe(engine, () => {
-    let browser;
-    let page;
-
-    before(async () => {
-      ({ browser, page } = await openPage(engine, `${server.url}/browser/page.html`));
-    });
-
-    after(async () => {
-      const errors = await page?.pageErrors();
-      await browser?.close();
-      assert.deepEqual(errors, []);
-    });
-
+describeEachEngine(
+  () => `${server.url}/browser/page.html`,
+  (session) => {
     test('a File converted to BF16 and a URL renamed, streamed: the bytes Node makes', async () => {
-      const got = await page.evaluate(async () => {
+      const got = await session.page.evaluate(async () => {
         const { SafeTensors, editTensors, serializeStream } = window.stn;
         const file = new File(
           [await (await fetch('/tmp/stream-fixtures/model.safetensors')).blob()],
@@ -88,7 +76,7 @@ for (const engine of engines())
     });
 
     test('shards and their index, and an abort mid-stream', async () => {
-      const got = await page.evaluate(async () => {
+      const got = await session.page.evaluate(async () => {
         const { SafeTensors, editTensors, serializeStream, shardTensors } = window.stn;
         const file = await SafeTensors.fromUrl('/tmp/stream-fixtures/model.safetensors');
         const split = shardTensors(editTensors(file), { maxShardSize: 1000 });
@@ -125,4 +113,5 @@ for (const engine of engines())
       }
       assert.equal(got.aborted, 'AbortError');
     });
-  });
+  },
+);

@@ -14,10 +14,12 @@
 //
 // Set ENGINES=firefox (or a comma-separated list) to run the tests in fewer engines.
 
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { after, before, describe } from 'node:test';
 
 /** Every engine the tests know, in the order they run. */
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
@@ -144,6 +146,31 @@ export async function openPage(engine, url, options = {}) {
     await browser.close();
     throw e;
   }
+}
+
+/**
+ * A suite per engine of $ENGINES (node:test's describe, named by the engine), each with its own
+ * browser and one page at `url()` (a function: the servers start in the file's before()), opened
+ * before the suite's tests and closed after them; an uncaught error of the page fails the suite.
+ * `body(session, engine)` declares the tests, which reach the page as `session.page` (and the
+ * browser as `session.browser`). `options` are openPage's; `beforeOpen()` runs just before the
+ * page opens (a test may note where the servers' logs stand).
+ */
+export function describeEachEngine(url, body, { beforeOpen, ...options } = {}) {
+  for (const engine of engines())
+    describe(engine, () => {
+      const session = { browser: null, page: null };
+      before(async () => {
+        beforeOpen?.();
+        Object.assign(session, await openPage(engine, url(), options));
+      });
+      after(async () => {
+        const errors = await session.page?.pageErrors();
+        await session.browser?.close();
+        assert.deepEqual(errors, []);
+      });
+      body(session, engine);
+    });
 }
 
 // The page API every engine's page gives. Selectors are CSS; `fn` is a function run in the page
