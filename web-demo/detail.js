@@ -291,7 +291,8 @@ export class DetailPanel {
     const note = h(
       'p',
       { class: 'note', 'data-testid': 'stats-note' },
-      `${part}${r.complex ? 'Over real and imaginary parts. ' : ''}${fmtInt(r.finite)} finite values; read ${fmtBytes(r.bytesRead)} in ${fmtMs(r.ms)}.`,
+      `${part}${r.complex ? 'Over real and imaginary parts. ' : ''}${fmtInt(r.finite)} finite values; ` +
+        `read ${fmtBytes(r.bytesRead)} in ${fmtMs(r.ms)}.`,
     );
     const out = [statGrid, note];
     if (r.histogram) {
@@ -331,7 +332,9 @@ export class DetailPanel {
         h(
           'p',
           { class: 'note' },
-          `${fmtInt(hm.rows)} × ${fmtInt(hm.cols)}${row.rank > 2 ? ' (leading dims flattened)' : ''}${down ? `, block means on ${hm.height} × ${hm.width}` : ''}; colours clipped to the 1st–99th percentile.`,
+          `${fmtInt(hm.rows)} × ${fmtInt(hm.cols)}${row.rank > 2 ? ' (leading dims flattened)' : ''}` +
+            `${down ? `, block means on ${hm.height} × ${hm.width}` : ''}; ` +
+            'colours clipped to the 1st–99th percentile.',
         ),
       );
       requestAnimationFrame(() => drawHeatmap(canvas, legend, hm, { maxCss: this.#chartWidth() }));
@@ -415,7 +418,9 @@ export class DetailPanel {
       h(
         'p',
         { class: 'note' },
-        `Δ = B − A over ${fmtInt(r.floats)} values${at ? `; largest at [${at.join(', ')}]` : ''}${r.nanMismatch ? `; ${fmtInt(r.nanMismatch)} NaN in only one of them` : ''}; read ${fmtBytes(r.bytesRead)} in ${fmtMs(r.ms)}.`,
+        `Δ = B − A over ${fmtInt(r.floats)} values${at ? `; largest at [${at.join(', ')}]` : ''}` +
+          `${r.nanMismatch ? `; ${fmtInt(r.nanMismatch)} NaN in only one of them` : ''}; ` +
+          `read ${fmtBytes(r.bytesRead)} in ${fmtMs(r.ms)}.`,
       ),
     ];
     if (r.histogram) {

@@ -23,7 +23,9 @@ async function gpuClassifier(model) {
   const mlp = await GpuMlp.load(device, model);
   return {
     backend: 'gpu',
-    label: `WebGPU (${adapter.info?.architecture || adapter.info?.vendor || 'adapter'}): weights streamed to GPU buffers and decoded there, MLP in WGSL`,
+    label:
+      `WebGPU (${adapter.info?.architecture || adapter.info?.vendor || 'adapter'}): ` +
+      'weights streamed to GPU buffers and decoded there, MLP in WGSL',
     async logits(pixels, n) {
       const b = mlp.pixelBuffer(pixels);
       try {

@@ -314,7 +314,9 @@ export class Model {
       const entries = this.rows.length;
       out.push({
         level: 'ok',
-        text: `all ${entries} index entries match the headers of ${this.shards.length} shard${this.shards.length === 1 ? '' : 's'}`,
+        text:
+          `all ${entries} index entries match the headers of ` +
+          `${this.shards.length} shard${this.shards.length === 1 ? '' : 's'}`,
       });
     }
     return out;

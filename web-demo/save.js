@@ -195,7 +195,9 @@ function showNote(panel) {
   const direct = shards ? canPickFolder() : canPickFile();
   panel.$('.save-note').textContent = direct
     ? `Written straight to the ${shards ? 'folder' : 'file'} you choose, a few MB at a time.`
-    : `This browser cannot write files itself (no File System Access API): each file is assembled in memory and downloaded, up to ${fmtBytes(BLOB_LIMIT)}. For larger results use Chrome or Edge.`;
+    : 'This browser cannot write files itself (no File System Access API): ' +
+      `each file is assembled in memory and downloaded, up to ${fmtBytes(BLOB_LIMIT)}. ` +
+      'For larger results use Chrome or Edge.';
 }
 
 /** Asks the worker for the result's sizes and shows them; Save is enabled once they are known. */
@@ -247,7 +249,8 @@ async function pickTarget(panel, req) {
   }
   if (Math.max(...panel.plan.files.map((f) => f.size)) > BLOB_LIMIT) {
     panel.$('.save-status').textContent =
-      `Too large to assemble in memory (over ${fmtBytes(BLOB_LIMIT)} a file) in this browser: use Chrome or Edge, which write files directly.`;
+      `Too large to assemble in memory (over ${fmtBytes(BLOB_LIMIT)} a file) in this browser: ` +
+      'use Chrome or Edge, which write files directly.';
     panel.dialog.dataset.state = 'error';
     return null;
   }
@@ -283,7 +286,8 @@ async function write(panel) {
         bar.value = total ? done / total : 0;
         const rate = done / ((performance.now() - t0) / 1000);
         const left = rate > 0 ? (total - done) / rate : Infinity;
-        status.textContent = `Written ${fmtBytes(done)} of ${fmtBytes(total)}${done < total && done > 0 ? ` · about ${fmtSeconds(left)} left` : ''}`;
+        const eta = done < total && done > 0 ? ` · about ${fmtSeconds(left)} left` : '';
+        status.textContent = `Written ${fmtBytes(done)} of ${fmtBytes(total)}${eta}`;
         dialog.dataset.written = String(done);
       },
     },
@@ -292,7 +296,9 @@ async function write(panel) {
     const result = await panel.running.promise;
     bar.value = 1;
     for (const f of result.files) if (f.blob) download(f.blob, f.name);
-    status.textContent = `Saved ${result.files.length === 1 ? result.files[0].name : `${fmtInt(result.files.length)} files`} (${fmtBytes(result.files.reduce((n, f) => n + f.size, 0))}) in ${fmtSeconds((performance.now() - t0) / 1000)}.`;
+    const what = result.files.length === 1 ? result.files[0].name : `${fmtInt(result.files.length)} files`;
+    const bytes = fmtBytes(result.files.reduce((n, f) => n + f.size, 0));
+    status.textContent = `Saved ${what} (${bytes}) in ${fmtSeconds((performance.now() - t0) / 1000)}.`;
     dialog.dataset.state = 'done';
   } catch (e) {
     const cancelled = e instanceof Cancelled;

@@ -50,7 +50,8 @@ export function rowRange(ref, start, end) {
   const bit1 = r1 * rowElements * bits;
   if (bit0 % 8 !== 0 || bit1 % 8 !== 0) {
     throw new Error(
-      `rows ${r0}–${r1} of this ${ref.dtype} tensor start or end inside a byte: choose rows that hold whole bytes (e.g. even row numbers)`,
+      `rows ${r0}–${r1} of this ${ref.dtype} tensor start or end inside a byte: ` +
+        'choose rows that hold whole bytes (e.g. even row numbers)',
     );
   }
   return {

@@ -108,7 +108,8 @@ export class TreeView {
     stat.textContent = node.children.size
       ? `${fmtCount(node.params)} · ${fmtInt(node.tensors)}`
       : fmtCount(node.params);
-    stat.title = `${fmtInt(node.params)} parameters, ${fmtBytes(node.bytes)}, ${fmtInt(node.tensors)} tensor${node.tensors === 1 ? '' : 's'}`;
+    const tensors = `${fmtInt(node.tensors)} tensor${node.tensors === 1 ? '' : 's'}`;
+    stat.title = `${fmtInt(node.params)} parameters, ${fmtBytes(node.bytes)}, ${tensors}`;
     span.append(name, stat);
     return span;
   }

@@ -1,7 +1,8 @@
 // The heavy work, off the page's thread (headers are parsed in open-worker.js): the statistics,
 // histograms, heatmaps, value differences, .npy conversion and "Save as" of tensors. Reads only
-// the tensor's own bytes, one chunk (≤ 64 MiB) at a time, and decodes each chunk with the package's decodeFloat32 (integer, BOOL and complex
-// dtypes, which the package does not turn into floats, are converted in decode.js).
+// the tensor's own bytes, one chunk (≤ 64 MiB) at a time, and decodes each chunk with the
+// package's decodeFloat32 (integer, BOOL and complex dtypes, which the package does not turn
+// into floats, are converted in decode.js).
 //
 // Messages in:  {type: 'stats'|'diff'|'npy'|'save'|'savePlan', id, ...}, {type: 'cancel', id}
 // Messages out: {type: 'progress', id, done, total, phase}, {type: 'result', id, result},
