@@ -381,7 +381,8 @@ function pick(input) {
   input.click();
 }
 
-function wire() {
+/** The buttons, file inputs and URL form that open models. */
+function wireOpeners() {
   $('open-files').addEventListener('click', () => pick($('file-input')));
   $('open-folder').addEventListener('click', () => pick($('folder-input')));
   $('compare-btn').addEventListener('click', () => pick($('compare-input')));
@@ -413,7 +414,10 @@ function wire() {
     const url = $('url-input').value.trim();
     if (url) openWith(() => openUrl(url), { label: url, url });
   });
+}
 
+/** Files dropped anywhere on the page: the overlay says where they go (the main model or B). */
+function wireDrop() {
   const overlay = $('drop-overlay');
   let depth = 0;
   const hasFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes('Files');
@@ -448,7 +452,10 @@ function wire() {
       (err) => showError(err, 'Could not read the dropped items'),
     );
   });
+}
 
+/** The filter box, the filter selects, the tabs, and the page's keys (`/` to filter, Escape). */
+function wireFilterAndKeys() {
   let debounce = 0;
   $('filter').addEventListener('input', () => {
     clearTimeout(debounce);
@@ -485,7 +492,9 @@ function wire() {
 }
 
 function init() {
-  wire();
+  wireOpeners();
+  wireDrop();
+  wireFilterAndKeys();
   updateIo();
   const params = new URLSearchParams(location.search);
   const hub = hubFromQuery(params);

@@ -295,52 +295,57 @@ export class DetailPanel {
         `read ${fmtBytes(r.bytesRead)} in ${fmtMs(r.ms)}.`,
     );
     const out = [statGrid, note];
-    if (r.histogram) {
-      const canvas = h('canvas', { class: 'hist', 'aria-label': `Histogram of ${row.name}`, role: 'img' });
-      const toggle = h(
-        'label',
-        { class: 'toggle' },
-        h('input', {
-          type: 'checkbox',
-          checked: this.logHist,
-          onchange: (e) => {
-            this.logHist = e.target.checked;
-            draw();
-          },
-        }),
-        ' log scale',
-      );
-      const draw = () => drawHistogram(canvas, r.histogram, { width: this.#chartWidth(), log: this.logHist });
-      out.push(h('div', { class: 'chart-head' }, h('h3', {}, 'Histogram'), toggle), canvas);
-      requestAnimationFrame(draw);
-    }
-    if (r.heatmap) {
-      const hm = r.heatmap;
-      const canvas = h('canvas', { class: 'heatmap', role: 'img', 'aria-label': `Heatmap of ${row.name}` });
-      const legend = h(
-        'div',
-        { class: 'legend' },
-        h('span', { class: 'legend-lo' }),
-        h('span', { class: 'legend-bar' }),
-        h('span', { class: 'legend-hi' }),
-      );
-      const down = hm.rows !== hm.height || hm.cols !== hm.width;
-      out.push(
-        h('h3', {}, 'Heatmap'),
-        canvas,
-        legend,
-        h(
-          'p',
-          { class: 'note' },
-          `${fmtInt(hm.rows)} × ${fmtInt(hm.cols)}${row.rank > 2 ? ' (leading dims flattened)' : ''}` +
-            `${down ? `, block means on ${hm.height} × ${hm.width}` : ''}; ` +
-            'colours clipped to the 1st–99th percentile.',
-        ),
-      );
-      requestAnimationFrame(() => drawHeatmap(canvas, legend, hm, { maxCss: this.#chartWidth() }));
-    }
+    if (r.histogram) out.push(...this.#histogram(r.histogram, row));
+    if (r.heatmap) out.push(...this.#heatmap(r.heatmap, row));
     if (r.grid?.cells.length) out.push(h('h3', {}, 'First values'), this.#grid(r.grid, row, r.rows?.[0] ?? 0));
     this.statsOut.replaceChildren(...out);
+  }
+
+  /** The histogram's heading, its log-scale toggle and its canvas (drawn on the next frame). */
+  #histogram(histogram, row) {
+    const canvas = h('canvas', { class: 'hist', 'aria-label': `Histogram of ${row.name}`, role: 'img' });
+    const toggle = h(
+      'label',
+      { class: 'toggle' },
+      h('input', {
+        type: 'checkbox',
+        checked: this.logHist,
+        onchange: (e) => {
+          this.logHist = e.target.checked;
+          draw();
+        },
+      }),
+      ' log scale',
+    );
+    const draw = () => drawHistogram(canvas, histogram, { width: this.#chartWidth(), log: this.logHist });
+    requestAnimationFrame(draw);
+    return [h('div', { class: 'chart-head' }, h('h3', {}, 'Histogram'), toggle), canvas];
+  }
+
+  /** The heatmap's heading, canvas (drawn on the next frame), legend and what it shows. */
+  #heatmap(hm, row) {
+    const canvas = h('canvas', { class: 'heatmap', role: 'img', 'aria-label': `Heatmap of ${row.name}` });
+    const legend = h(
+      'div',
+      { class: 'legend' },
+      h('span', { class: 'legend-lo' }),
+      h('span', { class: 'legend-bar' }),
+      h('span', { class: 'legend-hi' }),
+    );
+    const down = hm.rows !== hm.height || hm.cols !== hm.width;
+    requestAnimationFrame(() => drawHeatmap(canvas, legend, hm, { maxCss: this.#chartWidth() }));
+    return [
+      h('h3', {}, 'Heatmap'),
+      canvas,
+      legend,
+      h(
+        'p',
+        { class: 'note' },
+        `${fmtInt(hm.rows)} × ${fmtInt(hm.cols)}${row.rank > 2 ? ' (leading dims flattened)' : ''}` +
+          `${down ? `, block means on ${hm.height} × ${hm.width}` : ''}; ` +
+          'colours clipped to the 1st–99th percentile.',
+      ),
+    ];
   }
 
   #chartWidth() {
