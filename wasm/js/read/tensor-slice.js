@@ -113,32 +113,7 @@ export function planSlice(shape, bits, spec, where = {}) {
   const empty = { shape: resultShape, byteLength: 0, runBytes: 0, runCount: 0, *runStarts() {} };
   if (elements === 0) return empty;
 
-  // The last dimension not selected whole; the ones after it are merged
-  // into every run, and it too when it is contiguous.
-  let last = -1;
-  axes.forEach((a, d) => {
-    if (!(a.start === 0 && a.count === shape[d])) last = d;
-  });
-  const strides = new Array(rank);
-  let stride = 1;
-  for (let d = rank - 1; d >= 0; d--) {
-    strides[d] = stride;
-    stride *= shape[d];
-  }
-  let outer;
-  let runElements;
-  let base = 0;
-  if (last < 0) {
-    outer = 0;
-    runElements = stride;
-  } else if (axes[last].step === 1) {
-    outer = last;
-    runElements = axes[last].count * strides[last];
-    base = axes[last].start * strides[last];
-  } else {
-    outer = last + 1;
-    runElements = strides[last];
-  }
+  const { strides, outer, runElements, base } = runLayout(shape, axes);
   const walked = axes.slice(0, outer);
   let first = base;
   for (let d = 0; d < outer; d++) first += walked[d].start * strides[d];
@@ -176,6 +151,34 @@ export function planSlice(shape, bits, spec, where = {}) {
       }
     },
   };
+}
+
+// Where a slice's runs lie: each dimension's stride in elements, how many leading dimensions
+// are walked (`outer`: one run per combination of their indices), the elements of one run and
+// the first run's offset within them. The last dimension not selected whole bounds the runs;
+// the ones after it are merged into every run, and it too when it is contiguous.
+function runLayout(shape, axes) {
+  const rank = shape.length;
+  let last = -1;
+  axes.forEach((a, d) => {
+    if (!(a.start === 0 && a.count === shape[d])) last = d;
+  });
+  const strides = new Array(rank);
+  let stride = 1;
+  for (let d = rank - 1; d >= 0; d--) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  if (last < 0) return { strides, outer: 0, runElements: stride, base: 0 };
+  if (axes[last].step === 1) {
+    return {
+      strides,
+      outer: last,
+      runElements: axes[last].count * strides[last],
+      base: axes[last].start * strides[last],
+    };
+  }
+  return { strides, outer: last + 1, runElements: strides[last], base: 0 };
 }
 
 // The plan's runs cut to at most `readBytes` each, as [begin, end] pairs.

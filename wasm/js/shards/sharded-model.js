@@ -156,51 +156,25 @@ export async function openSharded(
     shards: wanted,
     weightMap,
   } = await readIndex(index, limits, { signal, headers, fetch: fetchFn, timeout, retries });
-  const given = new Map();
-  for (const s of shards) {
-    const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;
-    if (typeof name !== 'string' || name === '') {
-      fail(KIND.IndexInvalid, 'a shard given as a Blob needs a name (use a File)');
-    }
-    if (given.has(name)) fail(KIND.IndexMismatch, `shard ${name} is given twice`);
-    given.set(name, s);
-  }
-  // The file names agree before any shard is opened (no header read yet).
-  const givenNames = [...given.keys()];
-  for (const f of [...wanted.keys()].filter((f) => !given.has(f)).sort()) {
-    if (base !== null) given.set(f, new URL(f, base).href);
-    else fail(KIND.ShardMissing, `shard ${f} named by the index was not given`);
-  }
-  const unnamed = givenNames.find((name) => !wanted.has(name));
-  if (unnamed !== undefined) fail(KIND.IndexMismatch, `shard ${unnamed} is not named by the index`);
+  const given = shardSources(shards, wanted, base);
   const files = [...wanted.keys()].sort();
   // Each shard is compared with the index as it arrives, while the others
   // are still on their way. Only when one disagrees are all compared
   // together (checkShards), for the error that names the first problem.
   let agree = true;
   const opened = await mapLimited(files, concurrency, async (f) => {
-    const s = given.get(f);
-    let file;
-    try {
-      const first = prefetch ?? wanted.get(f).bytes;
-      file =
-        typeof s === 'string' || s instanceof URL
-          ? await SafeTensors.fromUrl(s, {
-              headers,
-              signal,
-              prefetch: first,
-              headerLimit,
-              fetch: fetchFn,
-              timeout,
-              retries,
-              ifRange,
-              noRange,
-            })
-          : await SafeTensors.fromBlob(s, { signal, headerLimit });
-    } catch (e) {
-      if (e instanceof SafeTensorsError) e.message = `${f}: ${e.message}`;
-      throw e;
-    }
+    const first = prefetch ?? wanted.get(f).bytes;
+    const file = await openShard(f, given.get(f), {
+      headers,
+      signal,
+      prefetch: first,
+      headerLimit,
+      fetch: fetchFn,
+      timeout,
+      retries,
+      ifRange,
+      noRange,
+    });
     agree &&= shardAgrees(wanted.get(f).names, file.names());
     return { name: f, file };
   });
@@ -219,6 +193,43 @@ export async function openSharded(
     failOnFindings(found, opened);
   }
   return new ShardedModel(json, opened, weightMap);
+}
+
+// Where each shard the index names comes from: the given shards (URLs, paths or Files) by
+// file name, the others beside the index's URL when it has one. The names agree before any
+// shard is opened (no header read yet): a shard given twice, one the index does not name, or
+// one it names that is neither given nor beside a URL is an error.
+function shardSources(shards, wanted, base) {
+  const given = new Map();
+  for (const s of shards) {
+    const name = typeof s === 'string' || s instanceof URL ? baseName(String(s)) : s.name;
+    if (typeof name !== 'string' || name === '') {
+      fail(KIND.IndexInvalid, 'a shard given as a Blob needs a name (use a File)');
+    }
+    if (given.has(name)) fail(KIND.IndexMismatch, `shard ${name} is given twice`);
+    given.set(name, s);
+  }
+  // The file names agree before any shard is opened (no header read yet).
+  const givenNames = [...given.keys()];
+  for (const f of [...wanted.keys()].filter((f) => !given.has(f)).sort()) {
+    if (base !== null) given.set(f, new URL(f, base).href);
+    else fail(KIND.ShardMissing, `shard ${f} named by the index was not given`);
+  }
+  const unnamed = givenNames.find((name) => !wanted.has(name));
+  if (unnamed !== undefined) fail(KIND.IndexMismatch, `shard ${unnamed} is not named by the index`);
+  return given;
+}
+
+// One shard opened from its URL or Blob; an error names the shard.
+async function openShard(name, source, { signal, headerLimit, ...urlOptions }) {
+  try {
+    return typeof source === 'string' || source instanceof URL
+      ? await SafeTensors.fromUrl(source, { signal, headerLimit, ...urlOptions })
+      : await SafeTensors.fromBlob(source, { signal, headerLimit });
+  } catch (e) {
+    if (e instanceof SafeTensorsError) e.message = `${name}: ${e.message}`;
+    throw e;
+  }
 }
 
 // Throws openSharded's error for checkShards' findings over the opened

@@ -173,6 +173,44 @@ export async function serializedSize(tensors, metadata) {
   return (await planStream(tensors, metadata)).plan.fileLength;
 }
 
+// The file's bytes in order: the header, then each tensor's data from its source, read in
+// pieces of `step` bytes until `signal` aborts. A source whose length is not what was planned
+// (a Blob or a file changed since) is SourceChanged.
+async function* fileBytes(plan, sources, signal, step) {
+  yield plan.header;
+  for (const { index } of plan.placed) {
+    const source = sources[index];
+    let n = 0;
+    for await (const piece of source.read(signal, step)) {
+      n += piece.byteLength;
+      yield piece;
+    }
+    if (n !== source.byteLength) {
+      fail(
+        KIND.SourceChanged,
+        `read ${n} bytes where ${source.byteLength} were planned: the source changed since the stream was made`,
+        { tensor: source.name },
+      );
+    }
+  }
+}
+
+// The next pieces of `it` up to JOIN_BELOW bytes together (empty ones dropped), and whether
+// the file has ended.
+async function nextPieces(it) {
+  const parts = [];
+  let n = 0;
+  while (n < JOIN_BELOW) {
+    const { value, done } = await it.next();
+    if (done) return { parts, n, finished: true };
+    if (value.byteLength > 0) {
+      parts.push(value);
+      n += value.byteLength;
+    }
+  }
+  return { parts, n, finished: false };
+}
+
 /**
  * The file of `tensors` and `metadata` as a ReadableStream of bytes (see
  * index.d.ts). Pull-based: the next chunk is made when the consumer asks,
@@ -211,25 +249,7 @@ export function serializeStream(tensors, metadata, { signal, onProgress, chunkBy
         try {
           const { sources, plan } = await planStream(tensors, metadata);
           total = plan.fileLength;
-          it = (async function* all() {
-            yield plan.header;
-            for (const { index } of plan.placed) {
-              const source = sources[index];
-              let n = 0;
-              for await (const piece of source.read(reads.signal, step)) {
-                n += piece.byteLength;
-                yield piece;
-              }
-              // (A Blob or a file may have changed size since it was planned.)
-              if (n !== source.byteLength) {
-                fail(
-                  KIND.SourceChanged,
-                  `read ${n} bytes where ${source.byteLength} were planned: the source changed since the stream was made`,
-                  { tensor: source.name },
-                );
-              }
-            }
-          })();
+          it = fileBytes(plan, sources, reads.signal, step);
           onProgress?.(0, total);
         } catch (e) {
           stop(e);
@@ -239,20 +259,7 @@ export function serializeStream(tensors, metadata, { signal, onProgress, chunkBy
       async pull(controller) {
         try {
           reads.signal.throwIfAborted();
-          const parts = [];
-          let n = 0;
-          let finished = false;
-          while (n < JOIN_BELOW) {
-            const { value, done } = await it.next();
-            if (done) {
-              finished = true;
-              break;
-            }
-            if (value.byteLength > 0) {
-              parts.push(value);
-              n += value.byteLength;
-            }
-          }
+          const { parts, n, finished } = await nextPieces(it);
           if (n > 0) {
             controller.enqueue(joinPieces(parts, n));
             written += n;
