@@ -104,7 +104,10 @@ export interface BlobOptions extends ReadOptions, OpenOptions {}
 export interface ReadFloat32Options extends ReadOptions {
   /** Called after each chunk with bytes done and the tensor's byte length. */
   onProgress?: (done: number, total: number) => void;
-  /** Bytes a step: each request of a URL, and between onProgress calls (default 8 MiB; rounded down to a multiple of 24). Not a positive integer: TypeError. */
+  /**
+   * Bytes a step: each request of a URL, and between onProgress calls (default 8 MiB; rounded down to a multiple of
+   * 24). Not a positive integer: TypeError.
+   */
   chunkBytes?: number;
   /**
    * Decode into this array instead of a new one, and resolve to it: a
@@ -284,7 +287,10 @@ export class SafeTensors {
   ): SafeTensors;
   /** Opens a Blob or File lazily: reads 8 bytes, then the header; tensors on demand. */
   static fromBlob(blob: Blob, opts?: BlobOptions): Promise<SafeTensors>;
-  /** Opens a URL with HTTP Range requests (a 200 answer: read whole up to 64 MiB, else up to the header; see `noRange`). */
+  /**
+   * Opens a URL with HTTP Range requests (a 200 answer: read whole up to 64 MiB, else up to the header; see
+   * `noRange`).
+   */
   static fromUrl(url: string | URL, opts?: UrlOptions): Promise<SafeTensors>;
   /** N, the header length. */
   readonly headerSize: number;
@@ -367,7 +373,10 @@ export interface HubOptions extends ShardedOptions {
 export interface HubModel extends ShardedModel {
   /** The file opened: the index (its path in the repository) or the single file. */
   readonly file: string;
-  /** Each shard, with `url`: where its bytes are read from (for a file the Hub redirects, the signed CDN URL, which needs no token and expires as the Hub decides). */
+  /**
+   * Each shard, with `url`: where its bytes are read from (for a file the Hub redirects, the signed CDN URL, which
+   * needs no token and expires as the Hub decides).
+   */
   readonly shards: { name: string; file: SafeTensors; url: string }[];
 }
 
@@ -434,7 +443,10 @@ export function shardHeaderBytes(index: {
   metadata?: Record<string, unknown> | null;
 }): Map<string, number>;
 
-/** Bytes of the reader module's wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever enter it). */
+/**
+ * Bytes of the reader module's wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever
+ * enter it).
+ */
 export function wasmMemoryBytes(): number;
 
 /**
@@ -529,7 +541,10 @@ export function serializeStream(
  */
 export function serializedSize(tensors: StreamTensors, metadata?: Record<string, string> | null): Promise<number>;
 
-/** Which tensor names a rule takes: a RegExp, a glob (`*` any run, `?` one character, the whole name), a test, or any of several. */
+/**
+ * Which tensor names a rule takes: a RegExp, a glob (`*` any run, `?` one character, the whole name), a test, or any
+ * of several.
+ */
 export type NamePattern = RegExp | string | ((name: string) => boolean) | readonly NamePattern[];
 
 export interface EditOptions {

@@ -13,7 +13,8 @@ const RESERVED = '__metadata__';
 function reserved(what) {
   fail(
     KIND.ReservedName,
-    `metadata.${what}: "${RESERVED}" is the header key that holds the metadata, not a key in it; give the metadata's own keys (or clear: true to remove it all)`,
+    `metadata.${what}: "${RESERVED}" is the header key that holds the metadata, not a key in it; give the metadata's ` +
+      'own keys (or clear: true to remove it all)',
   );
 }
 
@@ -31,7 +32,8 @@ function setPairs(set) {
     if (typeof value !== 'string') {
       fail(
         KIND.InvalidArgument,
-        `metadata.set: the value of ${JSON.stringify(key)} is ${value === null ? 'null' : typeof value}; metadata values are strings (convert it, e.g. String(value))`,
+        `metadata.set: the value of ${JSON.stringify(key)} is ${value === null ? 'null' : typeof value}; metadata ` +
+          'values are strings (convert it, e.g. String(value))',
       );
     }
   }

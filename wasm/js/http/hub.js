@@ -27,7 +27,8 @@ function checkRepo(repo) {
 function checkFile(file) {
   if (typeof file !== 'string' || file === '' || file.split('/').some((s) => s === '' || s === '.' || s === '..')) {
     throw new TypeError(
-      `file: expected a path inside the repository such as "unet/diffusion_pytorch_model.safetensors", got ${JSON.stringify(file)}`,
+      'file: expected a path inside the repository such as "unet/diffusion_pytorch_model.safetensors", got ' +
+        `${JSON.stringify(file)}`,
     );
   }
 }
@@ -147,7 +148,8 @@ function hubError(r, { repo, revision, endpoint, token, tried, via, cause }) {
     const next =
       token === undefined
         ? 'pass { token } of an account with access (for a gated model, accept its terms on its page first)'
-        : "the token given has no access: accept the model's terms on its page, or pass a token of an account that has access";
+        : "the token given has no access: accept the model's terms on its page, or pass a token of an account that " +
+          'has access';
     return new SafeTensorsError(
       KIND.HubUnauthorized,
       `${where} ${why} (the Hub answered ${answer} for ${tried.at(-1)}): ${next}`,
@@ -157,14 +159,16 @@ function hubError(r, { repo, revision, endpoint, token, tried, via, cause }) {
   if (r.code === 'RepoNotFound') {
     return new SafeTensorsError(
       KIND.HubNotFound,
-      `${repo} is not a repository on ${endpoint} (404 RepoNotFound, looking for ${tried.join(', ')}): check the name ("org/name")`,
+      `${repo} is not a repository on ${endpoint} (404 RepoNotFound, looking for ${tried.join(', ')}): check the ` +
+        'name ("org/name")',
       { cause },
     );
   }
   if (r.code === 'RevisionNotFound') {
     return new SafeTensorsError(
       KIND.HubNotFound,
-      `${repo} has no revision ${JSON.stringify(revision)} on ${endpoint} (404 RevisionNotFound, looking for ${tried.join(', ')}): check the branch, tag or commit`,
+      `${repo} has no revision ${JSON.stringify(revision)} on ${endpoint} (404 RevisionNotFound, looking for ` +
+        `${tried.join(', ')}): check the branch, tag or commit`,
       { cause },
     );
   }
@@ -177,7 +181,8 @@ function hubError(r, { repo, revision, endpoint, token, tried, via, cause }) {
   }
   return new SafeTensorsError(
     KIND.HubNotFound,
-    `${where} has none of the files tried: ${tried.join(', ')} (the Hub answered ${answer}); pass { file } to name the model's file or index (e.g. "unet/diffusion_pytorch_model.safetensors")`,
+    `${where} has none of the files tried: ${tried.join(', ')} (the Hub answered ${answer}); pass { file } to name ` +
+      `the model's file or index (e.g. "unet/diffusion_pytorch_model.safetensors")`,
     { cause },
   );
 }

@@ -214,7 +214,8 @@ export async function readBody(res, watch, url, { max = Infinity, min = 0 } = {}
           if (watch.timedOut || e instanceof SafeTensorsError) throw e;
           throw transient(
             KIND.ShortBody,
-            `${url}: the connection broke after ${n} bytes of the answer${min > 0 ? ` (of ${min})` : ''}: ${e?.cause?.message ?? e?.message ?? e}`,
+            `${url}: the connection broke after ${n} bytes of the answer${min > 0 ? ` (of ${min})` : ''}: ` +
+              `${e?.cause?.message ?? e?.message ?? e}`,
             { cause: e },
           );
         }

@@ -451,7 +451,8 @@ export class UrlSource {
         ) {
           this.#fail(
             KIND.RangeMismatch,
-            `asked for bytes 0-${want - 1}, the answer's Content-Range is ${JSON.stringify(res.headers.get('Content-Range'))}`,
+            `asked for bytes 0-${want - 1}, the answer's Content-Range is ` +
+              `${JSON.stringify(res.headers.get('Content-Range'))}`,
           );
         }
         const bytes = await readBody(res, watch, this.url, { max: want, min: range.end });
@@ -504,7 +505,9 @@ export class UrlSource {
     if (length === null) {
       this.#fail(
         KIND.RangeUnsupported,
-        `ignores Range requests (it answered 200 with the whole file) without saying the file's length (no Content-Length, or an encoded body), and the file is over the ${KEEP_WHOLE_LIMIT} bytes kept in memory: serve it from a server that answers Range requests with 206`,
+        `ignores Range requests (it answered 200 with the whole file) without saying the file's length (no ` +
+          `Content-Length, or an encoded body), and the file is over the ${KEEP_WHOLE_LIMIT} bytes kept in memory: ` +
+          'serve it from a server that answers Range requests with 206',
       );
     }
     this.ranges = false;
@@ -551,7 +554,10 @@ export class UrlSource {
     if (this.noRange === 'stream') return;
     this.#fail(
       KIND.RangeUnsupported,
-      `ignores Range requests (it answered 200 with the whole file of ${this.size} bytes, over the ${KEEP_WHOLE_LIMIT} kept in memory), so bytes ${start}-${end - 1} can only be had by downloading the file up to them: serve it from a server that answers Range requests with 206, or open it with { noRange: 'stream' } to stream through the file for each read`,
+      `ignores Range requests (it answered 200 with the whole file of ${this.size} bytes, over the ` +
+        `${KEEP_WHOLE_LIMIT} kept in memory), so bytes ${start}-${end - 1} can only be had by downloading ` +
+        'the file up to them: serve it from a server that answers Range requests with 206, or open it with ' +
+        "{ noRange: 'stream' } to stream through the file for each read",
     );
   }
 

@@ -42,7 +42,9 @@ function describe(v) {
 // must fall inside. Returns { start, count, step, kept }; `step` is 1 when
 // count ≤ 1 (then "step 1" means "contiguous", as in the core).
 function resolve(entry, size, dim, where) {
-  const usage = `spec[${dim}] is ${describe(entry)}: use null (the whole dimension), an integer index, or [start, end] / [start, end, step] with integers or null`;
+  const usage =
+    `spec[${dim}] is ${describe(entry)}: use null (the whole dimension), an integer index, or [start, ` +
+    'end] / [start, end, step] with integers or null';
   if (entry === null || entry === undefined) return { start: 0, count: size, step: 1, kept: true };
   if (typeof entry === 'number') {
     if (!isInt(entry)) fail(KIND.InvalidArgument, usage, where);
@@ -50,7 +52,8 @@ function resolve(entry, size, dim, where) {
     if (i < 0 || i >= size) {
       fail(
         KIND.SliceOutOfRange,
-        `index ${entry} is out of range for dimension ${dim} of size ${size}: use an index from ${-size} to ${size - 1}`,
+        `index ${entry} is out of range for dimension ${dim} of size ${size}: use an index from ${-size} to ` +
+          `${size - 1}`,
         where,
       );
     }
@@ -63,7 +66,8 @@ function resolve(entry, size, dim, where) {
   if (step < 1) {
     fail(
       KIND.SliceInvalidRange,
-      `spec[${dim}] has step ${step}: a step must be 1 or more (reversed slices are not read; reverse the result instead)`,
+      `spec[${dim}] has step ${step}: a step must be 1 or more (reversed slices are not read; reverse the result ` +
+        'instead)',
       where,
     );
   }
@@ -122,7 +126,8 @@ export function planSlice(shape, bits, spec, where = {}) {
   if (!(whole(runElements) && whole(first) && walked.every((a, d) => a.count <= 1 || whole(a.step * strides[d])))) {
     fail(
       KIND.SliceSubByte,
-      `this slice of a ${bits}-bit dtype starts or ends inside a byte: make starts, steps and lengths on the sliced dimensions multiples of ${g} elements along the last one, or read the whole rows`,
+      `this slice of a ${bits}-bit dtype starts or ends inside a byte: make starts, steps and lengths on the sliced ` +
+        `dimensions multiples of ${g} elements along the last one, or read the whole rows`,
       where,
     );
   }

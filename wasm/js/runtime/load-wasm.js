@@ -78,7 +78,8 @@ function unavailable() {
         : 'is not loaded';
   return new SafeTensorsError(
     KIND.ReaderUnavailable,
-    `the reader's wasm module ${why}; call \`await init(url)\` with the URL of safetensors_nano_wasm_bg.wasm (README: Bundlers)`,
+    `the reader's wasm module ${why}; call \`await init(url)\` with the URL of safetensors_nano_wasm_bg.wasm ` +
+      '(README: Bundlers)',
     failure === null ? undefined : { cause: failure },
   );
 }

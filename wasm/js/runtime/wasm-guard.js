@@ -52,8 +52,10 @@ function trapped(module, name, e) {
   for (const forget of forgets) forget();
   return new SafeTensorsError(
     KIND.Internal,
-    `the package's wasm module failed in ${name} (${e?.name ?? 'error'}: ${e?.message ?? e}); it is made anew for the next call. ` +
-      'This is a bug, or the module ran out of memory (wasm has 4 GiB at most, browsers may give less): report it with the input, or try a smaller one',
+    `the package's wasm module failed in ${name} (${e?.name ?? 'error'}: ${e?.message ?? e}); it is made anew for ` +
+      'the next call. ' +
+      'This is a bug, or the module ran out of memory (wasm has 4 GiB at most, browsers may give less): report it ' +
+      'with the input, or try a smaller one',
     { cause: e },
   );
 }
@@ -70,7 +72,8 @@ export function allocate(Ctor, n, what, where) {
     if (!(e instanceof RangeError)) throw e;
     throw new SafeTensorsError(
       KIND.Internal,
-      `could not allocate ${n * Ctor.BYTES_PER_ELEMENT} bytes for ${what} (${e.message}): free memory, or read in parts (readFloat32's \`out\` with a smaller tensor, serializeStream)`,
+      `could not allocate ${n * Ctor.BYTES_PER_ELEMENT} bytes for ${what} (${e.message}): free memory, or read in ` +
+        `parts (readFloat32's \`out\` with a smaller tensor, serializeStream)`,
       { ...where, cause: e },
     );
   }

@@ -295,7 +295,8 @@ export class IndexParser {
     if (++this.#entryCount > this.#entryLimit) {
       fail(
         KIND.IndexTooLarge,
-        `the index's weight_map has more than indexEntryLimit (${this.#entryLimit}) entries: pass a larger { indexEntryLimit } to open it`,
+        `the index's weight_map has more than indexEntryLimit (${this.#entryLimit}) entries: pass a larger { ` +
+          'indexEntryLimit } to open it',
       );
     }
     const map = this.#map;

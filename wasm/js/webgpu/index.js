@@ -78,7 +78,8 @@ function checkMode(device, tensor, as) {
   if (as === 'f16' && !device.features.has('shader-f16')) {
     fail(
       KIND.GpuFeatureMissing,
-      "as: 'f16' needs a device with the 'shader-f16' feature (requestDevice({ requiredFeatures: ['shader-f16'] }) where the adapter has it); use as: 'f32' otherwise",
+      "as: 'f16' needs a device with the 'shader-f16' feature (requestDevice({ requiredFeatures: ['shader-f16'] }) " +
+        "where the adapter has it); use as: 'f32' otherwise",
       { tensor: tensor.name },
     );
   }
@@ -89,7 +90,8 @@ function checkLimits(device, tensor, size, usage) {
   const over = (limit, value) =>
     fail(
       KIND.GpuLimitExceeded,
-      `a buffer of ${size} bytes is above the device's ${limit} of ${value}: request a device with a higher requiredLimits.${limit} (up to the adapter's), or upload a smaller tensor`,
+      `a buffer of ${size} bytes is above the device's ${limit} of ${value}: request a device with a higher ` +
+        `requiredLimits.${limit} (up to the adapter's), or upload a smaller tensor`,
       { tensor: tensor.name },
     );
   if (size > maxBufferSize) over('maxBufferSize', maxBufferSize);
