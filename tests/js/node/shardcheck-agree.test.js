@@ -17,10 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SafeTensors, checkShards, shardFindingMessage } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
+import { rng } from '../lib/rng.mjs';
 
 const repo = process.env.SAFETENSORS_NANO_REPO;
 const cli = process.env.VERIFY_CLI ?? join(repo, 'target', 'release', 'safetensors-nano');
-const { rng } = await import('../lib/rng.mjs');
 
 const MODELS = 3000;
 const INDEX = 'model.safetensors.index.json';
