@@ -32,6 +32,11 @@ lint:
 	RUSTFLAGS="$${RUSTFLAGS:-} -C target-feature=+simd128" $(CARGO) clippy -p safetensors-nano-wasm --target wasm32-unknown-unknown --no-default-features --features reader -- -D warnings
 	# No import circle in core/src, at most 12 files at its top, the size mode chosen in mode.rs.
 	python3 scripts/check-core-layout.py core/src
+	# JavaScript (wasm/js, web-demo, tests, scripts): Biome's format and lint, check mode (biome.json).
+	bash scripts/setup.sh web
+	tests/js/node_modules/.bin/biome ci --error-on-warnings .
+	# The hand-written .d.ts of the npm package against its code: every value and class member on both sides.
+	node scripts/check-declarations.mjs
 
 # (The wasm crate is a cdylib: linking it for the host with the core's defmt
 # feature on would export defmt's JSON-named symbols, so features go per crate.)
@@ -112,7 +117,7 @@ demo-build:
 ## (engines.test.mjs; screenshots and numbers in test-output/demo/).
 test-demo: demo-build
 	bash scripts/setup.sh browsers
-	node --test tests/browser/*.test.mjs
+	node --test tests/viewer/*.test.mjs
 
 ## A sample file written by the reference, shown by `inspect`.
 demo-inspect: setup $(CLI)
@@ -149,7 +154,7 @@ bench-wasm: package
 ## bytes, the same requests from a bare page, and where the fastest open spent its time.
 .PHONY: bench-demo
 bench-demo: demo-build
-	node tests/browser/bench-viewer.mjs --runs 9 --profile
+	node tests/viewer/bench-viewer.mjs --runs 9 --profile
 
 ## Hardening (issue 7). Fuzzing and Miri need the nightly toolchain (scripts/setup.sh nightly).
 ## Each fuzz target to 10 million executions (corpora in fuzz/corpus, crashes in fuzz/artifacts).

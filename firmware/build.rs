@@ -6,7 +6,7 @@
 //! model/model.safetensors), `FIRMWARE_SAMPLES` (default
 //! model/samples.safetensors) and `FIRMWARE_STRESS` (a pack of extra files
 //! to parse; default none). Make the default files with
-//! `python3 tests/python/train_digits.py` from the repository root.
+//! `python3 scripts/train_digits.py` from the repository root.
 
 use std::{env, fs, path::PathBuf};
 
@@ -67,7 +67,7 @@ fn embed(var: &str, default: Option<PathBuf>, out: &std::path::Path) {
     let path = path.canonicalize().unwrap_or_else(|_| {
         panic!(
             "{var}: {} not found. Generate the model and samples first:\n    \
-             python3 tests/python/train_digits.py   (from the repository root; see firmware/README.md)",
+             python3 scripts/train_digits.py   (from the repository root; see firmware/README.md)",
             path.display()
         )
     });

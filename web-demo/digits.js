@@ -1,4 +1,4 @@
-// The digits page: the firmware's model (built by tests/python/train_digits.py
+// The digits page: the firmware's model (built by scripts/train_digits.py
 // into vendor/digits/ by scripts/build-demo.sh) on the GPU through
 // safetensors-nano/webgpu, or on the CPU (wasm decode + JS) where the
 // browser has no WebGPU, or with ?backend=cpu. The page states which.
@@ -23,7 +23,9 @@ async function gpuClassifier(model) {
   const mlp = await GpuMlp.load(device, model);
   return {
     backend: 'gpu',
-    label: `WebGPU (${adapter.info?.architecture || adapter.info?.vendor || 'adapter'}): weights streamed to GPU buffers and decoded there, MLP in WGSL`,
+    label:
+      `WebGPU (${adapter.info?.architecture || adapter.info?.vendor || 'adapter'}): ` +
+      'weights streamed to GPU buffers and decoded there, MLP in WGSL',
     async logits(pixels, n) {
       const b = mlp.pixelBuffer(pixels);
       try {

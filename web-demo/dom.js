@@ -26,7 +26,15 @@ function append(el, children) {
 
 /** A two-column table from [label, value] pairs. */
 export function kvTable(pairs, cls = 'kv') {
-  return h('table', { class: cls }, h('tbody', {}, pairs.map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, v)))));
+  return h(
+    'table',
+    { class: cls },
+    h(
+      'tbody',
+      {},
+      pairs.map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, v))),
+    ),
+  );
 }
 
 /** Saves a Blob under a file name. */

@@ -63,7 +63,12 @@ export function fmtInt(n) {
 
 /** 1234567 → "1.23 M" (parameter counts). */
 export function fmtCount(n) {
-  const units = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'K']];
+  const units = [
+    [1e12, 'T'],
+    [1e9, 'B'],
+    [1e6, 'M'],
+    [1e3, 'K'],
+  ];
   for (const [v, u] of units) if (Math.abs(n) >= v) return `${(n / v).toFixed(n / v >= 100 ? 1 : 2)} ${u}`;
   return String(n);
 }
@@ -105,3 +110,10 @@ export function fmtMs(ms) {
 
 /** Numeric-aware compare: "layers.2" < "layers.10". */
 export const naturalCompare = new Intl.Collator('en', { numeric: true, sensitivity: 'variant' }).compare;
+
+/** A fraction as a percentage with the digits its size needs. */
+export function formatPct(x) {
+  if (x >= 0.1) return `${(x * 100).toFixed(0)}%`;
+  if (x >= 0.001) return `${(x * 100).toFixed(2)}%`;
+  return `${(x * 100).toPrecision(2)}%`;
+}

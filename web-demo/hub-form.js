@@ -15,7 +15,12 @@ const DEFAULT_ENDPOINT = 'https://huggingface.co';
 export function hubFromQuery(params) {
   const repo = params.get('hub');
   if (!repo) return null;
-  return { repo, revision: params.get('revision') || undefined, file: params.get('file') || undefined, endpoint: params.get('endpoint') || undefined };
+  return {
+    repo,
+    revision: params.get('revision') || undefined,
+    file: params.get('file') || undefined,
+    endpoint: params.get('endpoint') || undefined,
+  };
 }
 
 /** The query naming `what` (never the token), for the address bar: a shareable link. */

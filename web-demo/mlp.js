@@ -1,4 +1,4 @@
-// The firmware's digit classifier (tests/python/train_digits.py: a
+// The firmware's digit classifier (scripts/train_digits.py: a
 // 64-32-16-10 ReLU perceptron; fc1 F16, fc2 BF16, fc3 I8 with a per-row F32
 // scale, F32 biases), run two ways over the same file: in WGSL on the GPU,
 // its weights streamed there by safetensors-nano/webgpu, and in JS on the
@@ -187,11 +187,21 @@ export class GpuMlp {
     const encoder = d.createCommandEncoder();
     LAYERS.forEach((layer, k) => {
       const b = (name) => ({ buffer: this.buffers.get(name) });
-      const entries = [{ binding: 0, resource: { buffer: dims } }, { binding: 6, resource: b(layer.bias) }, { binding: 7, resource: { buffer: outputs[k] } }];
-      if (k === 0) entries.push({ binding: 1, resource: { buffer: pixels } }, { binding: 3, resource: b(layer.weight) });
-      if (k === 1) entries.push({ binding: 2, resource: { buffer: outputs[0] } }, { binding: 3, resource: b(layer.weight) });
+      const entries = [
+        { binding: 0, resource: { buffer: dims } },
+        { binding: 6, resource: b(layer.bias) },
+        { binding: 7, resource: { buffer: outputs[k] } },
+      ];
+      if (k === 0)
+        entries.push({ binding: 1, resource: { buffer: pixels } }, { binding: 3, resource: b(layer.weight) });
+      if (k === 1)
+        entries.push({ binding: 2, resource: { buffer: outputs[0] } }, { binding: 3, resource: b(layer.weight) });
       if (k === 2) {
-        entries.push({ binding: 2, resource: { buffer: outputs[1] } }, { binding: 4, resource: b(layer.weight) }, { binding: 5, resource: b(layer.scale) });
+        entries.push(
+          { binding: 2, resource: { buffer: outputs[1] } },
+          { binding: 4, resource: b(layer.weight) },
+          { binding: 5, resource: b(layer.scale) },
+        );
       }
       const pass = encoder.beginComputePass();
       pass.setPipeline(this.pipelines[k]);

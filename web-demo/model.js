@@ -45,7 +45,9 @@ export class Header {
 
 async function openSource(src) {
   const { kind, blob, url, prefetch } = src;
-  return toHeader(await opener.run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise);
+  return toHeader(
+    await opener.run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise,
+  );
 }
 
 /** A header from the columns the open worker sends. */
@@ -203,14 +205,24 @@ export class Model {
     }
     const byDtype = DTYPES.filter((t) => by.has(t)).map((t) => by.get(t));
     byDtype.sort((a, b) => b.bytes - a.bytes);
-    return { tensors: this.rows.length, params, bytes, byDtype, aligned, alignedBytes, subByte, misaligned: this.rows.length - aligned - subByte };
+    return {
+      tensors: this.rows.length,
+      params,
+      bytes,
+      byDtype,
+      aligned,
+      alignedBytes,
+      subByte,
+      misaligned: this.rows.length - aligned - subByte,
+    };
   }
 
   /** `__metadata__` entries: the index's metadata and each shard's, as [key, value, where]. */
   metadataRows() {
     const out = [];
     if (this.index?.metadata) {
-      for (const [k, v] of Object.entries(this.index.metadata)) out.push([k, typeof v === 'string' ? v : JSON.stringify(v), this.index.name]);
+      for (const [k, v] of Object.entries(this.index.metadata))
+        out.push([k, typeof v === 'string' ? v : JSON.stringify(v), this.index.name]);
     }
     const seen = new Map();
     for (const shard of this.shards) {
@@ -227,18 +239,32 @@ export class Model {
       }
     }
     const all = this.shards.filter((s) => s.header).length;
-    return out.map(([k, v, w]) => [k, v, Array.isArray(w) ? (w.length === all && all > 1 ? 'all shards' : w.join(', ')) : w]);
+    return out.map(([k, v, w]) => [
+      k,
+      v,
+      Array.isArray(w) ? (w.length === all && all > 1 ? 'all shards' : w.join(', ')) : w,
+    ]);
   }
 
   #checkIntegrity() {
     const out = [];
     for (const shard of this.shards) {
-      if (shard.error) out.push({ level: 'error', text: `${shard.name}: ${describeError(shard.error)}`, error: shard.error, shard: shard.name });
+      if (shard.error)
+        out.push({
+          level: 'error',
+          text: `${shard.name}: ${describeError(shard.error)}`,
+          error: shard.error,
+          shard: shard.name,
+        });
     }
     for (const n of this.notes) out.push(n);
     // The package's check, over the headers read (a shard that failed to open has none); the
     // index may name shards by path, a drop gives base names.
-    const headers = this.shards.map(({ name, header: h }) => ({ name, names: h ? h.names : null, dataBytes: h ? h.fileSize - h.dataOffset : 0 }));
+    const headers = this.shards.map(({ name, header: h }) => ({
+      name,
+      names: h ? h.names : null,
+      dataBytes: h ? h.fileSize - h.dataOffset : 0,
+    }));
     // (Each distinct file name's key once: the index repeats a few hundred names 100,000 times.)
     const keys = new Map();
     const fileKey = (n) => keys.get(n) ?? keys.set(n, basename(n)).get(n);
@@ -250,7 +276,14 @@ export class Model {
     for (const d of of('duplicate')) out.push({ level: 'error', text: say(d) });
     if (!this.index) {
       const good = this.shards.filter((s) => s.header);
-      if (good.length) out.push({ level: 'ok', text: good.length === 1 ? 'header valid; offsets tile the data exactly to the end of the file' : `${good.length} file headers valid; offsets tile each file exactly` });
+      if (good.length)
+        out.push({
+          level: 'ok',
+          text:
+            good.length === 1
+              ? 'header valid; offsets tile the data exactly to the end of the file'
+              : `${good.length} file headers valid; offsets tile each file exactly`,
+        });
       return out;
     }
     // At most 5 lines of each kind, then a count of the rest.
@@ -267,14 +300,24 @@ export class Model {
     const declared = this.index.metadata?.total_size;
     const [size] = of('totalSize');
     if (size) out.push({ level: 'warn', text: say(size) });
-    else if (declared !== undefined && declared !== null && !findings.some((f) => f.kind === 'missingShard') && this.shards.every((s) => s.header)) {
+    else if (
+      declared !== undefined &&
+      declared !== null &&
+      !findings.some((f) => f.kind === 'missingShard') &&
+      this.shards.every((s) => s.header)
+    ) {
       out.push({ level: 'ok', text: `total_size ${Number(declared)} = sum of tensor bytes in the shard headers` });
     }
     if (!out.some((x) => x.level === 'error')) {
       // With no error, each index entry is exactly one tensor of the shards (none missing,
       // misplaced, unlisted or duplicated, no shard missing): as many entries as rows.
       const entries = this.rows.length;
-      out.push({ level: 'ok', text: `all ${entries} index entries match the headers of ${this.shards.length} shard${this.shards.length === 1 ? '' : 's'}` });
+      out.push({
+        level: 'ok',
+        text:
+          `all ${entries} index entries match the headers of ` +
+          `${this.shards.length} shard${this.shards.length === 1 ? '' : 's'}`,
+      });
     }
     return out;
   }
@@ -365,11 +408,26 @@ export async function openFiles(files, { folder = false } = {}) {
       for (const other of found.slice(1)) notes.push({ level: 'warn', text: `ignored a second index, ${other.name}` });
     }
   }
-  if (!index && tensorFiles.length === 0) throw new OpenError(list[0].name, new Error('no .safetensors file among the dropped files'));
-  if (ignored.length) notes.push({ level: 'info', text: `ignored ${ignored.length} other file${ignored.length === 1 ? '' : 's'}: ${ignored.slice(0, 4).map((f) => f.name).join(', ')}${ignored.length > 4 ? ', …' : ''}` });
-  const shards = await openShards(tensorFiles.map((f) => blobSource(f, f.name, f.relativePath || f.webkitRelativePath || f.name)));
-  if (!index && shards.length === 1 && shards[0].error) throw new OpenError(shards[0].name, shards[0].error, shards[0].src);
-  const name = index ? index.name.replace(/\.index\.json$/i, '').replace(/\.json$/i, '') : shards.length === 1 ? shards[0].name : `${shards.length} files`;
+  if (!index && tensorFiles.length === 0)
+    throw new OpenError(list[0].name, new Error('no .safetensors file among the dropped files'));
+  if (ignored.length)
+    notes.push({
+      level: 'info',
+      text: `ignored ${ignored.length} other file${ignored.length === 1 ? '' : 's'}: ${ignored
+        .slice(0, 4)
+        .map((f) => f.name)
+        .join(', ')}${ignored.length > 4 ? ', …' : ''}`,
+    });
+  const shards = await openShards(
+    tensorFiles.map((f) => blobSource(f, f.name, f.relativePath || f.webkitRelativePath || f.name)),
+  );
+  if (!index && shards.length === 1 && shards[0].error)
+    throw new OpenError(shards[0].name, shards[0].error, shards[0].src);
+  const name = index
+    ? index.name.replace(/\.index\.json$/i, '').replace(/\.json$/i, '')
+    : shards.length === 1
+      ? shards[0].name
+      : `${shards.length} files`;
   const folderName = (list[0].relativePath || list[0].webkitRelativePath || '').split('/')[0];
   return new Model({ name: folder && folderName ? folderName : name, shards, index, notes });
 }
@@ -423,7 +481,15 @@ export async function openHubModel({ repo, revision, file, endpoint, token }) {
     return shard;
   });
   shards.sort((a, b) => naturalCompare(a.name, b.name));
-  const index = isJsonName(r.file) ? { name: basename(r.file), size: null, json: r.index, weightMap: r.index.weight_map, metadata: r.index.metadata ?? null } : null;
+  const index = isJsonName(r.file)
+    ? {
+        name: basename(r.file),
+        size: null,
+        json: r.index,
+        weightMap: r.index.weight_map,
+        metadata: r.index.metadata ?? null,
+      }
+    : null;
   return new Model({ name: repo, shards, index });
 }
 

@@ -22,10 +22,18 @@ async function errorSnippet(src, offset) {
   const start = Math.max(8, at - 72);
   const end = Math.min(size, at + 72);
   const bytes = await readSourceRange(src, start, end);
-  const show = (b) => Array.from(b, (c) => (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : c === 0x0a ? '↵' : '·')).join('');
+  const show = (b) =>
+    Array.from(b, (c) => (c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : c === 0x0a ? '↵' : '·')).join('');
   const k = at - start;
-  return h('pre', { class: 'snippet', 'aria-label': 'Header bytes around the error' },
-    start > 8 ? '…' : '', show(bytes.subarray(0, k)), h('mark', {}, show(bytes.subarray(k, k + 1)) || '∎'), show(bytes.subarray(k + 1)), end < size ? '…' : '');
+  return h(
+    'pre',
+    { class: 'snippet', 'aria-label': 'Header bytes around the error' },
+    start > 8 ? '…' : '',
+    show(bytes.subarray(0, k)),
+    h('mark', {}, show(bytes.subarray(k, k + 1)) || '∎'),
+    show(bytes.subarray(k + 1)),
+    end < size ? '…' : '',
+  );
 }
 
 /** Shows `err` (an OpenError, a SafeTensorsError, any error) under `title`. */
@@ -36,14 +44,25 @@ export async function showError(err, title) {
   const rows = [];
   if (file) rows.push(['file', file]);
   if (kind) rows.push(['error kind', h('code', { class: 'kind' }, kind)]);
-  if (cause?.offset !== null && cause?.offset !== undefined) rows.push(['where', `header byte ${fmtInt(cause.offset)} (file byte ${fmtInt(cause.offset + 8)})`]);
+  if (cause?.offset !== null && cause?.offset !== undefined)
+    rows.push(['where', `header byte ${fmtInt(cause.offset)} (file byte ${fmtInt(cause.offset + 8)})`]);
   if (cause?.tensor) rows.push(['tensor', h('code', {}, cause.tensor)]);
   // The package's message ends with the place, shown in its own rows above.
-  const message = String(cause?.message ?? cause).replace(/ at header byte \d+(?: \(tensor .*\))?$|(?: \(tensor .*\))$/s, '');
+  const message = String(cause?.message ?? cause).replace(
+    / at header byte \d+(?: \(tensor .*\))?$|(?: \(tensor .*\))$/s,
+    '',
+  );
   rows.push(['message', message]);
   const panel = $('error');
-  const dismiss = h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Dismiss error', onclick: hideError }, '×');
-  panel.replaceChildren(h('div', { class: 'error-head' }, h('h2', {}, `${title}${file ? ` ${file}` : ''}`), dismiss), kvTable(rows, 'kv error-kv'));
+  const dismiss = h(
+    'button',
+    { type: 'button', class: 'icon-btn', 'aria-label': 'Dismiss error', onclick: hideError },
+    '×',
+  );
+  panel.replaceChildren(
+    h('div', { class: 'error-head' }, h('h2', {}, `${title}${file ? ` ${file}` : ''}`), dismiss),
+    kvTable(rows, 'kv error-kv'),
+  );
   panel.dataset.kind = kind ?? '';
   panel.hidden = false;
   try {
@@ -70,4 +89,6 @@ export function toast(text, { id = Math.random(), sticky = false, kind = 'info' 
 }
 
 window.addEventListener('error', (e) => toast(`Unexpected error: ${e.message}`, { kind: 'error' }));
-window.addEventListener('unhandledrejection', (e) => toast(`Unexpected error: ${e.reason?.message ?? e.reason}`, { kind: 'error' }));
+window.addEventListener('unhandledrejection', (e) =>
+  toast(`Unexpected error: ${e.reason?.message ?? e.reason}`, { kind: 'error' }),
+);

@@ -10,12 +10,15 @@
 // (Imported dynamically: the package initialises its wasm with a top-level await, and a static
 // import would delay the assignment of onmessage below, so that early messages were dropped.)
 const pkg = import('./vendor/safetensors-nano.js');
-pkg.then(() => performance.mark('worker:ready')); // (for tests/browser/bench-viewer.mjs)
+pkg.then(() => performance.mark('worker:ready')); // (for tests/viewer/bench-viewer.mjs)
 
 /** A file's header as columns: one string of all names, typed arrays for the numbers. */
 async function open({ src }) {
   const { SafeTensors } = await pkg;
-  const st = src.kind === 'blob' ? await SafeTensors.fromBlob(src.blob) : await SafeTensors.fromUrl(src.url, { prefetch: src.prefetch, fetch: (input, init) => fetch(input, init) });
+  const st =
+    src.kind === 'blob'
+      ? await SafeTensors.fromBlob(src.blob)
+      : await SafeTensors.fromUrl(src.url, { prefetch: src.prefetch, fetch: (input, init) => fetch(input, init) });
   return columns(st);
 }
 
@@ -24,7 +27,14 @@ async function openFromHub({ repo, revision, file, endpoint, token }) {
   const { openHub } = await pkg;
   const model = await openHub(repo, { revision, file, endpoint, token, fetch: (input, init) => fetch(input, init) });
   const shards = model.shards.map(({ name, url, file: st }) => ({ name, url, ...columns(st) }));
-  return { header: { file: model.file, index: model.index, shards: shards.map(({ name, url, header }) => ({ name, url, header })) }, transfer: shards.flatMap((s) => s.transfer) };
+  return {
+    header: {
+      file: model.file,
+      index: model.index,
+      shards: shards.map(({ name, url, header }) => ({ name, url, header })),
+    },
+    transfer: shards.flatMap((s) => s.transfer),
+  };
 }
 
 function columns(st) {
@@ -49,7 +59,20 @@ function columns(st) {
   }
   // One string of all names (plus their lengths) crosses to the page far faster than 100,000.
   const names = tensors.map((t) => t.name).join('');
-  const header = { headerSize: st.headerSize, dataOffset: st.dataOffset, fileSize: st.fileSize, bytesRead: st.bytesRead, metadata: st.metadata(), names, nameLengths, dtypes, ranks, dims, begins, ends };
+  const header = {
+    headerSize: st.headerSize,
+    dataOffset: st.dataOffset,
+    fileSize: st.fileSize,
+    bytesRead: st.bytesRead,
+    metadata: st.metadata(),
+    names,
+    nameLengths,
+    dtypes,
+    ranks,
+    dims,
+    begins,
+    ends,
+  };
   return { header, transfer: [nameLengths.buffer, ranks.buffer, begins.buffer, ends.buffer, dims.buffer] };
 }
 
@@ -63,7 +86,13 @@ self.onmessage = async (e) => {
     postMessage({
       type: 'error',
       id: m.id,
-      error: { name: err?.name ?? 'Error', message: String(err?.message ?? err), kind: err?.kind ?? null, offset: err?.offset ?? null, tensor: err?.tensor ?? null },
+      error: {
+        name: err?.name ?? 'Error',
+        message: String(err?.message ?? err),
+        kind: err?.kind ?? null,
+        offset: err?.offset ?? null,
+        tensor: err?.tensor ?? null,
+      },
     });
   }
 };

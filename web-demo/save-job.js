@@ -30,7 +30,9 @@ function editedMetadata(editMetadata, metadata, { set = [], drop = [] } = {}) {
 /** The edited tensors and metadata of a request, and the output files' [name, tensors]. */
 async function outputs(request) {
   const { SafeTensors, editMetadata, editTensors, shardTensors } = await pkg;
-  const files = await Promise.all(request.sources.map((s) => (s.kind === 'blob' ? SafeTensors.fromBlob(s.blob) : SafeTensors.fromUrl(s.url))));
+  const files = await Promise.all(
+    request.sources.map((s) => (s.kind === 'blob' ? SafeTensors.fromBlob(s.blob) : SafeTensors.fromUrl(s.url))),
+  );
   const wanted = new Set(request.names);
   const tensors = editTensors(
     files.flatMap((f) => f.tensors()),
@@ -43,7 +45,12 @@ async function outputs(request) {
   const metadata = editedMetadata(editMetadata, files[0]?.metadata() ?? null, request.metadata);
   if (request.maxShardSize === null) return { metadata, tensors, list: [{ name: request.name, tensors }], index: null };
   const split = shardTensors(tensors, { maxShardSize: request.maxShardSize });
-  return { metadata, tensors, list: split.shards.map((s) => ({ name: s.name, tensors: s.tensors })), index: split.index && { name: split.indexName, text: split.index } };
+  return {
+    metadata,
+    tensors,
+    list: split.shards.map((s) => ({ name: s.name, tensors: s.tensors })),
+    index: split.index && { name: split.indexName, text: split.index },
+  };
 }
 
 /** Sizes before writing: each output file's, the tensor count and the total. */
@@ -85,30 +92,31 @@ export async function save(m, ctx) {
     return await writeAll();
   } catch (e) {
     // Shards written before a failure or a Cancel are removed: a folder holds all or nothing.
-    if (m.target.kind === 'directory') for (const r of results) await m.target.handle.removeEntry(r.name).catch(() => {});
+    if (m.target.kind === 'directory')
+      for (const r of results) await m.target.handle.removeEntry(r.name).catch(() => {});
     throw e;
   }
 
   async function writeAll() {
-  for (const [i, o] of list.entries()) {
-    const sink = await sinkFor(m.target, o.name);
-    let last = 0;
-    const onProgress = (done) => {
-      ctx.check();
-      ctx.progress(done - last, 'writing', total);
-      last = done;
-    };
-    await serializeStream(o.tensors, metadata, { onProgress }).pipeTo(sink.writable);
-    before += sizes[i];
-    results.push({ ...sink.done(), size: sizes[i] });
-  }
-  if (index) {
-    const sink = await sinkFor(m.target, index.name);
-    const writer = sink.writable.getWriter();
-    await writer.write(new TextEncoder().encode(index.text));
-    await writer.close();
-    results.push({ ...sink.done(), size: index.text.length });
-  }
-  return { files: results, total: before };
+    for (const [i, o] of list.entries()) {
+      const sink = await sinkFor(m.target, o.name);
+      let last = 0;
+      const onProgress = (done) => {
+        ctx.check();
+        ctx.progress(done - last, 'writing', total);
+        last = done;
+      };
+      await serializeStream(o.tensors, metadata, { onProgress }).pipeTo(sink.writable);
+      before += sizes[i];
+      results.push({ ...sink.done(), size: sizes[i] });
+    }
+    if (index) {
+      const sink = await sinkFor(m.target, index.name);
+      const writer = sink.writable.getWriter();
+      await writer.write(new TextEncoder().encode(index.text));
+      await writer.close();
+      results.push({ ...sink.done(), size: index.text.length });
+    }
+    return { files: results, total: before };
   }
 }

@@ -41,9 +41,23 @@ function setRow() {
     'div',
     { class: 'save-meta-set' },
     'set ',
-    h('input', { name: 'setKey', type: 'text', placeholder: 'key', size: 12, class: 'mono', 'aria-label': 'Metadata key to set' }),
+    h('input', {
+      name: 'setKey',
+      type: 'text',
+      placeholder: 'key',
+      size: 12,
+      class: 'mono',
+      'aria-label': 'Metadata key to set',
+    }),
     ' = ',
-    h('input', { name: 'setValue', type: 'text', placeholder: 'value', size: 20, class: 'mono', 'aria-label': 'Its value' }),
+    h('input', {
+      name: 'setValue',
+      type: 'text',
+      placeholder: 'value',
+      size: 20,
+      class: 'mono',
+      'aria-label': 'Its value',
+    }),
   );
 }
 
@@ -61,7 +75,14 @@ function metadataFieldset(model) {
     { class: 'save-meta' },
     h('legend', {}, 'Metadata'),
     existing.length === 0 ? h('p', { class: 'save-meta-note' }, 'No __metadata__ now: keys set here create it.') : null,
-    existing.map(([k, v]) => h('label', { class: 'mono' }, h('input', { name: 'dropKey', type: 'checkbox', value: k }), ` drop ${k} = ${v.length > 40 ? `${v.slice(0, 40)}…` : v}`)),
+    existing.map(([k, v]) =>
+      h(
+        'label',
+        { class: 'mono' },
+        h('input', { name: 'dropKey', type: 'checkbox', value: k }),
+        ` drop ${k} = ${v.length > 40 ? `${v.slice(0, 40)}…` : v}`,
+      ),
+    ),
     rows,
     h('div', {}, more),
   );
@@ -79,28 +100,66 @@ function buildForm(model, all, filtered) {
       {},
       h('legend', {}, 'Tensors'),
       h('label', {}, field('which', { type: 'radio', value: 'all', checked: true }), ` all (${fmtInt(all)})`),
-      h('label', {}, field('which', { type: 'radio', value: 'filter', disabled: filtered === all }), ` the current filter (${fmtInt(filtered)})`),
+      h(
+        'label',
+        {},
+        field('which', { type: 'radio', value: 'filter', disabled: filtered === all }),
+        ` the current filter (${fmtInt(filtered)})`,
+      ),
     ),
-    h('fieldset', {}, h('legend', {}, 'Rename'), h('label', {}, 'replace the prefix ', field('from', { type: 'text', placeholder: 'model.', size: 14, class: 'mono' })), h('label', {}, ' with ', field('to', { type: 'text', placeholder: '(nothing)', size: 14, class: 'mono' }))),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, 'Rename'),
+      h(
+        'label',
+        {},
+        'replace the prefix ',
+        field('from', { type: 'text', placeholder: 'model.', size: 14, class: 'mono' }),
+      ),
+      h('label', {}, ' with ', field('to', { type: 'text', placeholder: '(nothing)', size: 14, class: 'mono' })),
+    ),
     h(
       'fieldset',
       {},
       h('legend', {}, 'Floats'),
-      h('select', { name: 'convert', 'aria-label': 'Convert float tensors' }, h('option', { value: 'keep' }, 'keep their dtype'), ...['BF16', 'F16', 'F32'].map((d) => h('option', { value: d }, `convert to ${d}`))),
+      h(
+        'select',
+        { name: 'convert', 'aria-label': 'Convert float tensors' },
+        h('option', { value: 'keep' }, 'keep their dtype'),
+        ...['BF16', 'F16', 'F32'].map((d) => h('option', { value: d }, `convert to ${d}`)),
+      ),
     ),
     metadataFieldset(model),
     h(
       'fieldset',
       {},
       h('legend', {}, 'Output'),
-      h('label', {}, field('output', { type: 'radio', value: 'file', checked: true }), ' one file ', field('name', { type: 'text', value: baseName(model), size: 28, class: 'mono', 'aria-label': 'File name' })),
-      h('label', {}, field('output', { type: 'radio', value: 'shards' }), ' shards of at most ', field('shardSize', { type: 'text', value: '5GB', size: 7, class: 'mono', 'aria-label': 'Largest shard' })),
+      h(
+        'label',
+        {},
+        field('output', { type: 'radio', value: 'file', checked: true }),
+        ' one file ',
+        field('name', { type: 'text', value: baseName(model), size: 28, class: 'mono', 'aria-label': 'File name' }),
+      ),
+      h(
+        'label',
+        {},
+        field('output', { type: 'radio', value: 'shards' }),
+        ' shards of at most ',
+        field('shardSize', { type: 'text', value: '5GB', size: 7, class: 'mono', 'aria-label': 'Largest shard' }),
+      ),
     ),
     h('p', { class: 'save-summary', role: 'status', 'aria-live': 'polite' }),
     h('p', { class: 'save-note' }),
     h('progress', { class: 'save-progress', max: 1, value: 0, hidden: true }),
     h('p', { class: 'save-status', role: 'status', 'aria-live': 'polite' }),
-    h('div', { class: 'save-actions' }, h('button', { type: 'button', class: 'btn', value: 'cancel' }, 'Close'), h('button', { type: 'button', class: 'btn primary', value: 'save' }, 'Save')),
+    h(
+      'div',
+      { class: 'save-actions' },
+      h('button', { type: 'button', class: 'btn', value: 'cancel' }, 'Close'),
+      h('button', { type: 'button', class: 'btn primary', value: 'save' }, 'Save'),
+    ),
   );
 }
 
@@ -115,7 +174,10 @@ function readRequest(panel) {
   const shards = f.get('output') === 'shards';
   const size = String(f.get('shardSize')).trim();
   const values = f.getAll('setValue').map(String);
-  const set = f.getAll('setKey').map((k, i) => [String(k), values[i] ?? '']).filter(([k]) => k !== '');
+  const set = f
+    .getAll('setKey')
+    .map((k, i) => [String(k), values[i] ?? ''])
+    .filter(([k]) => k !== '');
   return {
     sources,
     names: rows.map((r) => r.name),
@@ -133,7 +195,9 @@ function showNote(panel) {
   const direct = shards ? canPickFolder() : canPickFile();
   panel.$('.save-note').textContent = direct
     ? `Written straight to the ${shards ? 'folder' : 'file'} you choose, a few MB at a time.`
-    : `This browser cannot write files itself (no File System Access API): each file is assembled in memory and downloaded, up to ${fmtBytes(BLOB_LIMIT)}. For larger results use Chrome or Edge.`;
+    : 'This browser cannot write files itself (no File System Access API): ' +
+      `each file is assembled in memory and downloaded, up to ${fmtBytes(BLOB_LIMIT)}. ` +
+      'For larger results use Chrome or Edge.';
 }
 
 /** Asks the worker for the result's sizes and shows them; Save is enabled once they are known. */
@@ -169,14 +233,24 @@ async function summarize(panel) {
 async function pickTarget(panel, req) {
   const shards = req.maxShardSize !== null;
   try {
-    if (shards && canPickFolder()) return { kind: 'directory', handle: await window.showDirectoryPicker({ mode: 'readwrite' }) };
-    if (!shards && canPickFile()) return { kind: 'file', handle: await window.showSaveFilePicker({ suggestedName: req.name, types: [{ description: 'safetensors', accept: { 'application/octet-stream': ['.safetensors'] } }] }) };
+    if (shards && canPickFolder())
+      return { kind: 'directory', handle: await window.showDirectoryPicker({ mode: 'readwrite' }) };
+    if (!shards && canPickFile())
+      return {
+        kind: 'file',
+        handle: await window.showSaveFilePicker({
+          suggestedName: req.name,
+          types: [{ description: 'safetensors', accept: { 'application/octet-stream': ['.safetensors'] } }],
+        }),
+      };
   } catch (e) {
     if (e?.name === 'AbortError') return null; // the picker was dismissed
     throw e;
   }
   if (Math.max(...panel.plan.files.map((f) => f.size)) > BLOB_LIMIT) {
-    panel.$('.save-status').textContent = `Too large to assemble in memory (over ${fmtBytes(BLOB_LIMIT)} a file) in this browser: use Chrome or Edge, which write files directly.`;
+    panel.$('.save-status').textContent =
+      `Too large to assemble in memory (over ${fmtBytes(BLOB_LIMIT)} a file) in this browser: ` +
+      'use Chrome or Edge, which write files directly.';
     panel.dialog.dataset.state = 'error';
     return null;
   }
@@ -204,20 +278,27 @@ async function write(panel) {
   setRunning(panel, true);
   dialog.dataset.state = 'writing';
   const t0 = performance.now();
-  panel.running = panel.jobs.run('save', { request: req, target }, {
-    onProgress: (done, total) => {
-      bar.value = total ? done / total : 0;
-      const rate = done / ((performance.now() - t0) / 1000);
-      const left = rate > 0 ? (total - done) / rate : Infinity;
-      status.textContent = `Written ${fmtBytes(done)} of ${fmtBytes(total)}${done < total && done > 0 ? ` · about ${fmtSeconds(left)} left` : ''}`;
-      dialog.dataset.written = String(done);
+  panel.running = panel.jobs.run(
+    'save',
+    { request: req, target },
+    {
+      onProgress: (done, total) => {
+        bar.value = total ? done / total : 0;
+        const rate = done / ((performance.now() - t0) / 1000);
+        const left = rate > 0 ? (total - done) / rate : Infinity;
+        const eta = done < total && done > 0 ? ` · about ${fmtSeconds(left)} left` : '';
+        status.textContent = `Written ${fmtBytes(done)} of ${fmtBytes(total)}${eta}`;
+        dialog.dataset.written = String(done);
+      },
     },
-  });
+  );
   try {
     const result = await panel.running.promise;
     bar.value = 1;
     for (const f of result.files) if (f.blob) download(f.blob, f.name);
-    status.textContent = `Saved ${result.files.length === 1 ? result.files[0].name : `${fmtInt(result.files.length)} files`} (${fmtBytes(result.files.reduce((n, f) => n + f.size, 0))}) in ${fmtSeconds((performance.now() - t0) / 1000)}.`;
+    const what = result.files.length === 1 ? result.files[0].name : `${fmtInt(result.files.length)} files`;
+    const bytes = fmtBytes(result.files.reduce((n, f) => n + f.size, 0));
+    status.textContent = `Saved ${what} (${bytes}) in ${fmtSeconds((performance.now() - t0) / 1000)}.`;
     dialog.dataset.state = 'done';
   } catch (e) {
     const cancelled = e instanceof Cancelled;
@@ -266,12 +347,32 @@ export function openSaveDialog({ model, filtered, jobs }) {
   dialog?.remove();
   const rowsAll = model.rows;
   const rowsFiltered = filtered();
-  const sources = model.shards.filter((s) => s.header).map((s) => (s.src.kind === 'blob' ? { kind: 'blob', blob: s.src.blob } : { kind: 'url', url: s.src.url }));
+  const sources = model.shards
+    .filter((s) => s.header)
+    .map((s) => (s.src.kind === 'blob' ? { kind: 'blob', blob: s.src.blob } : { kind: 'url', url: s.src.url }));
   const form = buildForm(model, rowsAll.length, rowsFiltered.length);
-  dialog = h('dialog', { id: 'save-dialog', class: 'save-dialog', 'aria-label': 'Save as', dataset: { state: 'idle' } }, form);
+  dialog = h(
+    'dialog',
+    { id: 'save-dialog', class: 'save-dialog', 'aria-label': 'Save as', dataset: { state: 'idle' } },
+    form,
+  );
   document.body.append(dialog);
   const [closeBtn, saveBtn] = form.querySelectorAll('.save-actions button');
-  const panel = { model, jobs, form, dialog, sources, rowsAll, rowsFiltered, closeBtn, saveBtn, plan: null, running: null, ticket: 0, $: (sel) => form.querySelector(sel) };
+  const panel = {
+    model,
+    jobs,
+    form,
+    dialog,
+    sources,
+    rowsAll,
+    rowsFiltered,
+    closeBtn,
+    saveBtn,
+    plan: null,
+    running: null,
+    ticket: 0,
+    $: (sel) => form.querySelector(sel),
+  };
   wire(panel);
   dialog.showModal();
   void summarize(panel);

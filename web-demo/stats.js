@@ -39,7 +39,8 @@ export function* chunkPlan(dtype, count, chunkBytes = CHUNK_BYTES) {
 export function rowRange(ref, start, end) {
   const rows = ref.shape[0];
   if (ref.shape.length === 0) throw new Error('a scalar has no rows');
-  for (const v of [start, end]) if (v !== null && !Number.isSafeInteger(v)) throw new Error(`row bound ${v} is not an integer`);
+  for (const v of [start, end])
+    if (v !== null && !Number.isSafeInteger(v)) throw new Error(`row bound ${v} is not an integer`);
   const bound = (v, open) => (v === null ? open : Math.min(Math.max(v < 0 ? v + rows : v, 0), rows));
   const r0 = bound(start, 0);
   const r1 = Math.max(r0, bound(end, rows));
@@ -48,9 +49,19 @@ export function rowRange(ref, start, end) {
   const bit0 = r0 * rowElements * bits;
   const bit1 = r1 * rowElements * bits;
   if (bit0 % 8 !== 0 || bit1 % 8 !== 0) {
-    throw new Error(`rows ${r0}–${r1} of this ${ref.dtype} tensor start or end inside a byte: choose rows that hold whole bytes (e.g. even row numbers)`);
+    throw new Error(
+      `rows ${r0}–${r1} of this ${ref.dtype} tensor start or end inside a byte: ` +
+        'choose rows that hold whole bytes (e.g. even row numbers)',
+    );
   }
-  return { ...ref, shape: [r1 - r0, ...ref.shape.slice(1)], byteOffset: ref.byteOffset + bit0 / 8, byteLength: (bit1 - bit0) / 8, firstRow: r0, totalRows: rows };
+  return {
+    ...ref,
+    shape: [r1 - r0, ...ref.shape.slice(1)],
+    byteOffset: ref.byteOffset + bit0 / 8,
+    byteLength: (bit1 - bit0) / 8,
+    firstRow: r0,
+    totalRows: rows,
+  };
 }
 
 /** Flat element indices of the "first values" grid and their cell positions. */
@@ -103,7 +114,15 @@ export class StatsAccumulator {
         colBin = new Int32Array(cols);
         for (let c = 0; c < cols; c++) colBin[c] = Math.floor((c * outW) / cols);
       }
-      this.heat = { rows, cols, outH, outW, colBin, sum: new Float64Array(outH * outW), n: new Float64Array(outH * outW) };
+      this.heat = {
+        rows,
+        cols,
+        outH,
+        outW,
+        colBin,
+        sum: new Float64Array(outH * outW),
+        n: new Float64Array(outH * outW),
+      };
     }
   }
 
@@ -127,7 +146,7 @@ export class StatsAccumulator {
         if (v < min) min = v;
         if (v > max) max = v;
         if (v === 0) zeros++;
-      } else if (v !== v) nan++;
+      } else if (Number.isNaN(v)) nan++;
       else if (v > 0) posInf++;
       else negInf++;
     }
@@ -209,7 +228,14 @@ export class StatsAccumulator {
       posInf: this.posInf,
       negInf: this.negInf,
       complex: this.fpe === 2,
-      grid: this.grid ? { rows: this.grid.rows, cols: this.grid.cols, rowStride: this.grid.rowStride, cells: this.grid.cells.map((c, k) => ({ r: c.r, c: c.c, index: c.index, value: this.gridValues[k] })) } : null,
+      grid: this.grid
+        ? {
+            rows: this.grid.rows,
+            cols: this.grid.cols,
+            rowStride: this.grid.rowStride,
+            cells: this.grid.cells.map((c, k) => ({ r: c.r, c: c.c, index: c.index, value: this.gridValues[k] })),
+          }
+        : null,
       heatmap: null,
     };
     if (this.heat) out.heatmap = finishHeatmap(this.heat);
@@ -259,7 +285,7 @@ export class Histogram {
       const v = values[i];
       if (v >= lo && v <= hi) {
         const b = Math.floor((v - lo) * scale);
-        counts[b > last ? last : b]++;
+        counts[Math.min(b, last)]++;
       }
     }
   }
@@ -292,8 +318,8 @@ export class DiffAccumulator {
     for (let i = 0; i < a.length; i++) {
       const x = a[i];
       const y = b[i];
-      if (x === y || (x !== x && y !== y)) this.equal++;
-      if ((x !== x) !== (y !== y)) this.nanMismatch++;
+      if (x === y || (Number.isNaN(x) && Number.isNaN(y))) this.equal++;
+      if (Number.isNaN(x) !== Number.isNaN(y)) this.nanMismatch++;
       const ax = Math.abs(x);
       if (ax > this.maxAbsA && ax !== Infinity) this.maxAbsA = ax;
       const d = y - x;
@@ -346,7 +372,7 @@ export function npyHeader(descr, shape) {
   const dims = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
   let dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${dims}, }`;
   const total = Math.ceil((10 + dict.length + 1) / 64) * 64;
-  dict = dict.padEnd(total - 10 - 1, ' ') + '\n';
+  dict = `${dict.padEnd(total - 10 - 1, ' ')}\n`;
   const out = new Uint8Array(total);
   out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
   out[8] = dict.length & 0xff;

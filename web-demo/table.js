@@ -211,7 +211,8 @@ export class VirtualTable {
         if (col.cls) cell.className = `vt-cell ${col.align === 'right' ? 'num' : ''} c-${col.key} ${col.cls(row)}`;
       });
     }
-    if (this.active >= first && this.active < last) this.viewport.setAttribute('aria-activedescendant', `${this.id}-r${this.active}`);
+    if (this.active >= first && this.active < last)
+      this.viewport.setAttribute('aria-activedescendant', `${this.id}-r${this.active}`);
     else this.viewport.removeAttribute('aria-activedescendant');
   }
 

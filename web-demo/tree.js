@@ -105,8 +105,11 @@ export class TreeView {
     name.textContent = node.label;
     const stat = document.createElement('span');
     stat.className = 'tree-stat';
-    stat.textContent = node.children.size ? `${fmtCount(node.params)} · ${fmtInt(node.tensors)}` : fmtCount(node.params);
-    stat.title = `${fmtInt(node.params)} parameters, ${fmtBytes(node.bytes)}, ${fmtInt(node.tensors)} tensor${node.tensors === 1 ? '' : 's'}`;
+    stat.textContent = node.children.size
+      ? `${fmtCount(node.params)} · ${fmtInt(node.tensors)}`
+      : fmtCount(node.params);
+    const tensors = `${fmtInt(node.tensors)} tensor${node.tensors === 1 ? '' : 's'}`;
+    stat.title = `${fmtInt(node.params)} parameters, ${fmtBytes(node.bytes)}, ${tensors}`;
     span.append(name, stat);
     return span;
   }

@@ -1,7 +1,8 @@
 // The heavy work, off the page's thread (headers are parsed in open-worker.js): the statistics,
 // histograms, heatmaps, value differences, .npy conversion and "Save as" of tensors. Reads only
-// the tensor's own bytes, one chunk (≤ 64 MiB) at a time, and decodes each chunk with the package's decodeFloat32 (integer, BOOL and complex
-// dtypes, which the package does not turn into floats, are converted in decode.js).
+// the tensor's own bytes, one chunk (≤ 64 MiB) at a time, and decodes each chunk with the
+// package's decodeFloat32 (integer, BOOL and complex dtypes, which the package does not turn
+// into floats, are converted in decode.js).
 //
 // Messages in:  {type: 'stats'|'diff'|'npy'|'save'|'savePlan', id, ...}, {type: 'cancel', id}
 // Messages out: {type: 'progress', id, done, total, phase}, {type: 'result', id, result},
@@ -9,7 +10,16 @@
 
 import { decodeChunk } from './decode.js';
 import { DTYPE_BITS, NPY_DESCR, elementCount, floatsPerElement } from './format.js';
-import { CHUNK_BYTES, DiffAccumulator, Histogram, StatsAccumulator, chunkPlan, elementsPerChunk, npyHeader, rowRange } from './stats.js';
+import {
+  CHUNK_BYTES,
+  DiffAccumulator,
+  Histogram,
+  StatsAccumulator,
+  chunkPlan,
+  elementsPerChunk,
+  npyHeader,
+  rowRange,
+} from './stats.js';
 import { save, savePlan } from './save-job.js';
 
 // The package initialises its wasm with a top-level await. Imported statically, it would delay
@@ -40,9 +50,11 @@ async function readRange(src, start, end, signal) {
   if (end <= start) return new Uint8Array(0);
   if (src.kind === 'blob') return new Uint8Array(await src.blob.slice(start, end).arrayBuffer());
   const res = await fetch(src.url, { headers: { Range: `bytes=${start}-${end - 1}` }, signal });
-  if (res.status !== 206) throw new Error(`${src.url}: the server answered ${res.status} to a Range request (206 expected)`);
+  if (res.status !== 206)
+    throw new Error(`${src.url}: the server answered ${res.status} to a Range request (206 expected)`);
   const buf = new Uint8Array(await res.arrayBuffer());
-  if (buf.length !== end - start) throw new Error(`${src.url}: got ${buf.length} bytes for a ${end - start}-byte range`);
+  if (buf.length !== end - start)
+    throw new Error(`${src.url}: got ${buf.length} bytes for a ${end - start}-byte range`);
   return buf;
 }
 
@@ -116,7 +128,8 @@ async function diff(m, ctx) {
   const { a, b } = m;
   const count = elementCount(a.shape);
   if (count !== elementCount(b.shape)) throw new Error('the two tensors have different element counts');
-  if (floatsPerElement(a.dtype) !== floatsPerElement(b.dtype)) throw new Error('a complex tensor can only be compared with a complex one');
+  if (floatsPerElement(a.dtype) !== floatsPerElement(b.dtype))
+    throw new Error('a complex tensor can only be compared with a complex one');
   const fpe = floatsPerElement(a.dtype);
   const step = Math.min(elementsPerChunk(a.dtype, a.chunkBytes), elementsPerChunk(b.dtype, b.chunkBytes));
   const bufA = new Float32Array(Math.min(count, step) * fpe);
@@ -174,7 +187,12 @@ async function npy(m, ctx) {
   } else {
     await forEachChunk(t, ctx, 'converting to float32', (v) => parts.push(v.slice()));
   }
-  return { blob: new Blob(parts, { type: 'application/octet-stream' }), descr: native ?? '<f4', converted: !native, bytesRead: ctx.bytesRead };
+  return {
+    blob: new Blob(parts, { type: 'application/octet-stream' }),
+    descr: native ?? '<f4',
+    converted: !native,
+    bytesRead: ctx.bytesRead,
+  };
 }
 
 const jobs = { stats, diff, npy, save, savePlan };
@@ -203,7 +221,13 @@ self.onmessage = async (e) => {
     postMessage({
       type: 'error',
       id: m.id,
-      error: { name: err?.name ?? 'Error', message: String(err?.message ?? err), kind: err?.kind ?? null, offset: err?.offset ?? null, tensor: err?.tensor ?? null },
+      error: {
+        name: err?.name ?? 'Error',
+        message: String(err?.message ?? err),
+        kind: err?.kind ?? null,
+        offset: err?.offset ?? null,
+        tensor: err?.tensor ?? null,
+      },
     });
   } finally {
     cancelled.delete(m.id);

@@ -1,7 +1,7 @@
 //! The core's slice layout for the npm package's tests: `slice_ranges` on
 //! pseudo-random specs over several dtypes (F4 and F6 included), written to
 //! `tests/js/lib/slice-ranges.json`. The package plans slices in JavaScript
-//! (`wasm/js/slice.js`) and its test reads this file, so the two cannot
+//! (`wasm/js/read/tensor-slice.js`) and its test reads this file, so the two cannot
 //! drift apart. The specs stay where the core and numpy agree (no negative
 //! numbers, no bound past the end, no reversed range: the package follows
 //! numpy there, the core refuses). `BLESS=1 cargo test -p safetensors-nano

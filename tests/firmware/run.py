@@ -5,7 +5,7 @@ The boards are build.rs's table (board, target); each one's QEMU command is
 its target's runner in firmware/.cargo/config.toml, and its flash size is in
 firmware/boards/<board>/memory.x. For each board:
 
-1. Trains the digit model once (tests/python/train_digits.py) into firmware/model/,
+1. Trains the digit model once (scripts/train_digits.py) into firmware/model/,
    and computes the host reference with numpy (tests/firmware/reference.py).
 2. Builds the firmware (release: opt-level z, fat LTO), the size probes and
    the adversarial-suite binary for the board's target.
@@ -197,7 +197,7 @@ def main(argv):
     only = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--board"]
 
     section("model: train and save with the reference writer")
-    subprocess.run([python, os.path.join(REPO, "tests", "python", "train_digits.py"), "--out", MODEL_DIR],
+    subprocess.run([python, os.path.join(REPO, "scripts", "train_digits.py"), "--out", MODEL_DIR],
                    check=True)
     model = open(os.path.join(MODEL_DIR, "model.safetensors"), "rb").read()
     samples = open(os.path.join(MODEL_DIR, "samples.safetensors"), "rb").read()

@@ -58,8 +58,17 @@ const LFS_EXTENSIONS = new Set(['.safetensors', '.bin', '.pt', '.pth', '.gguf', 
 export const SIGNED_URL_LIFETIME = 3600;
 
 const EXPOSED = [
-  'Content-Range', 'Content-Length', 'Content-Type', 'Accept-Ranges', 'ETag', 'Location',
-  'X-Linked-Size', 'X-Linked-Etag', 'X-Repo-Commit', 'X-Error-Code', 'X-Error-Message',
+  'Content-Range',
+  'Content-Length',
+  'Content-Type',
+  'Accept-Ranges',
+  'ETag',
+  'Location',
+  'X-Linked-Size',
+  'X-Linked-Etag',
+  'X-Repo-Commit',
+  'X-Error-Code',
+  'X-Error-Message',
 ].join(', ');
 const CORS = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED };
 
@@ -134,7 +143,8 @@ export async function startHub({ root, gated = {}, private: hidden = {}, delay =
     if (/^[0-9a-f]{40}$/.test(revision)) {
       if (readDir(main) && commitOf(repo, 'main') === revision) return { dir: main, revision: 'main' };
       for (const candidate of revisionsOf(org, name)) {
-        if (commitOf(repo, candidate) === revision) return { dir: join(base, org, `${name}@${encodeURIComponent(candidate)}`), revision: candidate };
+        if (commitOf(repo, candidate) === revision)
+          return { dir: join(base, org, `${name}@${encodeURIComponent(candidate)}`), revision: candidate };
       }
     }
     const exists = readDir(main) || revisionsOf(org, name).length > 0;
@@ -185,7 +195,11 @@ export async function startHub({ root, gated = {}, private: hidden = {}, delay =
       else go();
     };
     const error = (status, code, message) => {
-      send(status, { 'Content-Type': 'application/json', 'X-Error-Code': code, 'X-Error-Message': message }, JSON.stringify({ error: message }));
+      send(
+        status,
+        { 'Content-Type': 'application/json', 'X-Error-Code': code, 'X-Error-Message': message },
+        JSON.stringify({ error: message }),
+      );
     };
     if (req.method === 'OPTIONS') {
       return send(204, {
@@ -194,10 +208,13 @@ export async function startHub({ root, gated = {}, private: hidden = {}, delay =
         'Access-Control-Max-Age': '600',
       });
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') return error(405, 'MethodNotAllowed', `${req.method} is not allowed`);
-    Promise.resolve(origin === 'endpoint' ? resolveFile(req, url, send, error) : serveCdn(req, url, send, error)).catch((e) => {
-      if (!res.headersSent) error(500, 'Internal', String(e?.message ?? e));
-    });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return error(405, 'MethodNotAllowed', `${req.method} is not allowed`);
+    Promise.resolve(origin === 'endpoint' ? resolveFile(req, url, send, error) : serveCdn(req, url, send, error)).catch(
+      (e) => {
+        if (!res.headersSent) error(500, 'Internal', String(e?.message ?? e));
+      },
+    );
   };
 
   /** Serves `file`'s bytes with Range and If-Range (ETag `etag`). */
@@ -211,7 +228,8 @@ export async function startHub({ root, gated = {}, private: hidden = {}, delay =
       'Cache-Control': 'no-store',
     };
     const ifRange = req.headers['if-range'];
-    const rangeHeader = req.headers.range && (ifRange === undefined || ifRange === etag) ? req.headers.range : undefined;
+    const rangeHeader =
+      req.headers.range && (ifRange === undefined || ifRange === etag) ? req.headers.range : undefined;
     if (rangeHeader !== undefined) {
       const r = parseRange(rangeHeader, size);
       if (r === null) return send(416, { ...headers, 'Content-Range': `bytes */${size}` });
@@ -229,7 +247,10 @@ export async function startHub({ root, gated = {}, private: hidden = {}, delay =
     if (parts.length < 5 || parts[2] !== 'resolve') return error(404, 'EntryNotFound', 'Not found');
     let org, name, revision, rel;
     try {
-      [org, name, revision] = parts.slice(0, 4).filter((_, i) => i !== 2).map(decodeURIComponent);
+      [org, name, revision] = parts
+        .slice(0, 4)
+        .filter((_, i) => i !== 2)
+        .map(decodeURIComponent);
       rel = parts.slice(4).map(decodeURIComponent).join('/');
     } catch {
       return error(400, 'BadRequest', 'Malformed percent-encoding in the path');
@@ -273,13 +294,23 @@ export async function startHub({ root, gated = {}, private: hidden = {}, delay =
   };
 
   const serveCdn = async (req, url, send) => {
-    const deny = (status, code, message) => send(status, { 'Content-Type': 'application/xml' }, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`);
+    const deny = (status, code, message) =>
+      send(
+        status,
+        { 'Content-Type': 'application/xml' },
+        `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`,
+      );
     if (req.headers.authorization !== undefined) {
-      return deny(400, 'InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified');
+      return deny(
+        400,
+        'InvalidArgument',
+        'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified',
+      );
     }
     const expires = Number(url.searchParams.get('Expires'));
     const signature = url.searchParams.get('Signature') ?? '';
-    if (!Number.isInteger(expires) || signature !== sign(url.pathname, expires)) return deny(403, 'AccessDenied', 'Invalid signature');
+    if (!Number.isInteger(expires) || signature !== sign(url.pathname, expires))
+      return deny(403, 'AccessDenied', 'Invalid signature');
     if (expires < Date.now() / 1000) return deny(403, 'AccessDenied', 'Request has expired');
     const parts = url.pathname.split('/').slice(2).map(decodeURIComponent); // after /repos/
     const [org, name, revision] = parts;
@@ -330,7 +361,8 @@ function parseArgs(argv) {
       throw new Error(`unexpected argument ${arg}`);
     }
   }
-  if (o.root === undefined) throw new Error('usage: server.mjs ROOT [--gated org/name=TOKEN]… [--private org/name=TOKEN]… [--delay MS]');
+  if (o.root === undefined)
+    throw new Error('usage: server.mjs ROOT [--gated org/name=TOKEN]… [--private org/name=TOKEN]… [--delay MS]');
   return o;
 }
 

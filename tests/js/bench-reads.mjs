@@ -32,7 +32,15 @@ const MB = 1024 * 1024;
 // about 1 GB of BF16.
 const layout = [['embed.weight', 32 * MB]];
 for (let l = 0; l < 32; l++) {
-  for (const [n, size] of [['q', 4], ['k', 1], ['v', 1], ['o', 4], ['gate', 7], ['up', 7], ['down', 7]]) {
+  for (const [n, size] of [
+    ['q', 4],
+    ['k', 1],
+    ['v', 1],
+    ['o', 4],
+    ['gate', 7],
+    ['up', 7],
+    ['down', 7],
+  ]) {
     layout.push([`layers.${l}.${n}.weight`, size * MB]);
   }
   layout.push([`layers.${l}.norm1.weight`, 8192], [`layers.${l}.norm2.weight`, 8192]);
@@ -137,14 +145,18 @@ const stat = (xs) => {
 };
 
 function table(where, times) {
-  console.log(`\n## Whole-model reads in ${where}: ${layout.length} BF16 tensors, ${(size / 1e9).toFixed(2)} GB on disk\n`);
+  console.log(
+    `\n## Whole-model reads in ${where}: ${layout.length} BF16 tensors, ${(size / 1e9).toFixed(2)} GB on disk\n`,
+  );
   console.log(`Fastest of ${runs} interleaved runs, the median beside it; throughput in file bytes a second.\n`);
   console.log('| read | time (fastest) | time (median) | throughput | ÷ arrayBuffer() (fastest) | (medians) |');
   console.log('|---|---:|---:|---:|---:|---:|');
   const base = stat(times[0]);
   for (const [i, [name]] of sides.entries()) {
     const t = stat(times[i]);
-    console.log(`| ${name} | ${t.best.toFixed(0)} ms | ${t.median.toFixed(0)} ms | ${(size / t.best / 1e3).toFixed(0)} MB/s | ${(base.best / t.best).toFixed(2)}× | ${(base.median / t.median).toFixed(2)}× |`);
+    console.log(
+      `| ${name} | ${t.best.toFixed(0)} ms | ${t.median.toFixed(0)} ms | ${(size / t.best / 1e3).toFixed(0)} MB/s | ${(base.best / t.best).toFixed(2)}× | ${(base.median / t.median).toFixed(2)}× |`,
+    );
   }
 }
 table('Node (fs.openAsBlob)', times);
@@ -158,8 +170,10 @@ function verdict(times) {
   const met = (t) => (base / t >= 0.7 ? 'met' : 'not met');
   console.log(`\nGoal: every tensor → Float32 at ≥ 0.7× the throughput of arrayBuffer() (Chromium, fastest runs).`);
   console.log(`  readFloat32 into a reused \`out\`: ${ratio(reused)}, ${met(reused)}`);
-  console.log(`  readFloat32 into a new array per tensor: ${ratio(fresh)}, ${met(fresh)}; ` +
-    `the new arrays' memory alone, reading nothing, takes ${alone.toFixed(0)} ms of the ${(base / 0.7).toFixed(0)} ms the goal allows`);
+  console.log(
+    `  readFloat32 into a new array per tensor: ${ratio(fresh)}, ${met(fresh)}; ` +
+      `the new arrays' memory alone, reading nothing, takes ${alone.toFixed(0)} ms of the ${(base / 0.7).toFixed(0)} ms the goal allows`,
+  );
 }
 
 // Chromium: the page of the browser tests, the file through its file input.
@@ -169,7 +183,10 @@ if (!existsSync(CHROMIUM)) {
 } else {
   const { chromium } = await import('playwright-core');
   const server = await startServer({ root: fileURLToPath(new URL('.', import.meta.url)) });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+  });
   try {
     const page = await browser.newPage();
     await page.goto(`${server.url}/browser/page.html`);
@@ -177,53 +194,58 @@ if (!existsSync(CHROMIUM)) {
     await page.setInputFiles('#file', path);
     // A renderer that dies mid-run (out of memory, say) would leave evaluate
     // waiting for ever: it ends the bench with an error instead.
-    const crashed = new Promise((_, reject) => page.once('crash', () => reject(new Error('the Chromium page crashed during the whole-model reads'))));
-    const inPage = await Promise.race([crashed, page.evaluate(async (runs) => {
-      const { SafeTensors, decodeFloat32 } = window.stn;
-      const file = document.getElementById('file').files[0];
-      const sides = [
-        async () => (await file.arrayBuffer()).byteLength,
-        async () => {
-          const st = await SafeTensors.fromBlob(file);
-          let n = 0;
-          for (const t of st.tensors()) n += (await t.readFloat32()).length;
-          return n;
-        },
-        async () => {
-          const st = await SafeTensors.fromBlob(file);
-          const buf = new Float32Array(Math.max(...st.tensors().map((t) => t.elementCount)));
-          let n = 0;
-          for (const t of st.tensors()) n += (await t.readFloat32({ out: buf.subarray(0, t.elementCount) })).length;
-          return n;
-        },
-        async () => {
-          const st = await SafeTensors.fromBlob(file);
-          let n = 0;
-          for (const t of st.tensors()) n += decodeFloat32(t.dtype, await t.read()).length;
-          return n;
-        },
-        async () => {
-          const st = await SafeTensors.fromBlob(file);
-          let n = 0;
-          for (const t of st.tensors()) {
-            const a = new Float32Array(t.elementCount);
-            for (let i = 0; i < a.length; i += 1024) a[i] = 1;
-            n += a.length;
+    const crashed = new Promise((_, reject) =>
+      page.once('crash', () => reject(new Error('the Chromium page crashed during the whole-model reads'))),
+    );
+    const inPage = await Promise.race([
+      crashed,
+      page.evaluate(async (runs) => {
+        const { SafeTensors, decodeFloat32 } = window.stn;
+        const file = document.getElementById('file').files[0];
+        const sides = [
+          async () => (await file.arrayBuffer()).byteLength,
+          async () => {
+            const st = await SafeTensors.fromBlob(file);
+            let n = 0;
+            for (const t of st.tensors()) n += (await t.readFloat32()).length;
+            return n;
+          },
+          async () => {
+            const st = await SafeTensors.fromBlob(file);
+            const buf = new Float32Array(Math.max(...st.tensors().map((t) => t.elementCount)));
+            let n = 0;
+            for (const t of st.tensors()) n += (await t.readFloat32({ out: buf.subarray(0, t.elementCount) })).length;
+            return n;
+          },
+          async () => {
+            const st = await SafeTensors.fromBlob(file);
+            let n = 0;
+            for (const t of st.tensors()) n += decodeFloat32(t.dtype, await t.read()).length;
+            return n;
+          },
+          async () => {
+            const st = await SafeTensors.fromBlob(file);
+            let n = 0;
+            for (const t of st.tensors()) {
+              const a = new Float32Array(t.elementCount);
+              for (let i = 0; i < a.length; i += 1024) a[i] = 1;
+              n += a.length;
+            }
+            return n;
+          },
+        ];
+        for (const f of sides) await f();
+        const times = sides.map(() => []);
+        for (let r = 0; r < runs; r++) {
+          for (const [i, f] of sides.entries()) {
+            const t0 = performance.now();
+            await f();
+            times[i].push(performance.now() - t0);
           }
-          return n;
-        },
-      ];
-      for (const f of sides) await f();
-      const times = sides.map(() => []);
-      for (let r = 0; r < runs; r++) {
-        for (const [i, f] of sides.entries()) {
-          const t0 = performance.now();
-          await f();
-          times[i].push(performance.now() - t0);
         }
-      }
-      return times;
-    }, runs)]);
+        return times;
+      }, runs),
+    ]);
     table('Chromium (a File from a file input)', inPage);
     verdict(inPage);
   } finally {

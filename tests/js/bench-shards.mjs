@@ -37,7 +37,9 @@ const runs = quick ? 2 : 7;
 
 /** The model served from a worker thread (lib/hub-server.js). */
 async function serve(model) {
-  const worker = new Worker(new URL('./lib/hub-server.js', import.meta.url), { workerData: { ...model, delay: DELAY } });
+  const worker = new Worker(new URL('./lib/hub-server.js', import.meta.url), {
+    workerData: { ...model, delay: DELAY },
+  });
   const ask = (m) =>
     new Promise((resolve) => {
       worker.once('message', resolve);
@@ -55,7 +57,10 @@ async function openOnce(server, opts = {}) {
   await server.ask('reset');
   const elu = performance.eventLoopUtilization();
   const t0 = performance.now();
-  const m = await openSharded(`${server.url}/hub/model.safetensors.index.json`, [], { concurrency: CONCURRENCY, ...opts });
+  const m = await openSharded(`${server.url}/hub/model.safetensors.index.json`, [], {
+    concurrency: CONCURRENCY,
+    ...opts,
+  });
   const ms = performance.now() - t0;
   const busy = performance.eventLoopUtilization(elu).active;
   if (m.names().length !== server.tensors) throw new Error(`opened ${m.names().length} of ${server.tensors} tensors`);
@@ -87,22 +92,34 @@ console.log('\n## Sharded opens over HTTP (openSharded, a Range server adding 30
     for (const [i, [, opts]] of sides.entries()) results[i].push(await openOnce(server, opts));
   }
   await server.close();
-  console.log(`DeepSeek-V3-like: ${server.shards} shards, ${server.tensors} tensors, index ${mb(server.indexBytes)}, least to read ${mb(least)}; fastest of ${runs} interleaved opens, the median beside it.\n`);
-  console.log('| first range | open (fastest) | open (median) | client busy (median) | requests | bytes fetched | ÷ least |');
+  console.log(
+    `DeepSeek-V3-like: ${server.shards} shards, ${server.tensors} tensors, index ${mb(server.indexBytes)}, least to read ${mb(least)}; fastest of ${runs} interleaved opens, the median beside it.\n`,
+  );
+  console.log(
+    '| first range | open (fastest) | open (median) | client busy (median) | requests | bytes fetched | ÷ least |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const [i, [name]] of sides.entries()) {
     const t = stats(results[i].map((x) => x.ms));
     const busy = stats(results[i].map((x) => x.busy));
     const last = results[i].at(-1);
-    console.log(`| ${name} | ${t.best.toFixed(0)} ms | ${t.median.toFixed(0)} ms | ${busy.median.toFixed(0)} ms | ${last.requests} | ${mb(last.bytes)} | ${(last.bytes / least).toFixed(3)}× |`);
+    console.log(
+      `| ${name} | ${t.best.toFixed(0)} ms | ${t.median.toFixed(0)} ms | ${busy.median.toFixed(0)} ms | ${last.requests} | ${mb(last.bytes)} | ${(last.bytes / least).toFixed(3)}× |`,
+    );
   }
-  console.log(`\nThe least an open of ${server.shards} shards waits: ${waitFloor(server.shards)} ms (the index, then ${Math.ceil(server.shards / CONCURRENCY)} rounds of ${CONCURRENCY} requests).`);
+  console.log(
+    `\nThe least an open of ${server.shards} shards waits: ${waitFloor(server.shards)} ms (the index, then ${Math.ceil(server.shards / CONCURRENCY)} rounds of ${CONCURRENCY} requests).`,
+  );
   const [ours, before] = results.map((r) => stats(r.map((x) => x.ms)));
-  console.log(`\nBefore ÷ default: ${(before.best / ours.best).toFixed(2)}× (medians ${(before.median / ours.median).toFixed(2)}×). Goal: open ≤ 1,000 ms, requests ≤ shards + 2, bytes ≤ 1.1× the least.`);
+  console.log(
+    `\nBefore ÷ default: ${(before.best / ours.best).toFixed(2)}× (medians ${(before.median / ours.median).toFixed(2)}×). Goal: open ≤ 1,000 ms, requests ≤ shards + 2, bytes ≤ 1.1× the least.`,
+  );
 }
 
 console.log('\n### Growth with shards and tensors (default first ranges)\n');
-console.log('| shards | tensors | least to read | least wait | open (fastest) | open (median) | client busy (median) | requests | bytes ÷ least |');
+console.log(
+  '| shards | tensors | least to read | least wait | open (fastest) | open (median) | client busy (median) | requests | bytes ÷ least |',
+);
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 const cases = [
   [10, 92_000],
@@ -135,10 +152,18 @@ console.log('\n### A 1,000,000-tensor index: parsed as it arrives, against text(
   const tensors = quick ? 100_000 : 1_000_000;
   const server = await serve({ tensors, shards: 163 });
   const indexUrl = `${server.url}/hub/model.safetensors.index.json`;
-  const shardUrls = Array.from({ length: server.shards }, (_, i) => `${server.url}/hub/model-${String(i + 1).padStart(5, '0')}-of-${String(server.shards).padStart(5, '0')}.safetensors`);
+  const shardUrls = Array.from(
+    { length: server.shards },
+    (_, i) =>
+      `${server.url}/hub/model-${String(i + 1).padStart(5, '0')}-of-${String(server.shards).padStart(5, '0')}.safetensors`,
+  );
   const sides = [
     ['openSharded(url): streamed parse', () => openSharded(indexUrl, [], { concurrency: CONCURRENCY })],
-    ['text() + JSON.parse, then openSharded(object) (before)', async () => openSharded(JSON.parse(await (await fetch(indexUrl)).text()), shardUrls, { concurrency: CONCURRENCY })],
+    [
+      'text() + JSON.parse, then openSharded(object) (before)',
+      async () =>
+        openSharded(JSON.parse(await (await fetch(indexUrl)).text()), shardUrls, { concurrency: CONCURRENCY }),
+    ],
   ];
   const results = sides.map(() => []);
   const n = quick ? 2 : 3;
@@ -156,7 +181,8 @@ console.log('\n### A 1,000,000-tensor index: parsed as it arrives, against text(
       const ms = performance.now() - t0;
       const busy = performance.eventLoopUtilization(elu).active;
       clearInterval(sampler);
-      if (m.names().length !== server.tensors) throw new Error(`opened ${m.names().length} of ${server.tensors} tensors`);
+      if (m.names().length !== server.tensors)
+        throw new Error(`opened ${m.names().length} of ${server.tensors} tensors`);
       globalThis.gc?.();
       const held = process.memoryUsage().heapUsed - before;
       peak = Math.max(peak, process.memoryUsage().heapUsed);
@@ -165,16 +191,24 @@ console.log('\n### A 1,000,000-tensor index: parsed as it arrives, against text(
     }
   }
   await server.close();
-  console.log(`${server.tensors} tensors in ${server.shards} shards, index ${mb(server.indexBytes)}; ${n} interleaved opens each (30 ms per answer).\n`);
-  console.log('| index read | open (fastest) | open (median) | client busy (median) | heap peak (sampled) | heap held by the model |');
+  console.log(
+    `${server.tensors} tensors in ${server.shards} shards, index ${mb(server.indexBytes)}; ${n} interleaved opens each (30 ms per answer).\n`,
+  );
+  console.log(
+    '| index read | open (fastest) | open (median) | client busy (median) | heap peak (sampled) | heap held by the model |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const [i, [name]] of sides.entries()) {
     const t = stats(results[i].map((x) => x.ms));
     const busy = stats(results[i].map((x) => x.busy));
     const peak = Math.max(...results[i].map((x) => x.peak));
     const held = stats(results[i].map((x) => x.held));
-    console.log(`| ${name} | ${t.best.toFixed(0)} ms | ${t.median.toFixed(0)} ms | ${busy.median.toFixed(0)} ms | ${mb(peak)} | ${mb(held.median)} |`);
+    console.log(
+      `| ${name} | ${t.best.toFixed(0)} ms | ${t.median.toFixed(0)} ms | ${busy.median.toFixed(0)} ms | ${mb(peak)} | ${mb(held.median)} |`,
+    );
   }
   const [ours, before] = results.map((r) => stats(r.map((x) => x.ms)));
-  console.log(`\nBefore ÷ streamed: ${(before.best / ours.best).toFixed(2)}× (medians ${(before.median / ours.median).toFixed(2)}×). Goal: the 1,000,000-tensor open ≤ 4,000 ms.`);
+  console.log(
+    `\nBefore ÷ streamed: ${(before.best / ours.best).toFixed(2)}× (medians ${(before.median / ours.median).toFixed(2)}×). Goal: the 1,000,000-tensor open ≤ 4,000 ms.`,
+  );
 }

@@ -69,7 +69,12 @@ async function race(blob) {
   }
   const best = (a) => Math.min(...a);
   const median = (a) => [...a].sort((p, q) => p - q)[a.length >> 1];
-  return { read: best(read), conv: best(conv), ratio: best(read) / best(conv), medianRatio: median(read) / median(conv) };
+  return {
+    read: best(read),
+    conv: best(conv),
+    ratio: best(read) / best(conv),
+    medianRatio: median(read) / median(conv),
+  };
 }
 
 const gib = (ELEMENTS * 4) / 2 ** 30;
@@ -86,10 +91,15 @@ const path = join(dir, 'f32.safetensors');
 try {
   writeFileSync(path, Buffer.concat(parts.map((p) => new Uint8Array(p.buffer))));
   parts = null;
-  for (const [what, blob] of [['in memory', memory], ['file (fs.openAsBlob)', await openAsBlob(path)]]) {
+  for (const [what, blob] of [
+    ['in memory', memory],
+    ['file (fs.openAsBlob)', await openAsBlob(path)],
+  ]) {
     const r = await race(blob);
     rows.push(r);
-    console.log(`| ${what} | ${r.read.toFixed(0)} ms (${rate(r.read)}) | ${r.conv.toFixed(0)} ms (${rate(r.conv)}) | ${r.ratio.toFixed(2)}× | ${r.medianRatio.toFixed(2)}× |`);
+    console.log(
+      `| ${what} | ${r.read.toFixed(0)} ms (${rate(r.read)}) | ${r.conv.toFixed(0)} ms (${rate(r.conv)}) | ${r.ratio.toFixed(2)}× | ${r.medianRatio.toFixed(2)}× |`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -17,7 +17,7 @@
 // (CHROMIUM=... and flags that select it).
 
 import { chromium } from 'playwright-core';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from './lib/server.js';
 
@@ -89,11 +89,17 @@ try {
     const sorted = [...s].sort((a, b) => a - b);
     return { best: sorted[0], median: sorted[sorted.length >> 1] };
   };
-  const mbps = (bytes, ms) => ((bytes / 1e6) / (ms / 1000)).toFixed(0);
+  const mbps = (bytes, ms) => (bytes / 1e6 / (ms / 1000)).toFixed(0);
   console.log(`\n## Upload + decode to f32 on WebGPU (safetensors-nano/webgpu)\n`);
-  console.log(`Adapter: ${res.adapter}${res.adapter === 'swiftshader' ? ' — WebGPU on the CPU (SwiftShader), so this measures the CPU, not a GPU' : ''}; ${res.cores} logical cores.`);
-  console.log(`${BYTES / 2 ** 20} MiB of stored bytes per tensor; wall-clock, fastest of ${ROUNDS} interleaved rounds; MB/s of stored bytes; the last columns, the medians' ratios.\n`);
-  console.log('| dtype → f32 | ours: upload + GPU decode | raw writeBuffer of the bytes | CPU decode + writeBuffer of f32 | ours ÷ raw time | CPU ÷ ours time | ours ÷ raw (medians) | CPU ÷ ours (medians) |');
+  console.log(
+    `Adapter: ${res.adapter}${res.adapter === 'swiftshader' ? ' — WebGPU on the CPU (SwiftShader), so this measures the CPU, not a GPU' : ''}; ${res.cores} logical cores.`,
+  );
+  console.log(
+    `${BYTES / 2 ** 20} MiB of stored bytes per tensor; wall-clock, fastest of ${ROUNDS} interleaved rounds; MB/s of stored bytes; the last columns, the medians' ratios.\n`,
+  );
+  console.log(
+    '| dtype → f32 | ours: upload + GPU decode | raw writeBuffer of the bytes | CPU decode + writeBuffer of f32 | ours ÷ raw time | CPU ÷ ours time | ours ÷ raw (medians) | CPU ÷ ours (medians) |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const { dtype, bytes, samples } of Object.values(res.out)) {
     const [o, r, c] = [stat(samples.ours), stat(samples.raw), stat(samples.cpu)];

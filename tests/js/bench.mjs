@@ -60,7 +60,9 @@ function race(fns) {
   const sizes = fns.map((fn) => batch(fn).n); // warm-up and calibration
   const samples = fns.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
-    fns.forEach((fn, i) => samples[i].push((cpuMs(fn, sizes[i]) / sizes[i]) * 1000));
+    fns.forEach((fn, i) => {
+      samples[i].push((cpuMs(fn, sizes[i]) / sizes[i]) * 1000);
+    });
   }
   return samples.map((s) => {
     s.sort((a, b) => a - b);
@@ -68,13 +70,17 @@ function race(fns) {
   });
 }
 
-const pad = (s, n) => String(s).padStart(n);
+const _pad = (s, n) => String(s).padStart(n);
 const fmt = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
 
-console.log(`safetensors-nano ${JSON.parse(readFileSync(new URL('./node_modules/safetensors-nano/package.json', import.meta.url))).version} — Node ${process.version}`);
-console.log('\n## Header parsing (the core benchmark\'s four headers)\n');
+console.log(
+  `safetensors-nano ${JSON.parse(readFileSync(new URL('./node_modules/safetensors-nano/package.json', import.meta.url))).version} — Node ${process.version}`,
+);
+console.log("\n## Header parsing (the core benchmark's four headers)\n");
 console.log(`Fastest of ${ROUNDS} interleaved batches; the last column, the medians' ratio.\n`);
-console.log('| header | bytes | ours: open | ours: all objects | JS: JSON.parse + checks | JS ÷ open | JS ÷ all objects | JS ÷ open (medians) |');
+console.log(
+  '| header | bytes | ours: open | ours: all objects | JS: JSON.parse + checks | JS ÷ open | JS ÷ all objects | JS ÷ open (medians) |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 const parse = [];
 for (const h of benchHeaders()) {
@@ -96,8 +102,10 @@ for (const h of benchHeaders()) {
   const [open, all, base] = [openT.best, allT.best, baseT.best];
   const medianRatio = baseT.median / openT.median;
   parse.push({ name: h.name, open, all, base, medianRatio });
-  const mbs = (us) => `${fmt(us)} (${((h.header.length / us) | 0)} MB/s)`;
-  console.log(`| ${h.name} | ${h.header.length} | ${mbs(open)} | ${mbs(all)} | ${mbs(base)} | ${(base / open).toFixed(2)}× | ${(base / all).toFixed(2)}× | ${medianRatio.toFixed(2)}× |`);
+  const mbs = (us) => `${fmt(us)} (${(h.header.length / us) | 0} MB/s)`;
+  console.log(
+    `| ${h.name} | ${h.header.length} | ${mbs(open)} | ${mbs(all)} | ${mbs(base)} | ${(base / open).toFixed(2)}× | ${(base / all).toFixed(2)}× | ${medianRatio.toFixed(2)}× |`,
+  );
 }
 
 // ---- toFloat32 ----
@@ -231,9 +239,13 @@ function jsF4(u8, out) {
 
 const outA = new Float32Array(N);
 const outB = new Float32Array(N);
-console.log(`\n## Decoding to Float32 (${N / 2 ** 20} Mi weight-like elements: normal(0, 0.02) in the dtype; F4's codes normal(0, 2), as a block scale leaves them)\n`);
+console.log(
+  `\n## Decoding to Float32 (${N / 2 ** 20} Mi weight-like elements: normal(0, 0.02) in the dtype; F4's codes normal(0, 2), as a block scale leaves them)\n`,
+);
 console.log(`Fastest of ${ROUNDS} interleaved batches; the last column, the medians' ratio.\n`);
-console.log('| dtype | ours: decodeFloat32 into a reused output | ours: toFloat32 (allocates) | plain JS loop (bit operations; F4: a lookup per nibble) | JS ÷ ours | JS ÷ toFloat32 | JS ÷ ours (medians) | JS table lookup | table ÷ ours |');
+console.log(
+  '| dtype | ours: decodeFloat32 into a reused output | ours: toFloat32 (allocates) | plain JS loop (bit operations; F4: a lookup per nibble) | JS ÷ ours | JS ÷ toFloat32 | JS ÷ ours (medians) | JS table lookup | table ÷ ours |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 const decode = [];
 for (const [dtype, bytes, js, table] of [
@@ -249,7 +261,8 @@ for (const [dtype, bytes, js, table] of [
     const a = new Uint32Array(outA.buffer);
     const b = new Uint32Array(outB.buffer);
     for (let i = 0; i < N; i++) {
-      if (a[i] !== b[i] && !(Number.isNaN(outA[i]) && Number.isNaN(outB[i]))) throw new Error(`${dtype}: ${other.name} and ours differ at ${i}: ${outA[i]} vs ${outB[i]}`);
+      if (a[i] !== b[i] && !(Number.isNaN(outA[i]) && Number.isNaN(outB[i])))
+        throw new Error(`${dtype}: ${other.name} and ours differ at ${i}: ${outA[i]} vs ${outB[i]}`);
     }
   }
   const fns = [() => decodeFloat32(dtype, bytes, outA), () => decodeFloat32(dtype, bytes), () => js(bytes, outB)];
@@ -258,8 +271,11 @@ for (const [dtype, bytes, js, table] of [
   const [ours, alloc, base] = [oursT.best, allocT.best, baseT.best];
   const rate = (us) => `${(N / us).toFixed(0)} M/s`;
   decode.push({ dtype, ours, base, medianRatio: baseT.median / oursT.median });
-  const tableCells = tableT === undefined ? '— | —' : `${rate(tableT.best)} (${fmt(tableT.best)}) | ${(tableT.best / ours).toFixed(2)}×`;
-  console.log(`| ${dtype} | ${rate(ours)} (${fmt(ours)}) | ${rate(alloc)} (${fmt(alloc)}) | ${rate(base)} (${fmt(base)}) | ${(base / ours).toFixed(2)}× | ${(base / alloc).toFixed(2)}× | ${(baseT.median / oursT.median).toFixed(2)}× | ${tableCells} |`);
+  const tableCells =
+    tableT === undefined ? '— | —' : `${rate(tableT.best)} (${fmt(tableT.best)}) | ${(tableT.best / ours).toFixed(2)}×`;
+  console.log(
+    `| ${dtype} | ${rate(ours)} (${fmt(ours)}) | ${rate(alloc)} (${fmt(alloc)}) | ${rate(base)} (${fmt(base)}) | ${(base / ours).toFixed(2)}× | ${(base / alloc).toFixed(2)}× | ${(baseT.median / oursT.median).toFixed(2)}× | ${tableCells} |`,
+  );
 }
 
 const pkgDir = dirname(createRequire(import.meta.url).resolve('safetensors-nano/package.json'));
@@ -274,5 +290,9 @@ const worst = Math.min(...parse.map((p) => p.base / p.open));
 const worstMedian = Math.min(...parse.map((p) => p.medianRatio));
 // The goal's dtypes (F4's row is shown, not part of the goal).
 const slowest = decode.filter((d) => d.dtype !== 'F4').reduce((w, d) => (d.base / d.ours < w.base / w.ours ? d : w));
-console.log(`decode: plain JS loop ÷ ours ≥ ${(slowest.base / slowest.ours).toFixed(2)}× (${slowest.dtype}), fastest batches (goal ≥ 4× for BF16, F16 and F8_E4M3)`);
-console.log(`\nparse: JS approach ÷ ours (open) ≥ ${worst.toFixed(2)}× on all four headers, fastest batches (medians: ≥ ${worstMedian.toFixed(2)}×) (goal ≥ 4×)`);
+console.log(
+  `decode: plain JS loop ÷ ours ≥ ${(slowest.base / slowest.ours).toFixed(2)}× (${slowest.dtype}), fastest batches (goal ≥ 4× for BF16, F16 and F8_E4M3)`,
+);
+console.log(
+  `\nparse: JS approach ÷ ours (open) ≥ ${worst.toFixed(2)}× on all four headers, fastest batches (medians: ≥ ${worstMedian.toFixed(2)}×) (goal ≥ 4×)`,
+);

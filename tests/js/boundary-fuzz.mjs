@@ -24,6 +24,8 @@ const stats = await runBoundary({
   log: (line) => console.log(`boundary-fuzz: ${line}`),
 });
 const s = ((performance.now() - t0) / 1000).toFixed(0);
-console.log(`boundary-fuzz: seed ${seed}: ${stats.cases} cases (${stats.seeds} seeds) in ${s} s: ${stats.agreed} identical, ${stats.allowed} refused above 2^53 by JS only, ${stats.crossChecked} checked against the inspect command, ${stats.disagreements.length} disagreements`);
+console.log(
+  `boundary-fuzz: seed ${seed}: ${stats.cases} cases (${stats.seeds} seeds) in ${s} s: ${stats.agreed} identical, ${stats.allowed} refused above 2^53 by JS only, ${stats.crossChecked} checked against the inspect command, ${stats.disagreements.length} disagreements`,
+);
 for (const d of stats.disagreements.slice(0, 20)) console.log(`  ${d.case}: ${d.what}${d.file ? ` (${d.file})` : ''}`);
 process.exit(stats.disagreements.length === 0 ? 0 : 1);

@@ -31,18 +31,27 @@ function die(msg) {
   process.exit(2);
 }
 
-const tarballs = existsSync(join(repo, 'dist')) ? readdirSync(join(repo, 'dist')).filter((f) => /^safetensors-nano-.*\.tgz$/.test(f)) : [];
-if (tarballs.length !== 1) die(`expected one dist/safetensors-nano-*.tgz, found ${tarballs.length}: run scripts/build-package.sh (make package)`);
+const tarballs = existsSync(join(repo, 'dist'))
+  ? readdirSync(join(repo, 'dist')).filter((f) => /^safetensors-nano-.*\.tgz$/.test(f))
+  : [];
+if (tarballs.length !== 1)
+  die(
+    `expected one dist/safetensors-nano-*.tgz, found ${tarballs.length}: run scripts/build-package.sh (make package)`,
+  );
 const tarball = join(repo, 'dist', tarballs[0]);
 for (const dep of ['playwright-core', 'puppeteer-core', 'selenium-webdriver', 'typescript']) {
-  if (!existsSync(join(here, 'node_modules', dep))) die(`tests/js/node_modules/${dep} is missing: run npm ci in tests/js (scripts/setup.sh web)`);
+  if (!existsSync(join(here, 'node_modules', dep)))
+    die(`tests/js/node_modules/${dep} is missing: run npm ci in tests/js (scripts/setup.sh web)`);
 }
 
 // The temporary project: the tarball installed by npm, the tests beside it.
 const project = mkdtempSync(join(tmpdir(), 'safetensors-nano-project-'));
 const cleanup = () => rmSync(project, { recursive: true, force: true });
 process.on('exit', cleanup);
-writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }, null, 2));
+writeFileSync(
+  join(project, 'package.json'),
+  JSON.stringify({ name: 'user-project', private: true, type: 'module' }, null, 2),
+);
 const install = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], {
   cwd: project,
   stdio: 'inherit',
@@ -60,8 +69,6 @@ const benches = readdirSync(here)
   .sort((a, b) => (a === 'bench.mjs' ? -1 : b === 'bench.mjs' ? 1 : a < b ? -1 : 1));
 for (const f of benches) cpSync(join(here, f), join(project, f));
 cpSync(join(here, 'boundary-fuzz.mjs'), join(project, 'boundary-fuzz.mjs'));
-// The seeded random numbers the demo and the viewer's tests draw from, for tests too.
-cpSync(join(repo, 'scripts', 'rng.mjs'), join(project, 'lib', 'rng.mjs'));
 
 const env = { ...process.env, SAFETENSORS_NANO_REPO: repo, SAFETENSORS_NANO_TARBALL: tarball };
 const testFiles = (dir) =>
@@ -77,8 +84,7 @@ if (what === 'node' || what === 'browser') {
   files = testFiles(what);
   for (const f of only) if (!files.includes(join(what, f))) die(`no test file ${what}/${f}`);
   if (only.length > 0) files = only.map((f) => join(what, f));
-}
-else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')];
+} else if (what === 'test') files = [...testFiles('node'), ...testFiles('browser')];
 else if (what === 'bench') {
   // `bench NAME` runs bench-NAME.mjs alone; other arguments (--quick) go to each.
   const only = process.argv.slice(3).find((a) => !a.startsWith('-'));
@@ -89,10 +95,18 @@ else if (what === 'bench') {
   }
   process.exit(0);
 } else if (what === 'fuzz') {
-  const r = spawnSync(process.execPath, ['boundary-fuzz.mjs', ...process.argv.slice(3)], { cwd: project, stdio: 'inherit', env });
+  const r = spawnSync(process.execPath, ['boundary-fuzz.mjs', ...process.argv.slice(3)], {
+    cwd: project,
+    stdio: 'inherit',
+    env,
+  });
   process.exit(r.status ?? 1);
 } else die(`unknown command ${what} (node | browser | test | bench | fuzz)`);
 
 mkdirSync(join(project, 'tmp'), { recursive: true });
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], { cwd: project, stdio: 'inherit', env });
+const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', ...files], {
+  cwd: project,
+  stdio: 'inherit',
+  env,
+});
 process.exit(r.status ?? 1);

@@ -23,7 +23,18 @@
 // (scripts/setup.sh python) and qemu-system-arm (scripts/setup.sh qemu).
 
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -55,8 +66,17 @@ const VENV_BIN = join(repo, 'tests', '.venv', 'bin');
  * why not.
  */
 const SHELL = [
-  { file: 'README.md', first: 'make test', notRun: 'the make targets themselves: `make test` runs this test, `make demo` serves until stopped' },
-  { file: 'README.md', first: 'cargo install --path cli', notRun: 'installs into ~/.cargo/bin; the block after it runs the binary `cargo build --release -p safetensors-nano-cli` makes' },
+  {
+    file: 'README.md',
+    first: 'make test',
+    notRun: 'the make targets themselves: `make test` runs this test, `make demo` serves until stopped',
+  },
+  {
+    file: 'README.md',
+    first: 'cargo install --path cli',
+    notRun:
+      'installs into ~/.cargo/bin; the block after it runs the binary `cargo build --release -p safetensors-nano-cli` makes',
+  },
   {
     file: 'README.md',
     first: 'safetensors-nano inspect model.safetensors',
@@ -64,10 +84,14 @@ const SHELL = [
     build: 'cargo build --release -q -p safetensors-nano-cli',
     env: { PATH: `${join(repo, 'target', 'release')}:${process.env.PATH}` },
   },
-  { file: 'web-demo/README.md', first: 'make demo', notRun: 'the make targets themselves: `make test` runs `make test-demo`, `make demo` serves until stopped' },
+  {
+    file: 'web-demo/README.md',
+    first: 'make demo',
+    notRun: 'the make targets themselves: `make test` runs `make test-demo`, `make demo` serves until stopped',
+  },
   {
     file: 'firmware/README.md',
-    first: 'python3 tests/python/train_digits.py',
+    first: 'python3 scripts/train_digits.py',
     cwd: 'repo',
     // "You can use scripts/setup.sh python and then tests/.venv/bin/python": python3 is the venv's.
     env: { PATH: `${VENV_BIN}:${process.env.PATH}` },
@@ -113,7 +137,7 @@ export function blocks(file) {
     }
     if (j === lines.length) die(`${file}:${i + 1}: unclosed code block`);
     const lang = info.split(',')[0].toLowerCase();
-    out.push({ file, line: i + 1, lang, info, text: body.join('\n') + '\n' });
+    out.push({ file, line: i + 1, lang, info, text: `${body.join('\n')}\n` });
     i = j;
   }
   return out;
@@ -132,33 +156,52 @@ function check() {
     const where = `${b.file}:${b.line} (${b.info || 'no language'})`;
     if (b.lang === 'rust') {
       const [src, line] = DOCTESTS[b.file] ?? [];
-      if (!src || !readFileSync(join(repo, src), 'utf8').includes(line)) problems.push(`${where}: no doctest includes ${b.file}`);
-      if (/\bignore\b/.test(b.info)) problems.push(`${where}: an ignored Rust block is not tested; make it compile (no_run if it must not run)`);
+      if (!src || !readFileSync(join(repo, src), 'utf8').includes(line))
+        problems.push(`${where}: no doctest includes ${b.file}`);
+      if (/\bignore\b/.test(b.info))
+        problems.push(`${where}: an ignored Rust block is not tested; make it compile (no_run if it must not run)`);
     } else if (isJs(b)) {
       // run() and typecheck() below
     } else if (isSh(b)) {
-      if (!shellEntry(b)) problems.push(`${where}: a shell block SHELL (tests/snippets/snippets.mjs) does not list: run it or say why not`);
+      if (!shellEntry(b))
+        problems.push(
+          `${where}: a shell block SHELL (tests/snippets/snippets.mjs) does not list: run it or say why not`,
+        );
     } else if (b.lang === 'text') {
       // prose in a box: nothing to run
     } else {
-      problems.push(`${where}: no test runs ${b.lang || 'unlabelled'} blocks: label it honestly (text, sh, …) or add a runner`);
+      problems.push(
+        `${where}: no test runs ${b.lang || 'unlabelled'} blocks: label it honestly (text, sh, …) or add a runner`,
+      );
     }
   }
-  for (const [list, is] of [[SHELL, isSh], [JS, isJs]]) {
+  for (const [list, is] of [
+    [SHELL, isSh],
+    [JS, isJs],
+  ]) {
     for (const e of list) {
       const n = all.filter((b) => is(b) && b.file === e.file && b.text.startsWith(e.first)).length;
-      if (n !== 1) problems.push(`${list === JS ? 'JS' : 'SHELL'} entry ${e.file} "${e.first}" matches ${n} blocks (expected 1)`);
+      if (n !== 1)
+        problems.push(`${list === JS ? 'JS' : 'SHELL'} entry ${e.file} "${e.first}" matches ${n} blocks (expected 1)`);
     }
     for (const e of JS) {
-      if (e.bundle && !readFileSync(join(repo, e.file), 'utf8').includes(e.bundle)) problems.push(`JS entry ${e.file}: its README no longer gives the command ${e.bundle}`);
+      if (e.bundle && !readFileSync(join(repo, e.file), 'utf8').includes(e.bundle))
+        problems.push(`JS entry ${e.file}: its README no longer gives the command ${e.bundle}`);
     }
   }
   for (const b of all) {
     const how =
-      b.lang === 'rust' ? `doctest (${DOCTESTS[b.file][0]})${b.info.includes('no_run') ? ', compiled only' : ''}`
-      : isJs(b) ? (jsEntry(b)?.bundle ? `bundled (${jsEntry(b).bundle.split(' ')[0]}), run in Node + tsc --strict` : 'Node + tsc --strict')
-      : isSh(b) ? (shellEntry(b)?.notRun ? `not run: ${shellEntry(b).notRun}` : `run in ${shellEntry(b)?.cwd}`)
-      : 'nothing to run';
+      b.lang === 'rust'
+        ? `doctest (${DOCTESTS[b.file][0]})${b.info.includes('no_run') ? ', compiled only' : ''}`
+        : isJs(b)
+          ? jsEntry(b)?.bundle
+            ? `bundled (${jsEntry(b).bundle.split(' ')[0]}), run in Node + tsc --strict`
+            : 'Node + tsc --strict'
+          : isSh(b)
+            ? shellEntry(b)?.notRun
+              ? `not run: ${shellEntry(b).notRun}`
+              : `run in ${shellEntry(b)?.cwd}`
+            : 'nothing to run';
     console.log(`  ${b.file}:${b.line} ${b.lang}: ${how}`);
   }
   if (problems.length) {
@@ -190,18 +233,26 @@ function safetensors(tensors) {
 function project() {
   const dist = join(repo, 'dist');
   const tarballs = existsSync(dist) ? readdirSync(dist).filter((f) => /^safetensors-nano-.*\.tgz$/.test(f)) : [];
-  if (tarballs.length !== 1) die(`expected one dist/safetensors-nano-*.tgz, found ${tarballs.length}: run scripts/build-package.sh (make package)`);
+  if (tarballs.length !== 1)
+    die(
+      `expected one dist/safetensors-nano-*.tgz, found ${tarballs.length}: run scripts/build-package.sh (make package)`,
+    );
   const typescript = join(repo, 'tests', 'js', 'node_modules', 'typescript');
   if (!existsSync(typescript)) die('tests/js/node_modules/typescript is missing: run scripts/setup.sh web');
   const dir = mkdtempSync(join(tmpdir(), 'safetensors-nano-snippets-'));
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'snippets', private: true, type: 'module' }));
-  const r = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', join(dist, tarballs[0])], { cwd: dir, stdio: 'inherit' });
+  const r = spawnSync(
+    'npm',
+    ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', join(dist, tarballs[0])],
+    { cwd: dir, stdio: 'inherit' },
+  );
   if (r.status !== 0) die('npm install of the tarball failed');
   symlinkSync(typescript, join(dir, 'node_modules', 'typescript'), 'dir');
   for (const e of JS.filter((e) => e.bundle)) {
     const tool = e.bundle.split(' ')[0];
-    if (!existsSync(join(repo, 'tests', 'js', 'node_modules', '.bin', tool))) die(`tests/js/node_modules/.bin/${tool} is missing: run scripts/setup.sh web`);
+    if (!existsSync(join(repo, 'tests', 'js', 'node_modules', '.bin', tool)))
+      die(`tests/js/node_modules/.bin/${tool} is missing: run scripts/setup.sh web`);
   }
   copyFileSync(join(here, 'harness.mjs'), join(dir, 'harness.mjs'));
   copyFileSync(join(here, 'globals.d.ts'), join(dir, 'globals.d.ts'));
@@ -214,7 +265,12 @@ async function serve(dir) {
   mkdirSync(join(root, 'repo'), { recursive: true });
   copyFileSync(FIXTURE, join(root, 'model.safetensors'));
   const shards = {
-    'model-00001-of-00002.safetensors': { 'model.embed.weight': [[2, 2], [1, 2, 3, 4]] },
+    'model-00001-of-00002.safetensors': {
+      'model.embed.weight': [
+        [2, 2],
+        [1, 2, 3, 4],
+      ],
+    },
     'model-00002-of-00002.safetensors': { 'model.norm.weight': [[2], [1, 1]] },
   };
   const weight_map = {};
@@ -227,7 +283,10 @@ async function serve(dir) {
       total_size += values.length * 4;
     }
   }
-  writeFileSync(join(root, 'repo', 'model.safetensors.index.json'), JSON.stringify({ metadata: { total_size }, weight_map }));
+  writeFileSync(
+    join(root, 'repo', 'model.safetensors.index.json'),
+    JSON.stringify({ metadata: { total_size }, weight_map }),
+  );
   return startServer({ root, port: 0 });
 }
 
@@ -308,14 +367,32 @@ async function js() {
       const ok = r.status === 0;
       if (!ok) failed++;
       const why = r.signal ? ` (killed: ${r.signal}, over 60 s)` : r.status ? ` (exit ${r.status})` : '';
-      console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${b.file}:${b.line} js, ${e?.bundle ? `bundled (${e.bundle}), ` : ''}run in Node${why}`);
+      console.log(
+        `  ${ok ? 'ok  ' : 'FAIL'} ${b.file}:${b.line} js, ${e?.bundle ? `bundled (${e.bundle}), ` : ''}run in Node${why}`,
+      );
       for (const l of r.out.trimEnd().split('\n')) if (l) console.log(`       ${l}`);
     }
-    const tsc = spawnSync(process.execPath, [
-      join(dir, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '--noEmit', '--strict', '--allowJs', '--checkJs', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext',
-      '--lib', 'es2022,dom', 'globals.d.ts', ...files,
-    ], { cwd: dir, encoding: 'utf8' });
+    const tsc = spawnSync(
+      process.execPath,
+      [
+        join(dir, 'node_modules', 'typescript', 'bin', 'tsc'),
+        '--noEmit',
+        '--strict',
+        '--allowJs',
+        '--checkJs',
+        '--target',
+        'es2022',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--lib',
+        'es2022,dom',
+        'globals.d.ts',
+        ...files,
+      ],
+      { cwd: dir, encoding: 'utf8' },
+    );
     const ok = tsc.status === 0;
     if (!ok) failed++;
     console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${jsBlocks.length} js blocks type-check (tsc --strict --checkJs)`);
@@ -343,7 +420,11 @@ function sh() {
       copyFileSync(FIXTURE, join(cwd, 'model.safetensors'));
     }
     console.log(`  ${b.file}:${b.line} sh, in ${cwd}:`);
-    const r = spawnSync('bash', ['-euo', 'pipefail', '-c', b.text], { cwd, stdio: 'inherit', env: { ...process.env, ...e.env } });
+    const r = spawnSync('bash', ['-euo', 'pipefail', '-c', b.text], {
+      cwd,
+      stdio: 'inherit',
+      env: { ...process.env, ...e.env },
+    });
     const ok = r.status === 0;
     if (!ok) failed++;
     console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${b.file}:${b.line} sh (exit ${r.status})`);

@@ -4,6 +4,6 @@
 // (or download) the wasm imports this: a page's main thread that only
 // formats dtypes, a worker before its message handler is set.
 
-export { DTYPES, DTYPE_INFO } from './dtypes.js';
-export { checkShards, shardFindingMessage } from './shardcheck.js';
-export { shardHeaderBytes } from './shardsize.js';
+export { DTYPES, DTYPE_INFO } from './format/dtypes.js';
+export { checkShards, shardFindingMessage } from './shards/check-index.js';
+export { shardHeaderBytes } from './shards/header-sizes.js';

@@ -23,8 +23,17 @@ export interface DtypeInfo {
   readonly kind: DtypeKind;
   /** The typed array `view()` returns, by name ('Float16Array' for F16 only where the runtime has it). */
   readonly view:
-    | 'Uint8Array' | 'Int8Array' | 'Uint16Array' | 'Int16Array' | 'Float16Array' | 'Uint32Array' | 'Int32Array'
-    | 'Float32Array' | 'Float64Array' | 'BigInt64Array' | 'BigUint64Array';
+    | 'Uint8Array'
+    | 'Int8Array'
+    | 'Uint16Array'
+    | 'Int16Array'
+    | 'Float16Array'
+    | 'Uint32Array'
+    | 'Int32Array'
+    | 'Float32Array'
+    | 'Float64Array'
+    | 'BigInt64Array'
+    | 'BigUint64Array';
 }
 
 /** Facts about every dtype, by name (frozen). */
@@ -38,19 +47,33 @@ export const DTYPE_INFO: Readonly<Record<Dtype, DtypeInfo>>;
  * the codes (or packed bytes) for BOOL, the F8s, F6 and F4.
  */
 export type TypedArray =
-  | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array
-  | Float32Array | Float64Array | BigInt64Array | BigUint64Array | Float16ArrayIfDeclared;
+  | Uint8Array
+  | Int8Array
+  | Uint16Array
+  | Int16Array
+  | Uint32Array
+  | Int32Array
+  | Float32Array
+  | Float64Array
+  | BigInt64Array
+  | BigUint64Array
+  | Float16ArrayIfDeclared;
 
 /**
  * Float16Array where the project's lib declares it (TypeScript's
  * `esnext.float16`), else never: the declarations compile with or without it.
  */
-export type Float16ArrayIfDeclared = typeof globalThis extends { Float16Array: { readonly prototype: infer T } } ? T : never;
-
+export type Float16ArrayIfDeclared = typeof globalThis extends { Float16Array: { readonly prototype: infer T } }
+  ? T
+  : never;
 
 /** Every error this package throws (besides AbortError and TypeError). */
 export class SafeTensorsError extends Error {
-  constructor(kind: ErrorKind, message: string, opts?: { offset?: number | null; tensor?: string | null; cause?: unknown });
+  constructor(
+    kind: ErrorKind,
+    message: string,
+    opts?: { offset?: number | null; tensor?: string | null; cause?: unknown },
+  );
   readonly name: 'SafeTensorsError';
   /** What went wrong, e.g. "InvalidOffset". */
   readonly kind: ErrorKind;
@@ -81,7 +104,10 @@ export interface BlobOptions extends ReadOptions, OpenOptions {}
 export interface ReadFloat32Options extends ReadOptions {
   /** Called after each chunk with bytes done and the tensor's byte length. */
   onProgress?: (done: number, total: number) => void;
-  /** Bytes a step: each request of a URL, and between onProgress calls (default 8 MiB; rounded down to a multiple of 24). Not a positive integer: TypeError. */
+  /**
+   * Bytes a step: each request of a URL, and between onProgress calls (default 8 MiB; rounded down to a multiple of
+   * 24). Not a positive integer: TypeError.
+   */
   chunkBytes?: number;
   /**
    * Decode into this array instead of a new one, and resolve to it: a
@@ -151,7 +177,10 @@ export interface Tensor {
    */
   readSlice(spec: readonly SliceEntry[], opts?: ReadSliceOptions): Promise<{ shape: number[]; bytes: Uint8Array }>;
   /** readSlice, decoded to f32 as readFloat32 decodes (float dtypes; others DtypeMismatch, before any read). */
-  readSliceFloat32(spec: readonly SliceEntry[], opts?: ReadSliceOptions): Promise<{ shape: number[]; values: Float32Array }>;
+  readSliceFloat32(
+    spec: readonly SliceEntry[],
+    opts?: ReadSliceOptions,
+  ): Promise<{ shape: number[]; values: Float32Array }>;
 }
 
 export interface ParameterCount {
@@ -251,10 +280,17 @@ export class SafeTensors {
   /** Opens a whole file held in memory; validates the header and the file length. */
   static fromBytes(buf: ArrayBufferLike | ArrayBufferView, opts?: OpenOptions): SafeTensors;
   /** Opens from the first bytes of a file (at least 8 + N) and its size; tensors have no data. */
-  static fromHeader(prefix: ArrayBufferLike | ArrayBufferView, fileSize: number | bigint, opts?: OpenOptions): SafeTensors;
+  static fromHeader(
+    prefix: ArrayBufferLike | ArrayBufferView,
+    fileSize: number | bigint,
+    opts?: OpenOptions,
+  ): SafeTensors;
   /** Opens a Blob or File lazily: reads 8 bytes, then the header; tensors on demand. */
   static fromBlob(blob: Blob, opts?: BlobOptions): Promise<SafeTensors>;
-  /** Opens a URL with HTTP Range requests (a 200 answer: read whole up to 64 MiB, else up to the header; see `noRange`). */
+  /**
+   * Opens a URL with HTTP Range requests (a 200 answer: read whole up to 64 MiB, else up to the header; see
+   * `noRange`).
+   */
   static fromUrl(url: string | URL, opts?: UrlOptions): Promise<SafeTensors>;
   /** N, the header length. */
   readonly headerSize: number;
@@ -337,7 +373,10 @@ export interface HubOptions extends ShardedOptions {
 export interface HubModel extends ShardedModel {
   /** The file opened: the index (its path in the repository) or the single file. */
   readonly file: string;
-  /** Each shard, with `url`: where its bytes are read from (for a file the Hub redirects, the signed CDN URL, which needs no token and expires as the Hub decides). */
+  /**
+   * Each shard, with `url`: where its bytes are read from (for a file the Hub redirects, the signed CDN URL, which
+   * needs no token and expires as the Hub decides).
+   */
   readonly shards: { name: string; file: SafeTensors; url: string }[];
 }
 
@@ -399,9 +438,15 @@ export function shardFindingMessage(finding: ShardFinding, shardNames: readonly 
  * const sizes = shardHeaderBytes(index);
  * const shard = await SafeTensors.fromUrl(url, { prefetch: sizes.get('model-00001-of-00002.safetensors') });
  */
-export function shardHeaderBytes(index: { weight_map: Record<string, string>; metadata?: Record<string, unknown> | null }): Map<string, number>;
+export function shardHeaderBytes(index: {
+  weight_map: Record<string, string>;
+  metadata?: Record<string, unknown> | null;
+}): Map<string, number>;
 
-/** Bytes of the reader module's wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever enter it). */
+/**
+ * Bytes of the reader module's wasm memory grown so far: a diagnostic (only headers and bounded decode chunks ever
+ * enter it).
+ */
 export function wasmMemoryBytes(): number;
 
 /**
@@ -427,7 +472,10 @@ export interface TensorInput {
  * read at the call, except by the first call, which reads them once the
  * writer has loaded: keep them unchanged until its promise settles.
  */
-export function serialize(tensors: Record<string, TensorInput> | Map<string, TensorInput>, metadata?: Record<string, string> | null): Promise<Uint8Array>;
+export function serialize(
+  tensors: Record<string, TensorInput> | Map<string, TensorInput>,
+  metadata?: Record<string, string> | null,
+): Promise<Uint8Array>;
 
 /** The float dtypes conversion writes (the core's `convert_into` targets). */
 export type ConvertTarget = 'F64' | 'F32' | 'F16' | 'BF16';
@@ -493,7 +541,10 @@ export function serializeStream(
  */
 export function serializedSize(tensors: StreamTensors, metadata?: Record<string, string> | null): Promise<number>;
 
-/** Which tensor names a rule takes: a RegExp, a glob (`*` any run, `?` one character, the whole name), a test, or any of several. */
+/**
+ * Which tensor names a rule takes: a RegExp, a glob (`*` any run, `?` one character, the whole name), a test, or any
+ * of several.
+ */
 export type NamePattern = RegExp | string | ((name: string) => boolean) | readonly NamePattern[];
 
 export interface EditOptions {
@@ -538,7 +589,10 @@ export interface MetadataEdits {
  * editMetadata({ format: 'pt', license: 'x' }, { set: { format: 'np' }, drop: ['license'] }); // { format: 'np' }
  * ```
  */
-export function editMetadata(metadata: Readonly<Record<string, string>> | null | undefined, edits?: MetadataEdits): Record<string, string> | null;
+export function editMetadata(
+  metadata: Readonly<Record<string, string>> | null | undefined,
+  edits?: MetadataEdits,
+): Record<string, string> | null;
 
 /** The tensor map {@link editTensors} gives, with the metadata to write beside it. */
 export interface EditedTensors extends Map<string, StreamTensorInput> {
@@ -564,10 +618,7 @@ export interface EditedTensors extends Map<string, StreamTensorInput> {
  * await writeFile('out.safetensors', tensors, tensors.metadata);
  * ```
  */
-export function editTensors(
-  source: SafeTensors | ShardedModel | Iterable<Tensor>,
-  opts?: EditOptions,
-): EditedTensors;
+export function editTensors(source: SafeTensors | ShardedModel | Iterable<Tensor>, opts?: EditOptions): EditedTensors;
 
 /** One shard of {@link shardTensors}. */
 export interface ShardPlan {
@@ -629,7 +680,13 @@ export function writeShards(
   dir: string,
   tensors: StreamTensors,
   metadata: Record<string, string> | null | undefined,
-  opts: { maxShardSize: number | string; prefix?: string; signal?: AbortSignal; chunkBytes?: number; onProgress?: (done: number, total: number, shard: string) => void },
+  opts: {
+    maxShardSize: number | string;
+    prefix?: string;
+    signal?: AbortSignal;
+    chunkBytes?: number;
+    onProgress?: (done: number, total: number, shard: string) => void;
+  },
 ): Promise<{ shards: string[]; index: string | null }>;
 
 /** A `.wasm` file, as `init` takes it. */

@@ -3,10 +3,10 @@
 // `require('safetensors-nano')` works where Node allows require(esm).
 import * as buffer from 'node:buffer';
 import { readFileSync } from 'node:fs';
-import { init, readerFailed, readerLoaded } from './init.js';
+import { init, readerFailed, readerLoaded } from './runtime/load-wasm.js';
 import { initSync } from './safetensors_nano_wasm.js';
-import { setAsciiDecoder } from './text.js';
-import { setWriterLoader } from './writer.js';
+import { setAsciiDecoder } from './read/header-text.js';
+import { setWriterLoader } from './runtime/writer-module.js';
 
 const local = (name) => readFileSync(new URL(name, import.meta.url));
 // A bundle for Node may leave the .wasm behind: `init(bytes)` then loads it.
@@ -33,5 +33,5 @@ if (typeof isAscii === 'function') {
 }
 
 export { init };
-export * from './api.js';
-export { writeFile, writeShards } from './node-write.js';
+export * from './api/package-exports.js';
+export { writeFile, writeShards } from './write/node-files.js';

@@ -2,7 +2,7 @@
 //! pass as the parse (a [`Visitor`]).
 //!
 //! Names do not cross: JS holds the header bytes and decodes a name from
-//! its span when asked (`wasm/js/description.js`, `Description`). A span
+//! its span when asked (`wasm/js/read/description.js`, `Description`). A span
 //! is the raw string content between the quotes, as `[start, len]` (header
 //! byte offset and byte length; JS unescapes what holds a backslash).
 //!

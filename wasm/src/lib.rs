@@ -174,7 +174,7 @@ pub fn decode(dtype: u8, len: u32) -> f64 {
 
 /// Has the next call of any export run on a new instance of this module
 /// (a new memory and state). JS calls it after a call threw from inside
-/// wasm (`wasm/js/guard.js`): a trap leaves the state's lock held and the
+/// wasm (`wasm/js/runtime/wasm-guard.js`): a trap leaves the state's lock held and the
 /// stack pointer where it was, so this instance must not run again.
 #[wasm_bindgen]
 pub fn renew() {

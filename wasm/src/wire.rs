@@ -58,7 +58,7 @@ wire! {
     /// `HEADER_LIMIT`): the most a JS opener's `headerLimit` can be. A lower
     /// limit is checked in JS from the 8-byte length, as the core's
     /// `Parser::header_limit` does, and refused with the numbers of the
-    /// core's `HeaderTooLarge` (description.js): one more number crossing
+    /// core's `HeaderTooLarge` (read/description.js): one more number crossing
     /// would grow the reader's `.wasm` by about 60 bytes.
     HEADER_LIMIT = 100_000_000;
 

@@ -22,9 +22,19 @@ export async function report(stn, extra = {}) {
   try {
     const st = stn.SafeTensors.fromBytes(sampleFile());
     const w = st.tensor('w');
-    const out = await stn.serialize({ w: { dtype: 'F32', shape: [4], data: w.toFloat32().map((x) => x * 10) } }, st.metadata());
+    const out = await stn.serialize(
+      { w: { dtype: 'F32', shape: [4], data: w.toFloat32().map((x) => x * 10) } },
+      st.metadata(),
+    );
     const again = stn.SafeTensors.fromBytes(out).tensor('w');
-    window.result = { ...extra, names: st.names(), metadata: st.metadata(), w: [...w.view()], shape: again.shape, written: [...again.view()] };
+    window.result = {
+      ...extra,
+      names: st.names(),
+      metadata: st.metadata(),
+      w: [...w.view()],
+      shape: again.shape,
+      written: [...again.view()],
+    };
   } catch (e) {
     window.result = { ...extra, error: String(e?.stack ?? e), kind: e?.kind };
   }

@@ -16,8 +16,14 @@ try {
 
 // A failed init says so too (as does one with no reader, here), and a
 // later one can still succeed.
-const failed = await stn.init('./missing.wasm').then(() => null, (e) => e.kind);
-const none = await stn.init().then(() => null, (e) => e.kind);
+const failed = await stn.init('./missing.wasm').then(
+  () => null,
+  (e) => e.kind,
+);
+const none = await stn.init().then(
+  () => null,
+  (e) => e.kind,
+);
 
 await stn.init({ reader, writer });
 report(stn, { before, failed, none });

@@ -4,20 +4,32 @@
 // the browser's own fetch (which says less about a failure than Node's: a
 // redirect loop or an encoded range is a Network error there).
 
-import { describe, test, before, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SafeTensors } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
 import { startServer } from '../lib/server.js';
-import { engines, openPage } from '../lib/engines.js';
+import { describeEachEngine } from '../lib/engines.js';
 import { startHostileServer } from '../lib/hostile-server.js';
 
 const project = join(dirname(fileURLToPath(import.meta.url)), '..');
 const f32 = (n, k) => new Float32Array(n).map((_, i) => Math.sin(i + k) * 10);
-const v1 = tensorFile([['a', 'F32', [64], f32(64, 0)], ['b', 'F32', [40], f32(40, 1)]], { metadata: { v: '1' } });
-const v2 = tensorFile([['c', 'F32', [64], f32(64, 5)], ['d', 'F32', [40], f32(40, 6)]], { metadata: { v: '2' } });
+const v1 = tensorFile(
+  [
+    ['a', 'F32', [64], f32(64, 0)],
+    ['b', 'F32', [40], f32(40, 1)],
+  ],
+  { metadata: { v: '1' } },
+);
+const v2 = tensorFile(
+  [
+    ['c', 'F32', [64], f32(64, 5)],
+    ['d', 'F32', [40], f32(40, 6)],
+  ],
+  { metadata: { v: '2' } },
+);
 const expectA = [...SafeTensors.fromBytes(v1).tensor('a').bytes()];
 
 // Fault → what read() of tensor 'a' after a clean open ends in ('ok': the right bytes).
@@ -66,49 +78,53 @@ before(async () => {
 
 after(() => Promise.all([site?.close(), hostile?.close(), other?.close()]));
 
-for (const engine of engines()) describe(engine, () => {
-  let browser;
-  let page;
-
-  before(async () => {
-    ({ browser, page } = await openPage(engine, `${site.url}/browser/page.html`));
-  });
-
-  after(async () => {
-    const errors = await page?.pageErrors();
-    await browser?.close();
-    assert.deepEqual(errors, []);
-  });
-
-  test('every fault after the open ends in its typed error or the right bytes, within a bounded time', async () => {
-    const from = hostile.requests.length;
-    const results = await page.evaluate(
-      async ({ base, faults, tag }) => {
-        const { SafeTensors, SafeTensorsError } = window.stn;
-        return Promise.all(
-          faults.map(async (fault) => {
-            const t0 = performance.now();
-            try {
-              const st = await SafeTensors.fromUrl(`${base}/${fault}@1~${tag}/model.safetensors`, { timeout: 500, retries: 1 });
-              return { fault, outcome: 'ok', bytes: [...(await st.tensor('a').read())], ms: performance.now() - t0 };
-            } catch (e) {
-              return { fault, outcome: e instanceof SafeTensorsError ? e.kind : `not a SafeTensorsError: ${e}`, message: e.message, ms: performance.now() - t0 };
-            }
-          }),
-        );
-      },
-      { base: hostile.url, faults: Object.keys(EXPECT), tag: engine },
-    );
-    console.log(`${engine} faults: ${results.map((r) => `${r.fault} ${r.outcome} ${Math.round(r.ms)} ms`).join('; ')}`);
-    const want = { ...EXPECT, ...ENGINE_EXPECT[engine] };
-    assert.deepEqual(Object.fromEntries(results.map((r) => [r.fault, r.outcome])), want, results.map((r) => `${r.fault}: ${r.message}`).join('\n'));
-    for (const r of results) {
-      if (r.outcome === 'ok') assert.deepEqual(r.bytes, expectA, r.fault);
-      assert.ok(r.ms < 5000, `${r.fault} took ${Math.round(r.ms)} ms`);
-    }
-    // Cross-origin, no If-Range (it would cost a preflight); the checks caught the changes anyway.
-    const reads = hostile.requests.slice(from).filter((q) => q.path.endsWith(`~${engine}/model.safetensors`));
-    assert.ok(reads.length > Object.keys(EXPECT).length);
-    assert.ok(reads.every((q) => q.method === 'GET' && q.headers['if-range'] === undefined));
-  });
-});
+describeEachEngine(
+  () => `${site.url}/browser/page.html`,
+  (session, engine) => {
+    test('every fault after the open ends in its typed error or the right bytes, within a bounded time', async () => {
+      const from = hostile.requests.length;
+      const results = await session.page.evaluate(
+        async ({ base, faults, tag }) => {
+          const { SafeTensors, SafeTensorsError } = window.stn;
+          return Promise.all(
+            faults.map(async (fault) => {
+              const t0 = performance.now();
+              try {
+                const st = await SafeTensors.fromUrl(`${base}/${fault}@1~${tag}/model.safetensors`, {
+                  timeout: 500,
+                  retries: 1,
+                });
+                return { fault, outcome: 'ok', bytes: [...(await st.tensor('a').read())], ms: performance.now() - t0 };
+              } catch (e) {
+                return {
+                  fault,
+                  outcome: e instanceof SafeTensorsError ? e.kind : `not a SafeTensorsError: ${e}`,
+                  message: e.message,
+                  ms: performance.now() - t0,
+                };
+              }
+            }),
+          );
+        },
+        { base: hostile.url, faults: Object.keys(EXPECT), tag: engine },
+      );
+      console.log(
+        `${engine} faults: ${results.map((r) => `${r.fault} ${r.outcome} ${Math.round(r.ms)} ms`).join('; ')}`,
+      );
+      const want = { ...EXPECT, ...ENGINE_EXPECT[engine] };
+      assert.deepEqual(
+        Object.fromEntries(results.map((r) => [r.fault, r.outcome])),
+        want,
+        results.map((r) => `${r.fault}: ${r.message}`).join('\n'),
+      );
+      for (const r of results) {
+        if (r.outcome === 'ok') assert.deepEqual(r.bytes, expectA, r.fault);
+        assert.ok(r.ms < 5000, `${r.fault} took ${Math.round(r.ms)} ms`);
+      }
+      // Cross-origin, no If-Range (it would cost a preflight); the checks caught the changes anyway.
+      const reads = hostile.requests.slice(from).filter((q) => q.path.endsWith(`~${engine}/model.safetensors`));
+      assert.ok(reads.length > Object.keys(EXPECT).length);
+      assert.ok(reads.every((q) => q.method === 'GET' && q.headers['if-range'] === undefined));
+    });
+  },
+);

@@ -23,8 +23,12 @@ const MAX_SAFE = 2n ** 53n;
 export function seedFiles(repo) {
   const out = [];
   const root = join(repo, 'fuzz', 'seeds');
-  for (const dir of readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
-    for (const f of readdirSync(join(root, dir)).sort()) out.push({ name: `fuzz/seeds/${dir}/${f}`, bytes: new Uint8Array(readFileSync(join(root, dir, f))) });
+  for (const dir of readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort()) {
+    for (const f of readdirSync(join(root, dir)).sort())
+      out.push({ name: `fuzz/seeds/${dir}/${f}`, bytes: new Uint8Array(readFileSync(join(root, dir, f))) });
   }
   const suite = JSON.parse(readFileSync(join(repo, 'tests', 'adversarial', 'cases.json'), 'utf8'));
   for (const c of suite.cases) out.push({ name: `adversarial/${c.name}`, bytes: adversarialInput(c) });
@@ -54,10 +58,75 @@ function adversarialInput(c) {
 
 // ---------------------------------------------------------------- generation
 
-const DTYPES = ['BOOL', 'F4', 'F6_E2M3', 'F6_E3M2', 'U8', 'I8', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'I16', 'U16', 'F16', 'BF16', 'I32', 'U32', 'F32', 'C64', 'F64', 'I64', 'U64'];
+const DTYPES = [
+  'BOOL',
+  'F4',
+  'F6_E2M3',
+  'F6_E3M2',
+  'U8',
+  'I8',
+  'F8_E5M2',
+  'F8_E4M3',
+  'F8_E8M0',
+  'F8_E4M3FNUZ',
+  'F8_E5M2FNUZ',
+  'I16',
+  'U16',
+  'F16',
+  'BF16',
+  'I32',
+  'U32',
+  'F32',
+  'C64',
+  'F64',
+  'I64',
+  'U64',
+];
 const BITS = [8, 4, 6, 6, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 32, 32, 32, 64, 64, 64, 64];
-const NAMES = ['w', 'a.b', 'layer.0.weight', '', '__metadata__', '\u00e9t\u00e9', '\u{1f600}', 'x\\"y', '\\u0041', '\\ud83d\\ude00', '\\ud800', 'tab\\t', '\ufeffbom', 'dup', 'dup'];
-const TOKENS = ['{', '}', '[', ']', ',', ':', '"', '\\', ' ', '0', '-1', '1e3', '00', '18446744073709551616', '9007199254740993', 'null', 'true', '"dtype"', '"shape"', '"data_offsets"', '"__metadata__"', '"F32"', '"BF16"', '\u00ff', '\x00'];
+const NAMES = [
+  'w',
+  'a.b',
+  'layer.0.weight',
+  '',
+  '__metadata__',
+  '\u00e9t\u00e9',
+  '\u{1f600}',
+  'x\\"y',
+  '\\u0041',
+  '\\ud83d\\ude00',
+  '\\ud800',
+  'tab\\t',
+  '\ufeffbom',
+  'dup',
+  'dup',
+];
+const TOKENS = [
+  '{',
+  '}',
+  '[',
+  ']',
+  ',',
+  ':',
+  '"',
+  '\\',
+  ' ',
+  '0',
+  '-1',
+  '1e3',
+  '00',
+  '18446744073709551616',
+  '9007199254740993',
+  'null',
+  'true',
+  '"dtype"',
+  '"shape"',
+  '"data_offsets"',
+  '"__metadata__"',
+  '"F32"',
+  '"BF16"',
+  '\u00ff',
+  '\x00',
+];
 const enc = new TextEncoder();
 
 function pick(r, a) {
@@ -101,7 +170,10 @@ function generated(r) {
     if (end > offset && end - offset < 1n << 20n) offset = end;
   }
   if (r.next() < 0.4) {
-    const meta = r.next() < 0.1 ? 'null' : `{${Array.from({ length: int(r, 3) }, (_, i) => `"${pick(r, ['k', 'format', '\\u00e9', '__proto__'])}${i}":"${pick(r, ['pt', 'v\\n', '\u00e9', ''])}"`).join(',')}}`;
+    const meta =
+      r.next() < 0.1
+        ? 'null'
+        : `{${Array.from({ length: int(r, 3) }, (_, i) => `"${pick(r, ['k', 'format', '\\u00e9', '__proto__'])}${i}":"${pick(r, ['pt', 'v\\n', '\u00e9', ''])}"`).join(',')}}`;
     parts.splice(int(r, parts.length + 1), 0, `"__metadata__":${meta}`);
   }
   let text = `{${parts.join(',')}}`;
@@ -131,7 +203,11 @@ function mutated(r, bytes) {
         if (b.length > 0) b[inHeader] ^= 1 << int(r, 8);
         break;
       case 1:
-        if (b.length > 0) b[inHeader] = pick(r, [0x00, 0xff, 0x22, 0x5c, 0x7b, 0x7d, 0x2c, 0x3a, 0x5b, 0x5d, 0x30, 0x39, 0x20, 0x80, 0xc0]);
+        if (b.length > 0)
+          b[inHeader] = pick(
+            r,
+            [0x00, 0xff, 0x22, 0x5c, 0x7b, 0x7d, 0x2c, 0x3a, 0x5b, 0x5d, 0x30, 0x39, 0x20, 0x80, 0xc0],
+          );
         break;
       case 2: {
         const t = enc.encode(pick(r, TOKENS));
@@ -160,7 +236,14 @@ function mutated(r, bytes) {
         if (b.length >= 8) {
           const v = new DataView(b.buffer, b.byteOffset);
           const cur = v.getBigUint64(0, true);
-          v.setBigUint64(0, BigInt.asUintN(64, pick(r, [cur + 1n, cur - 1n, cur + 8n, 0n, 2n ** 64n - 1n, 100000001n, BigInt(b.length), cur << 32n])), true);
+          v.setBigUint64(
+            0,
+            BigInt.asUintN(
+              64,
+              pick(r, [cur + 1n, cur - 1n, cur + 8n, 0n, 2n ** 64n - 1n, 100000001n, BigInt(b.length), cur << 32n]),
+            ),
+            true,
+          );
         }
         break;
       default: {
@@ -169,7 +252,17 @@ function mutated(r, bytes) {
         const runs = [...text.matchAll(/\d+/g)].filter((m) => m.index >= 8);
         if (runs.length > 0) {
           const m = pick(r, runs);
-          const v = enc.encode(pick(r, ['0', '1', '9007199254740992', '9007199254740993', '18446744073709551615', '18446744073709551616', String(Number(m[0]) + 1)]));
+          const v = enc.encode(
+            pick(r, [
+              '0',
+              '1',
+              '9007199254740992',
+              '9007199254740993',
+              '18446744073709551615',
+              '18446744073709551616',
+              String(Number(m[0]) + 1),
+            ]),
+          );
           b = Uint8Array.from([...b.subarray(0, m.index), ...v, ...b.subarray(m.index + m[0].length)]);
         }
       }
@@ -203,7 +296,18 @@ export function* cases(seeds, count, seed) {
 // keys.
 function parseInspect(line) {
   const exact = line
-    .replace(/"(shape|data_offsets)":\[([\d,]*)\]/g, (_, k, v) => `"${k}":[${v === '' ? '' : v.split(',').map((d) => `"${d}"`).join(',')}]`)
+    .replace(
+      /"(shape|data_offsets)":\[([\d,]*)\]/g,
+      (_, k, v) =>
+        `"${k}":[${
+          v === ''
+            ? ''
+            : v
+                .split(',')
+                .map((d) => `"${d}"`)
+                .join(',')
+        }]`,
+    )
     .replace(/"header_size":(\d+)/g, '"header_size":"$1"');
   return JSON.parse(exact);
 }
@@ -235,11 +339,15 @@ export class Native {
       child.stdout.on('data', (c) => out.push(c));
       child.stderr.on('data', (c) => err.push(c));
       child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+      child.on('close', (code) =>
+        resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+      );
     });
     const lines = stdout.split('\n');
     if (lines.pop() !== '' || lines.length !== files.length || (code !== 0 && code !== 1)) {
-      throw new Error(`${this.inspectCmd.join(' ')} on ${files.length} files: exit ${code}, ${lines.length} lines: ${stderr}`);
+      throw new Error(
+        `${this.inspectCmd.join(' ')} on ${files.length} files: exit ${code}, ${lines.length} lines: ${stderr}`,
+      );
     }
     return lines.map(parseInspect);
   }
@@ -249,7 +357,8 @@ export class Native {
 export function inspectOnce(inspectCmd, path) {
   const [exe, ...args] = inspectCmd;
   const r = spawnSync(exe, [...args, path, '--json', '--no-hash'], { encoding: 'utf8' });
-  if (r.status !== 0 && r.status !== 1) throw new Error(`${inspectCmd.join(' ')} ${path}: exit ${r.status}: ${r.stderr}`);
+  if (r.status !== 0 && r.status !== 1)
+    throw new Error(`${inspectCmd.join(' ')} ${path}: exit ${r.status}: ${r.stderr}`);
   return parseInspect(r.stdout.trim());
 }
 
@@ -263,10 +372,16 @@ export function jsDescribe(stn, bytes) {
       ok: true,
       header_size: String(st.headerSize),
       metadata: st.metadata(),
-      tensors: st.tensors().map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape.map(String), data_offsets: t.dataOffsets.map(String) })),
+      tensors: st.tensors().map((t) => ({
+        name: t.name,
+        dtype: t.dtype,
+        shape: t.shape.map(String),
+        data_offsets: t.dataOffsets.map(String),
+      })),
     };
   } catch (e) {
-    if (!(e instanceof stn.SafeTensorsError)) return { ok: false, error: { kind: `not a SafeTensorsError: ${e?.stack ?? e}` } };
+    if (!(e instanceof stn.SafeTensorsError))
+      return { ok: false, error: { kind: `not a SafeTensorsError: ${e?.stack ?? e}` } };
     return { ok: false, error: { kind: e.kind, offset: e.offset, tensor: e.tensor } };
   }
 }
@@ -275,7 +390,15 @@ export function jsDescribe(stn, bytes) {
 // on its features).
 function canonical(v) {
   const sort = (x) =>
-    Array.isArray(x) ? x.map(sort) : x !== null && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort(x[k])])) : x;
+    Array.isArray(x)
+      ? x.map(sort)
+      : x !== null && typeof x === 'object'
+        ? Object.fromEntries(
+            Object.keys(x)
+              .sort()
+              .map((k) => [k, sort(x[k])]),
+          )
+        : x;
   return JSON.stringify(sort(v));
 }
 
@@ -295,16 +418,19 @@ export function difference(js, native) {
     const n = native.error;
     if (js.error.kind !== n.kind) return `kind: js ${js.error.kind}, native ${n.kind}`;
     if (js.error.offset !== n.offset) return `offset (${n.kind}): js ${js.error.offset}, native ${n.offset}`;
-    if (js.error.tensor !== n.tensor) return `tensor (${n.kind}): js ${JSON.stringify(js.error.tensor)}, native ${JSON.stringify(n.tensor)}`;
+    if (js.error.tensor !== n.tensor)
+      return `tensor (${n.kind}): js ${JSON.stringify(js.error.tensor)}, native ${JSON.stringify(n.tensor)}`;
     return null;
   }
   if (js.header_size !== native.header_size) return `header_size: js ${js.header_size}, native ${native.header_size}`;
   if (JSON.stringify(sortedEntries(js.metadata)) !== JSON.stringify(sortedEntries(native.metadata))) return 'metadata';
-  if (js.tensors.length !== native.tensors.length) return `tensor count: js ${js.tensors.length}, native ${native.tensors.length}`;
+  if (js.tensors.length !== native.tensors.length)
+    return `tensor count: js ${js.tensors.length}, native ${native.tensors.length}`;
   for (let i = 0; i < js.tensors.length; i++) {
     const [a, b] = [js.tensors[i], native.tensors[i]];
     for (const k of ['name', 'dtype', 'shape', 'data_offsets']) {
-      if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) return `tensor ${i} ${k}: js ${JSON.stringify(a[k])}, native ${JSON.stringify(b[k])}`;
+      if (JSON.stringify(a[k]) !== JSON.stringify(b[k]))
+        return `tensor ${i} ${k}: js ${JSON.stringify(a[k])}, native ${JSON.stringify(b[k])}`;
     }
   }
   return null;
@@ -325,8 +451,19 @@ function allowedRefusal(kind, native) {
  * to the counts and the first disagreements (also written, with their
  * bytes, under `outDir`).
  */
-export async function runBoundary({ stn, repo, count, seed = 1, inspectCmd, batch = 2000, crossEvery = 500, outDir, log = () => {} }) {
-  if (!existsSync(inspectCmd[0])) throw new Error(`${inspectCmd[0]} is missing: build it (make test-js does: see the Makefile's INSPECT_JSON)`);
+export async function runBoundary({
+  stn,
+  repo,
+  count,
+  seed = 1,
+  inspectCmd,
+  batch = 2000,
+  crossEvery = 500,
+  outDir,
+  log = () => {},
+}) {
+  if (!existsSync(inspectCmd[0]))
+    throw new Error(`${inspectCmd[0]} is missing: build it (make test-js does: see the Makefile's INSPECT_JSON)`);
   const seeds = seedFiles(repo);
   const native = new Native(inspectCmd, join(outDir, 'batch'));
   const stats = { cases: 0, seeds: seeds.length, agreed: 0, allowed: 0, crossChecked: 0, disagreements: [] };
@@ -355,7 +492,10 @@ export async function runBoundary({ stn, repo, count, seed = 1, inspectCmd, batc
         const once = inspectOnce(inspectCmd, crossFile);
         stats.crossChecked++;
         if (canonical(once) !== canonical(answers[i])) {
-          record(c, `${inspectCmd.join(' ')} on a batch and on the file alone differ: ${JSON.stringify(answers[i])} vs ${JSON.stringify(once)}`);
+          record(
+            c,
+            `${inspectCmd.join(' ')} on a batch and on the file alone differ: ${JSON.stringify(answers[i])} vs ${JSON.stringify(once)}`,
+          );
         }
       }
     }

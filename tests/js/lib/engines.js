@@ -14,10 +14,12 @@
 //
 // Set ENGINES=firefox (or a comma-separated list) to run the tests in fewer engines.
 
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { after, before, describe } from 'node:test';
 
 /** Every engine the tests know, in the order they run. */
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
@@ -32,8 +34,12 @@ const MINIBROWSER = process.env.MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit
 
 /** The engines to test: $ENGINES (comma-separated) or all three. */
 export function engines() {
-  const list = (process.env.ENGINES ?? ENGINES.join(',')).split(',').map((e) => e.trim()).filter(Boolean);
-  for (const e of list) if (!ENGINES.includes(e)) throw new Error(`ENGINES: unknown engine ${e} (${ENGINES.join(', ')})`);
+  const list = (process.env.ENGINES ?? ENGINES.join(','))
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const e of list)
+    if (!ENGINES.includes(e)) throw new Error(`ENGINES: unknown engine ${e} (${ENGINES.join(', ')})`);
   return list;
 }
 
@@ -45,7 +51,15 @@ export function missing(engine) {
 }
 
 // Chromium: headless, and quiet: no background traffic that a request count could see.
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /**
  * Starts `engine`. `webgpu` (Chromium only) turns on WebGPU (SwiftShader here) instead of no
@@ -56,7 +70,10 @@ export async function launch(engine, { webgpu = false, args = [] } = {}) {
   if (why) throw new Error(why);
   if (engine === 'chromium') {
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: BINARIES.chromium, args: [...CHROMIUM_FLAGS, webgpu ? '--enable-unsafe-webgpu' : '--disable-gpu', ...args] });
+    const browser = await chromium.launch({
+      executablePath: BINARIES.chromium,
+      args: [...CHROMIUM_FLAGS, webgpu ? '--enable-unsafe-webgpu' : '--disable-gpu', ...args],
+    });
     return new Browser(engine, {
       newPage: async ({ width, height, initScript }) => {
         const context = await browser.newContext({ viewport: { width, height }, acceptDownloads: true });
@@ -129,6 +146,31 @@ export async function openPage(engine, url, options = {}) {
     await browser.close();
     throw e;
   }
+}
+
+/**
+ * A suite per engine of $ENGINES (node:test's describe, named by the engine), each with its own
+ * browser and one page at `url()` (a function: the servers start in the file's before()), opened
+ * before the suite's tests and closed after them; an uncaught error of the page fails the suite.
+ * `body(session, engine)` declares the tests, which reach the page as `session.page` (and the
+ * browser as `session.browser`). `options` are openPage's; `beforeOpen()` runs just before the
+ * page opens (a test may note where the servers' logs stand).
+ */
+export function describeEachEngine(url, body, { beforeOpen, ...options } = {}) {
+  for (const engine of engines())
+    describe(engine, () => {
+      const session = { browser: null, page: null };
+      before(async () => {
+        beforeOpen?.();
+        Object.assign(session, await openPage(engine, url(), options));
+      });
+      after(async () => {
+        const errors = await session.page?.pageErrors();
+        await session.browser?.close();
+        assert.deepEqual(errors, []);
+      });
+      body(session, engine);
+    });
 }
 
 // The page API every engine's page gives. Selectors are CSS; `fn` is a function run in the page
@@ -280,7 +322,9 @@ class PlaywrightPage extends Page {
   async catchDownloads() {
     if (this.caught) return;
     this.caught = [];
-    this.page.on('download', (d) => this.caught.push(d.path().then(async (path) => ({ name: d.suggestedFilename(), bytes: await readFile(path) }))));
+    this.page.on('download', (d) =>
+      this.caught.push(d.path().then(async (path) => ({ name: d.suggestedFilename(), bytes: await readFile(path) }))),
+    );
   }
 
   downloads() {
@@ -365,7 +409,9 @@ function freePort() {
 
 /** Starts Xvfb on the first free display (-displayfd); returns { display, process }. */
 async function startXvfb() {
-  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1920x1200x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1920x1200x24', '-nolisten', 'tcp'], {
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   xvfb.stderr.on('data', (d) => (stderr += d));
   const display = await new Promise((resolve, reject) => {
@@ -394,7 +440,10 @@ async function launchWebKit() {
   const { Builder } = await import('selenium-webdriver');
   const xvfb = await startXvfb();
   const port = await freePort();
-  const driverProcess = spawn(BINARIES.webkit, [`--port=${port}`, '--host=127.0.0.1'], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DISPLAY: xvfb.display } });
+  const driverProcess = spawn(BINARIES.webkit, [`--port=${port}`, '--host=127.0.0.1'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, DISPLAY: xvfb.display },
+  });
   const stop = () => {
     driverProcess.kill();
     xvfb.process.kill();
@@ -415,7 +464,10 @@ async function launchWebKit() {
         }
         const driver = await new Builder()
           .usingServer(url)
-          .withCapabilities({ browserName: 'MiniBrowser', 'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] } })
+          .withCapabilities({
+            browserName: 'MiniBrowser',
+            'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+          })
           .build();
         sessions.push(driver);
         await driver.manage().setTimeouts({ script: 600000, pageLoad: 60000 });
@@ -501,7 +553,11 @@ Promise.resolve().then(() => (${fn})(arguments[0])).then(
     await el.clear();
     if (text !== '') await el.sendKeys(text);
     // (Element Clear fires change, not input.)
-    else await this.evaluate((s) => document.querySelector(s).dispatchEvent(new Event('input', { bubbles: true })), selector);
+    else
+      await this.evaluate(
+        (s) => document.querySelector(s).dispatchEvent(new Event('input', { bubbles: true })),
+        selector,
+      );
   }
 
   async setInputFiles(selector, paths) {
@@ -511,7 +567,10 @@ Promise.resolve().then(() => (${fn})(arguments[0])).then(
 
   async draw(strokes) {
     for (const s of strokes) {
-      let actions = this.driver.actions({ async: true }).move({ x: Math.round(s[0][0]), y: Math.round(s[0][1]) }).press();
+      let actions = this.driver
+        .actions({ async: true })
+        .move({ x: Math.round(s[0][0]), y: Math.round(s[0][1]) })
+        .press();
       for (const [x, y] of s.slice(1)) actions = actions.move({ x: Math.round(x), y: Math.round(y), duration: 20 });
       await actions.release().perform();
     }

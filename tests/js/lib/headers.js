@@ -10,9 +10,28 @@
 // synthetic header (about 1.2 MB).
 
 export const DTYPES = [
-  'BOOL', 'F4', 'F6_E2M3', 'F6_E3M2', 'U8', 'I8', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0',
-  'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'I16', 'U16', 'F16', 'BF16', 'I32', 'U32', 'F32',
-  'C64', 'F64', 'I64', 'U64',
+  'BOOL',
+  'F4',
+  'F6_E2M3',
+  'F6_E3M2',
+  'U8',
+  'I8',
+  'F8_E5M2',
+  'F8_E4M3',
+  'F8_E8M0',
+  'F8_E4M3FNUZ',
+  'F8_E5M2FNUZ',
+  'I16',
+  'U16',
+  'F16',
+  'BF16',
+  'I32',
+  'U32',
+  'F32',
+  'C64',
+  'F64',
+  'I64',
+  'U64',
 ];
 const BITS = [8, 4, 6, 6, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 32, 32, 32, 64, 64, 64, 64];
 export const bitsOf = (dtype) => BITS[DTYPES.indexOf(dtype)];
@@ -41,10 +60,12 @@ export function referenceHeader(tensors, metadata) {
   let offset = 0n;
   for (const t of order) {
     const end = offset + byteSize(t.dtype, t.shape);
-    parts.push(`${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`);
+    parts.push(
+      `${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`,
+    );
     offset = end;
   }
-  let json = enc.encode(`{${parts.join(',')}}`);
+  const json = enc.encode(`{${parts.join(',')}}`);
   const padded = Math.ceil(json.length / 8) * 8;
   const out = new Uint8Array(8 + padded).fill(0x20, 8);
   new DataView(out.buffer).setBigUint64(0, BigInt(padded), true);
@@ -137,7 +158,8 @@ export function moeShard() {
         t.push([`${p}.mlp.experts.${e}.${proj}.weight_scale_inv`, 'F32', shape.map((d) => Math.ceil(d / 128))]);
       }
     }
-    for (let i = 0; i < 72; i++) t.push([`${p}.self_attn.part_${i}.weight`, i % 3 === 0 ? 'BF16' : 'F8_E4M3', [512 + i, h]]);
+    for (let i = 0; i < 72; i++)
+      t.push([`${p}.self_attn.part_${i}.weight`, i % 3 === 0 ? 'BF16' : 'F8_E4M3', [512 + i, h]]);
   }
   return t;
 }

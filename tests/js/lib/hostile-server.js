@@ -36,9 +36,28 @@ import { createServer } from 'node:net';
 import { gzipSync } from 'node:zlib';
 
 export const FAULTS = [
-  'wrong-range', 'no-range', 'ignore-range', 'not-satisfiable', 'short', 'length-long', 'length-short', 'gzip',
-  'redirect-loop', 'cross-origin', 'stall', 'no-answer', 'trickle', 'unavailable', 'unavailable-once', 'reset',
-  'endless', 'change', 'change-206', 'change-lm', 'change-noval', 'change-size',
+  'wrong-range',
+  'no-range',
+  'ignore-range',
+  'not-satisfiable',
+  'short',
+  'length-long',
+  'length-short',
+  'gzip',
+  'redirect-loop',
+  'cross-origin',
+  'stall',
+  'no-answer',
+  'trickle',
+  'unavailable',
+  'unavailable-once',
+  'reset',
+  'endless',
+  'change',
+  'change-206',
+  'change-lm',
+  'change-noval',
+  'change-size',
 ];
 
 // Every answer may be read by a page of another origin (the browser tests),
@@ -92,7 +111,7 @@ export async function startHostileServer({ files, changed = new Map(), redirectT
     requests.push({ ...req, fault: active ? fault : null });
     const changes = fault.startsWith('change');
     const v2 = active && changes;
-    const bytes = (v2 ? changed.get(`${fault}/${name}`) ?? changed.get(name) : null) ?? files.get(name);
+    const bytes = (v2 ? (changed.get(`${fault}/${name}`) ?? changed.get(name)) : null) ?? files.get(name);
     const send = (status, text, headers, body = new Uint8Array(0), close = true) => {
       socket.write(head(status, text, { Connection: 'close', ...CORS, ...headers }));
       if (body.byteLength > 0) socket.write(body);
@@ -109,7 +128,8 @@ export async function startHostileServer({ files, changed = new Map(), redirectT
     const base = { 'Content-Type': 'application/octet-stream', 'Accept-Ranges': 'bytes', ...validators };
     if (active) {
       if (fault === 'redirect-loop') return send(302, 'Found', { Location: req.path, 'Content-Length': 0 });
-      if (fault === 'cross-origin') return send(302, 'Found', { Location: `${redirectTo}/${name}`, 'Content-Length': 0 });
+      if (fault === 'cross-origin')
+        return send(302, 'Found', { Location: `${redirectTo}/${name}`, 'Content-Length': 0 });
       if (fault === 'no-answer') return;
       if (fault === 'reset') return socket.destroy();
       if (fault === 'unavailable' || (fault === 'unavailable-once' && n === from)) {
@@ -120,7 +140,8 @@ export async function startHostileServer({ files, changed = new Map(), redirectT
     const ifRange = req.headers['if-range'];
     const current = validators.ETag ?? validators['Last-Modified'];
     // If-Range honoured (RFC 9110 13.1.5), except where the fault ignores it.
-    if (range !== null && ifRange !== undefined && ifRange !== current && !(active && fault === 'change-206')) range = null;
+    if (range !== null && ifRange !== undefined && ifRange !== current && !(active && fault === 'change-206'))
+      range = null;
     if (active && (fault === 'ignore-range' || fault === 'change-noval')) range = null;
     if (range !== null && range.start >= size) {
       return send(416, 'Range Not Satisfiable', { ...base, 'Content-Range': `bytes */${size}`, 'Content-Length': 0 });
@@ -143,7 +164,12 @@ export async function startHostileServer({ files, changed = new Map(), redirectT
       }
       if (fault === 'gzip') {
         const z = gzipSync(body);
-        return send(206, 'Partial Content', { ...headers, 'Content-Encoding': 'gzip', 'Content-Length': z.byteLength }, z);
+        return send(
+          206,
+          'Partial Content',
+          { ...headers, 'Content-Encoding': 'gzip', 'Content-Length': z.byteLength },
+          z,
+        );
       }
       if (fault === 'endless') {
         socket.write(head(206, 'Partial Content', { Connection: 'close', ...CORS, ...headers }));
@@ -172,7 +198,9 @@ export async function startHostileServer({ files, changed = new Map(), redirectT
       if (fault === 'length-short') return send(status, text, { ...headers, 'Content-Length': half.byteLength }, body);
       if (fault === 'stall') return send(status, text, { ...headers, 'Content-Length': body.byteLength }, half, false);
       if (fault === 'trickle') {
-        socket.write(head(status, text, { Connection: 'close', ...CORS, ...headers, 'Content-Length': body.byteLength }));
+        socket.write(
+          head(status, text, { Connection: 'close', ...CORS, ...headers, 'Content-Length': body.byteLength }),
+        );
         let i = 0;
         const drip = () => {
           if (socket.destroyed) return;

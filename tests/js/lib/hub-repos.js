@@ -26,12 +26,18 @@ function sharded(k) {
   ]);
   const index = {
     metadata: { total_size: 16 + 8 + 8 + 4 },
-    weight_map: { 'embed.weight': shardNames[0], 'layers.0.w': shardNames[0], 'layers.1.w': shardNames[1], 'lm_head.weight': shardNames[1] },
+    weight_map: {
+      'embed.weight': shardNames[0],
+      'layers.0.w': shardNames[0],
+      'layers.1.w': shardNames[1],
+      'lm_head.weight': shardNames[1],
+    },
   };
   return { 'model.safetensors.index.json': JSON.stringify(index, null, 2), [shardNames[0]]: one, [shardNames[1]]: two };
 }
 
-const single = (name, values) => tensorFile([[name, 'F32', [values.length], f32(...values)]], { metadata: { format: 'pt' } });
+const single = (name, values) =>
+  tensorFile([[name, 'F32', [values.length], f32(...values)]], { metadata: { format: 'pt' } });
 
 /**
  * The repositories, as { "org/name[@rev]": { path: bytes or text } }:
@@ -53,7 +59,10 @@ export const REPOS = {
   },
   'org/gated': { 'model.safetensors': single('secret', [42]) },
   'org/docs': { 'README.md': '# nothing to see' },
-  'org/broken': { 'model.safetensors.index.json': sharded(0)['model.safetensors.index.json'], [shardNames[0]]: sharded(0)[shardNames[0]] },
+  'org/broken': {
+    'model.safetensors.index.json': sharded(0)['model.safetensors.index.json'],
+    [shardNames[0]]: sharded(0)[shardNames[0]],
+  },
 };
 
 /** Writes `repos` under a new scratch folder (the stand-in's layout); returns the folder. */

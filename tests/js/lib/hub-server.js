@@ -16,15 +16,31 @@ import { deepSeekLike, hubModel, minimumBytes, virtualFiles } from './hub.js';
 
 const model = workerData.deepSeek ? deepSeekLike() : hubModel(workerData);
 const { files, indexBytes } = virtualFiles(model);
-const server = await startServer({ root: tmpdir(), virtual: files, delay: workerData.delay ?? 0, tls: workerData.tls ?? null });
+const server = await startServer({
+  root: tmpdir(),
+  virtual: files,
+  delay: workerData.delay ?? 0,
+  tls: workerData.tls ?? null,
+});
 parentPort.on('message', (m) => {
   if (m === 'reset') {
     server.requests.length = 0;
     parentPort.postMessage('ok');
   } else if (m === 'stats') {
     const versions = [...new Set(server.requests.map((r) => r.httpVersion))].sort();
-    parentPort.postMessage({ requests: server.requests.length, bytes: server.requests.reduce((n, r) => n + r.bytes, 0), versions });
+    parentPort.postMessage({
+      requests: server.requests.length,
+      bytes: server.requests.reduce((n, r) => n + r.bytes, 0),
+      versions,
+    });
   }
 });
 const shardHeaders = model.shards.map((s) => ({ name: s.name, bytes: s.header.length }));
-parentPort.postMessage({ url: server.url, tensors: model.tensors, shards: model.shards.length, least: minimumBytes(model), indexBytes, shardHeaders });
+parentPort.postMessage({
+  url: server.url,
+  tensors: model.tensors,
+  shards: model.shards.length,
+  least: minimumBytes(model),
+  indexBytes,
+  shardHeaders,
+});

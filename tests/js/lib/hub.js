@@ -98,7 +98,9 @@ function build(list, shards) {
       const n = bytesOf(list[at]);
       if (at > first && s < shards - 1 && sum + n > goal) break;
       const t = list[at++];
-      parts.push(`${JSON.stringify(t[0])}:{"dtype":"${t[1]}","shape":[${t[2].join(',')}],"data_offsets":[${offset},${offset + n}]}`);
+      parts.push(
+        `${JSON.stringify(t[0])}:{"dtype":"${t[1]}","shape":[${t[2].join(',')}],"data_offsets":[${offset},${offset + n}]}`,
+      );
       weightMap[t[0]] = name;
       offset += n;
       sum += n;
@@ -142,7 +144,8 @@ export function virtualFiles(model, prefix = '/hub/') {
       size: BigInt(s.size),
       read: (start, end) => {
         const out = new Uint8Array(Number(end - start));
-        if (start < BigInt(s.header.length)) out.set(s.header.subarray(Number(start), Math.min(s.header.length, Number(end))));
+        if (start < BigInt(s.header.length))
+          out.set(s.header.subarray(Number(start), Math.min(s.header.length, Number(end))));
         return out;
       },
     });

@@ -5,7 +5,19 @@
 
 import { rng } from './rng.mjs';
 
-const DTYPES = [['F64', 8], ['F32', 4], ['F16', 2], ['BF16', 2], ['F8_E4M3', 1], ['F8_E5M2', 1], ['U8', 1], ['I16', 2], ['I32', 4], ['I64', 8], ['BOOL', 1]];
+const DTYPES = [
+  ['F64', 8],
+  ['F32', 4],
+  ['F16', 2],
+  ['BF16', 2],
+  ['F8_E4M3', 1],
+  ['F8_E5M2', 1],
+  ['U8', 1],
+  ['I16', 2],
+  ['I32', 4],
+  ['I64', 8],
+  ['BOOL', 1],
+];
 const enc = new TextEncoder();
 
 function file(header, data) {
@@ -27,7 +39,9 @@ function validFile(r, i) {
   for (let t = 0; t < n; t++) {
     const [dtype, size] = DTYPES[Math.floor(r.next() * DTYPES.length)];
     const shape = [1 + Math.floor(r.next() * 40), 1 + Math.floor(r.next() * 40)];
-    const bytes = new Uint8Array(shape[0] * shape[1] * size).map(() => (dtype === 'BOOL' ? r.next() < 0.5 : r.next() * 256));
+    const bytes = new Uint8Array(shape[0] * shape[1] * size).map(() =>
+      dtype === 'BOOL' ? r.next() < 0.5 : r.next() * 256,
+    );
     header[`layer.${t}.w${i}`] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
     parts.push(bytes);
     offset += bytes.length;
@@ -55,7 +69,9 @@ function malformed(r, i) {
       return g;
     }
     case 2: {
-      const text = new TextDecoder().decode(f.subarray(8, 8 + n)).replace(/"data_offsets":\[(\d+),/, (_, a) => `"data_offsets":[${Number(a) + 1},`);
+      const text = new TextDecoder()
+        .decode(f.subarray(8, 8 + n))
+        .replace(/"data_offsets":\[(\d+),/, (_, a) => `"data_offsets":[${Number(a) + 1},`);
       return file(JSON.parse(text), f.subarray(8 + n));
     }
     default: {
@@ -69,7 +85,10 @@ function malformed(r, i) {
 /** `count` files from `seed`: every third one malformed. */
 export function mixedFiles(count, seed = 21) {
   const r = rng(seed);
-  return Array.from({ length: count }, (_, i) => ({ name: `f${i}.safetensors`, bytes: i % 3 === 2 ? malformed(r, i) : validFile(r, i) }));
+  return Array.from({ length: count }, (_, i) => ({
+    name: `f${i}.safetensors`,
+    bytes: i % 3 === 2 ? malformed(r, i) : validFile(r, i),
+  }));
 }
 
 // FNV-1a over bytes: a short fingerprint of a tensor's data.
@@ -91,7 +110,9 @@ export async function summarize(stn, open, signal) {
     const tensors = [];
     for (const t of st.tensors()) {
       const float = stn.DTYPE_INFO[t.dtype].kind === 'float';
-      const data = float ? new Uint8Array((await t.readFloat32({ signal, chunkBytes: 1024 })).buffer) : await t.read({ signal });
+      const data = float
+        ? new Uint8Array((await t.readFloat32({ signal, chunkBytes: 1024 })).buffer)
+        : await t.read({ signal });
       tensors.push(`${t.name} ${t.dtype} ${t.shape.join('x')} ${t.dataOffsets.join('-')} ${fnv(data)}`);
     }
     return { ok: true, metadata: st.metadata(), tensors };

@@ -50,7 +50,12 @@ for (const name of names) {
     reads.push({ name, values, bytes: received - before, ms: performance.now() - t });
   } catch (e) {
     if (!(e instanceof SafeTensorsError)) throw e;
-    reads.push({ name, error: { kind: e.kind, message: e.message }, bytes: received - before, ms: performance.now() - t });
+    reads.push({
+      name,
+      error: { kind: e.kind, message: e.message },
+      bytes: received - before,
+      ms: performance.now() - t,
+    });
   }
 }
 console.log(JSON.stringify({ list, reads, rssBefore, rssAfter: vmHWM(), statuses }));

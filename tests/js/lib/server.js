@@ -45,7 +45,14 @@ function parseRange(header, size) {
  * @param {{key: string, cert: string}} [o.tls] serve HTTP/2 over TLS (https://) with this
  *   key and certificate, instead of HTTP/1.1; each request's log entry has its `httpVersion`
  */
-export async function startServer({ root, range = true, virtual = new Map(), requireHeaders = {}, delay = 0, tls = null }) {
+export async function startServer({
+  root,
+  range = true,
+  virtual = new Map(),
+  requireHeaders = {},
+  delay = 0,
+  tls = null,
+}) {
   const requests = [];
   const stats = { inFlight: 0, maxInFlight: 0 };
   const handle = (req, res) => {
@@ -56,7 +63,8 @@ export async function startServer({ root, range = true, virtual = new Map(), req
     res.on('close', () => stats.inFlight--);
     const send = (status, headers, body) => {
       entry.status = status;
-      if (body !== undefined && req.method !== 'HEAD') entry.bytes = Number(headers['Content-Length'] ?? body.length ?? 0);
+      if (body !== undefined && req.method !== 'HEAD')
+        entry.bytes = Number(headers['Content-Length'] ?? body.length ?? 0);
       if (delay > 0) {
         setTimeout(() => reply(status, headers, body), delay);
         return;
@@ -100,7 +108,8 @@ export async function startServer({ root, range = true, virtual = new Map(), req
       }
       if (!st.isFile()) return send(404, { 'Content-Type': 'text/plain' }, 'not found');
       size = BigInt(st.size);
-      open = (start, end) => (end < start ? Buffer.alloc(0) : createReadStream(file, { start: Number(start), end: Number(end) }));
+      open = (start, end) =>
+        end < start ? Buffer.alloc(0) : createReadStream(file, { start: Number(start), end: Number(end) });
     }
     const headers = {
       'Content-Type': TYPES[extname(rel)] ?? 'application/octet-stream',

@@ -48,10 +48,22 @@ export async function collect(stream) {
 }
 
 const NAN = {
-  F64: (b) => { const v = new DataView(b.buffer, b.byteOffset).getBigUint64(0, true); return { nan: (v & 0x7fffffffffffffffn) > 0x7ff0000000000000n, sign: v >> 63n }; },
-  F32: (b) => { const v = new DataView(b.buffer, b.byteOffset).getUint32(0, true); return { nan: (v & 0x7fffffff) > 0x7f800000, sign: v >>> 31 }; },
-  F16: (b) => { const v = b[0] | (b[1] << 8); return { nan: (v & 0x7fff) > 0x7c00, sign: v >> 15 }; },
-  BF16: (b) => { const v = b[0] | (b[1] << 8); return { nan: (v & 0x7fff) > 0x7f80, sign: v >> 15 }; },
+  F64: (b) => {
+    const v = new DataView(b.buffer, b.byteOffset).getBigUint64(0, true);
+    return { nan: (v & 0x7fffffffffffffffn) > 0x7ff0000000000000n, sign: v >> 63n };
+  },
+  F32: (b) => {
+    const v = new DataView(b.buffer, b.byteOffset).getUint32(0, true);
+    return { nan: (v & 0x7fffffff) > 0x7f800000, sign: v >>> 31 };
+  },
+  F16: (b) => {
+    const v = b[0] | (b[1] << 8);
+    return { nan: (v & 0x7fff) > 0x7c00, sign: v >> 15 };
+  },
+  BF16: (b) => {
+    const v = b[0] | (b[1] << 8);
+    return { nan: (v & 0x7fff) > 0x7f80, sign: v >> 15 };
+  },
 };
 const WIDTH = { F64: 8, F32: 4, F16: 2, BF16: 2 };
 

@@ -19,11 +19,32 @@ export function testCertificate() {
     try {
       execFileSync(
         'openssl',
-        ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert],
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '2',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+        ],
         { stdio: ['ignore', 'ignore', 'pipe'] },
       );
     } catch (e) {
-      const why = e.code === 'ENOENT' ? 'the openssl command is missing: run scripts/setup.sh web' : String(e.stderr ?? e.message).trim();
+      const why =
+        e.code === 'ENOENT'
+          ? 'the openssl command is missing: run scripts/setup.sh web'
+          : String(e.stderr ?? e.message).trim();
       throw new Error(`could not make the test certificate: ${why}`);
     }
     const pem = readFileSync(cert, 'utf8');

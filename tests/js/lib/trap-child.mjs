@@ -14,11 +14,18 @@ const describe = (e) => ({
   typed: e instanceof SafeTensorsError,
   kind: e?.kind,
   message: e?.message,
-  cause: e?.cause === undefined ? null : { name: e.cause.name, message: e.cause.message, runtimeError: e.cause instanceof WebAssembly.RuntimeError },
+  cause:
+    e?.cause === undefined
+      ? null
+      : { name: e.cause.name, message: e.cause.message, runtimeError: e.cause instanceof WebAssembly.RuntimeError },
 });
 const use = async () => {
   const st = SafeTensors.fromBytes(smallFile());
-  return { names: st.names(), values: Array.from(await st.tensor('h').readFloat32()), decoded: Array.from(decodeFloat32('BF16', Uint8Array.of(0x80, 0x3f))) };
+  return {
+    names: st.names(),
+    values: Array.from(await st.tensor('h').readFloat32()),
+    decoded: Array.from(decodeFloat32('BF16', Uint8Array.of(0x80, 0x3f))),
+  };
 };
 
 const out = { before: await use(), traps: [], after: [] };

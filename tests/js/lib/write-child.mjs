@@ -12,7 +12,10 @@ export function newTensors() {
   const values = new Float32Array(8 * 2 ** 20);
   for (let i = 0; i < values.length; i++) values[i] = (i % 1000) / 7;
   const bytes = new Uint8Array(2 ** 20).map((_, i) => (i * 13) & 0xff);
-  return { 'new.weight': { dtype: 'BF16', shape: [values.length], data: values }, 'new.bytes': { dtype: 'U8', shape: [bytes.length], data: bytes } };
+  return {
+    'new.weight': { dtype: 'BF16', shape: [values.length], data: values },
+    'new.bytes': { dtype: 'U8', shape: [bytes.length], data: bytes },
+  };
 }
 
 if (process.argv[1] === new URL(import.meta.url).pathname && process.argv[2]) {

@@ -47,7 +47,29 @@ function piecesFetch(bytes, sizes) {
   };
 }
 
-const CHARS = ['a', '.', '0', '7', ' ', '"', '\\', '/', '\n', '\t', '\u0000', '\u001f', '\u007f', 'é', 'ß', '中', '\u2028', '😀', '\ud83e\udd16', '\ufeff', '\ufffd'];
+const CHARS = [
+  'a',
+  '.',
+  '0',
+  '7',
+  ' ',
+  '"',
+  '\\',
+  '/',
+  '\n',
+  '\t',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  'é',
+  'ß',
+  '中',
+  '\u2028',
+  '😀',
+  '\ud83e\udd16',
+  '\ufeff',
+  '\ufffd',
+];
 
 /** A random index with tricky names, its text written with random spacing and escapes. */
 function randomIndex(r) {
@@ -59,7 +81,9 @@ function randomIndex(r) {
     if (r.next() < 0.2) names.push(pick(special));
     else names.push(Array.from({ length: 1 + Math.floor(r.next() * 8) }, () => pick(CHARS)).join(''));
   }
-  const files = Array.from({ length: 1 + Math.floor(r.next() * 3) }, (_, i) => (r.next() < 0.3 ? `shard ${i} é.safetensors` : `model-0000${i + 1}.safetensors`));
+  const files = Array.from({ length: 1 + Math.floor(r.next() * 3) }, (_, i) =>
+    r.next() < 0.3 ? `shard ${i} é.safetensors` : `model-0000${i + 1}.safetensors`,
+  );
   const ws = () => pick(['', '', ' ', '\n  ', '\t', '\r\n']);
   // A string as JSON, each character either plain or as a \u escape (a
   // surrogate pair as two escapes).
@@ -67,14 +91,20 @@ function randomIndex(r) {
     let out = '"';
     for (const ch of s) {
       const plain = JSON.stringify(ch).slice(1, -1);
-      const escaped = Array.from({ length: ch.length }, (_, k) => `\\u${ch.charCodeAt(k).toString(16).padStart(4, '0')}`).join('');
+      const escaped = Array.from(
+        { length: ch.length },
+        (_, k) => `\\u${ch.charCodeAt(k).toString(16).padStart(4, '0')}`,
+      ).join('');
       out += r.next() < 0.3 ? escaped : plain;
     }
     return `${out}"`;
   };
   const entries = names.map((name) => `${ws()}${str(name)}${ws()}:${ws()}${str(pick(files))}${ws()}`);
   const members = [`${ws()}"weight_map"${ws()}:${ws()}{${entries.join(',')}}${ws()}`];
-  if (r.next() < 0.7) members.push(`${ws()}"metadata"${ws()}:${ws()}{"total_size":${ws()}${new Set(names).size},"format":${str('pt')},"nested":[1,-2.5e3,true,null,{"k":[]}]}`);
+  if (r.next() < 0.7)
+    members.push(
+      `${ws()}"metadata"${ws()}:${ws()}{"total_size":${ws()}${new Set(names).size},"format":${str('pt')},"nested":[1,-2.5e3,true,null,{"k":[]}]}`,
+    );
   else if (r.next() < 0.5) members.push('"metadata":null');
   if (r.next() < 0.3) members.push(`${str('extra')}:[${str('x')},{}]`);
   if (r.next() < 0.5) members.reverse();
@@ -99,7 +129,14 @@ test('any index, in pieces of any size, means what JSON.parse makes of it', asyn
     const ways = [
       ['text', () => openSharded(text, shards)],
       ['Blob', () => openSharded(new File([bytes], 'model.safetensors.index.json'), shards)],
-      ...sizes.map((s, k) => [`URL in pieces (${k})`, () => openSharded('http://127.0.0.1:9/m/model.safetensors.index.json', shards, { fetch: piecesFetch(bytes, s), retries: 0 })]),
+      ...sizes.map((s, k) => [
+        `URL in pieces (${k})`,
+        () =>
+          openSharded('http://127.0.0.1:9/m/model.safetensors.index.json', shards, {
+            fetch: piecesFetch(bytes, s),
+            retries: 0,
+          }),
+      ]),
     ];
     for (const [how, open] of ways) {
       let model;
@@ -109,7 +146,10 @@ test('any index, in pieces of any size, means what JSON.parse makes of it', asyn
         assert.fail(`${how}: ${JSON.stringify(text)}: ${e.stack}`);
       }
       same(model.index, expected);
-      assert.deepEqual(model.metadata(), expected.metadata === undefined || expected.metadata === null ? null : expected.metadata);
+      assert.deepEqual(
+        model.metadata(),
+        expected.metadata === undefined || expected.metadata === null ? null : expected.metadata,
+      );
       for (const [name, file] of Object.entries(expected.weight_map)) {
         const t = model.tensor(name);
         assert.ok(t !== undefined, `${how}: ${JSON.stringify(name)} is found`);
@@ -130,7 +170,12 @@ test('an index that is not JSON is IndexInvalid naming the index byte; JSON with
     const at = Math.floor(r.next() * text.length);
     const op = Math.floor(r.next() * 3);
     const ch = ['{', '}', '"', ',', ':', '\\', 'x', '1', ']', '\u0001'][Math.floor(r.next() * 10)];
-    text = op === 0 ? text.slice(0, at) + text.slice(at + 1) : op === 1 ? text.slice(0, at) + text[at] + text.slice(at) : text.slice(0, at) + ch + text.slice(at + 1);
+    text =
+      op === 0
+        ? text.slice(0, at) + text.slice(at + 1)
+        : op === 1
+          ? text.slice(0, at) + text[at] + text.slice(at)
+          : text.slice(0, at) + ch + text.slice(at + 1);
     let parsed;
     try {
       parsed = JSON.parse(text);
@@ -140,7 +185,13 @@ test('an index that is not JSON is IndexInvalid naming the index byte; JSON with
     const bytes = enc.encode(text);
     const sizes = () => 1 + Math.floor(r.next() * 7);
     // (Text that does not start with "{" is taken for a URL.)
-    const ways = [() => openSharded('http://127.0.0.1:9/model.safetensors.index.json', [], { fetch: piecesFetch(bytes, sizes), retries: 0 })];
+    const ways = [
+      () =>
+        openSharded('http://127.0.0.1:9/model.safetensors.index.json', [], {
+          fetch: piecesFetch(bytes, sizes),
+          retries: 0,
+        }),
+    ];
     if (text.trimStart().startsWith('{')) ways.push(() => openSharded(text, []));
     for (const open of ways) {
       if (parsed === undefined) {
@@ -154,7 +205,13 @@ test('an index that is not JSON is IndexInvalid naming the index byte; JSON with
       } else {
         // The same outcome as the parsed object's.
         const map = parsed?.weight_map;
-        const shards = typeof map === 'object' && map !== null && !Array.isArray(map) && Object.values(map).every((f) => typeof f === 'string' && f !== '') ? shardsOf(parsed) : [];
+        const shards =
+          typeof map === 'object' &&
+          map !== null &&
+          !Array.isArray(map) &&
+          Object.values(map).every((f) => typeof f === 'string' && f !== '')
+            ? shardsOf(parsed)
+            : [];
         let want;
         try {
           await openSharded(parsed, shards);
@@ -198,7 +255,10 @@ test('malformed indexes: the error says what and at which byte', async () => {
   }
   // Not UTF-8: the byte of the first bad sequence (after a BOM and a two-byte é).
   const bad = new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode('{"weight_map":{"é'), 0xff, ...enc.encode('":"f"}}')]);
-  await assert.rejects(openSharded(new File([bad], 'i.json'), []), { kind: 'IndexInvalid', message: /not UTF-8 text: an invalid byte sequence at index byte 21/ });
+  await assert.rejects(openSharded(new File([bad], 'i.json'), []), {
+    kind: 'IndexInvalid',
+    message: /not UTF-8 text: an invalid byte sequence at index byte 21/,
+  });
   // A weight_map value that is not a string names its tensor.
   await assert.rejects(openSharded('{"weight_map":{"a":1}}', []), { kind: 'IndexInvalid', tensor: 'a' });
 });
@@ -220,7 +280,10 @@ test('indexLimit and indexEntryLimit: IndexTooLarge naming the option, from ever
     const opts = { fetch: fetchFn, retries: 0 };
     await assert.rejects(openSharded(index, shards, { ...opts, indexLimit: bytes - 1 }), (e) => {
       assert.equal(e.kind, 'IndexTooLarge');
-      assert.match(e.message, new RegExp(`larger than indexLimit \\(${bytes - 1} bytes\\): pass a larger \\{ indexLimit \\}`));
+      assert.match(
+        e.message,
+        new RegExp(`larger than indexLimit \\(${bytes - 1} bytes\\): pass a larger \\{ indexLimit \\}`),
+      );
       return true;
     });
     await assert.rejects(openSharded(index, shards, { ...opts, indexEntryLimit: 99 }), {
@@ -245,7 +308,7 @@ test('indexLimit and indexEntryLimit: IndexTooLarge naming the option, from ever
 async function endlessServer({ claim } = {}) {
   let closed;
   const done = new Promise((resolve) => (closed = resolve));
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     let written = 0;
     const headers = { 'Content-Type': 'application/json' };
     if (claim !== undefined) headers['Content-Length'] = String(claim);
@@ -254,7 +317,8 @@ async function endlessServer({ claim } = {}) {
     const pump = () => {
       while (!res.destroyed) {
         let chunk = i === 0 ? '{"weight_map":{' : '';
-        for (let k = 0; k < 500; k++, i++) chunk += `"model.layers.${i}.mlp.weight":"model-00001-of-00001.safetensors",`;
+        for (let k = 0; k < 500; k++, i++)
+          chunk += `"model.layers.${i}.mlp.weight":"model-00001-of-00001.safetensors",`;
         written += chunk.length;
         if (!res.write(chunk)) return res.once('drain', pump);
       }
@@ -289,7 +353,10 @@ test('an endless index is cut off at the limit: the body is cancelled, not buffe
   }
   // A Content-Length over the limit is refused before its body is read.
   const s = await endlessServer({ claim: 2 ** 40 });
-  await assert.rejects(openSharded(s.url, [], { retries: 0 }), { kind: 'IndexTooLarge', message: /Content-Length 1099511627776/ });
+  await assert.rejects(openSharded(s.url, [], { retries: 0 }), {
+    kind: 'IndexTooLarge',
+    message: /Content-Length 1099511627776/,
+  });
   const written = await s.closed;
   await s.close();
   assert.ok(written < 16 * MiB, `${written} bytes written`);

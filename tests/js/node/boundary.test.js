@@ -12,8 +12,17 @@ import { repo } from '../lib/env.js';
 import { inspectCommands } from '../lib/inspect-commands.js';
 
 test('fromBytes and inspect --json agree on the seeds and 30,000 generated files', async () => {
-  const stats = await runBoundary({ stn, repo, count: 30_000, seed: Date.now() % 1e9, ...inspectCommands(repo), outDir: join(repo, 'test-output', 'boundary') });
-  console.log(`boundary: ${stats.cases} cases (${stats.seeds} seeds), ${stats.agreed} identical, ${stats.allowed} refused above 2^53 by JS only, ${stats.crossChecked} checked against the inspect command, ${stats.disagreements.length} disagreements`);
+  const stats = await runBoundary({
+    stn,
+    repo,
+    count: 30_000,
+    seed: Date.now() % 1e9,
+    ...inspectCommands(repo),
+    outDir: join(repo, 'test-output', 'boundary'),
+  });
+  console.log(
+    `boundary: ${stats.cases} cases (${stats.seeds} seeds), ${stats.agreed} identical, ${stats.allowed} refused above 2^53 by JS only, ${stats.crossChecked} checked against the inspect command, ${stats.disagreements.length} disagreements`,
+  );
   assert.deepEqual(stats.disagreements, []);
   assert.equal(stats.cases, stats.seeds + 30_000);
   assert.ok(stats.crossChecked > stats.seeds);
@@ -43,7 +52,11 @@ test('the comparison sees a difference in each field it compares', () => {
   }
   const err = { ok: false, error: { kind: 'InvalidOffset', offset: 3, tensor: 'a' } };
   assert.equal(difference(err, structuredClone(err)), null);
-  for (const [k, v] of [['kind', 'UnexpectedByte'], ['offset', 4], ['tensor', 'b']]) {
+  for (const [k, v] of [
+    ['kind', 'UnexpectedByte'],
+    ['offset', 4],
+    ['tensor', 'b'],
+  ]) {
     assert.notEqual(difference(err, { ok: false, error: { ...err.error, [k]: v } }), null, k);
   }
 });

@@ -17,7 +17,12 @@ const TASKS = 1000;
 let server;
 
 before(async () => {
-  const virtual = new Map(FILES.map(({ name, bytes }) => [`/${name}`, { size: BigInt(bytes.length), read: (s, e) => bytes.subarray(Number(s), Number(e)) }]));
+  const virtual = new Map(
+    FILES.map(({ name, bytes }) => [
+      `/${name}`,
+      { size: BigInt(bytes.length), read: (s, e) => bytes.subarray(Number(s), Number(e)) },
+    ]),
+  );
   server = await startServer({ root: scratch('stn-concurrency-'), virtual });
 });
 after(() => server?.close());
@@ -36,7 +41,12 @@ test('1,000 concurrent opens and reads equal the sequential results; wasm memory
   const alone = [];
   for (let i = 0; i < FILES.length * WAYS.length; i++) alone.push(await summarize(stn, opener(i)));
   // Every way of opening a file agrees with the others.
-  for (let i = 0; i < alone.length; i++) assert.deepEqual(alone[i], alone[i % FILES.length], `file ${i % FILES.length}, ${WAYS[Math.floor(i / FILES.length)]}`);
+  for (let i = 0; i < alone.length; i++)
+    assert.deepEqual(
+      alone[i],
+      alone[i % FILES.length],
+      `file ${i % FILES.length}, ${WAYS[Math.floor(i / FILES.length)]}`,
+    );
   const valid = alone.slice(0, FILES.length).filter((s) => s.ok).length;
   assert.ok(valid >= 30 && valid < FILES.length, `${valid} of ${FILES.length} files valid`);
   const baseline = wasmMemoryBytes();

@@ -20,7 +20,8 @@ function sameBits(got, want, what) {
   const g = bits(got);
   const w = bits(want);
   for (let i = 0; i < g.length; i++) {
-    if (g[i] !== w[i] && !(Number.isNaN(want[i]) && g[i] === (w[i] | 0x00400000) >>> 0)) assert.fail(`${what}[${i}]: got 0x${g[i].toString(16)} (${got[i]}), want 0x${w[i].toString(16)} (${want[i]})`);
+    if (g[i] !== w[i] && !(Number.isNaN(want[i]) && g[i] === (w[i] | 0x00400000) >>> 0))
+      assert.fail(`${what}[${i}]: got 0x${g[i].toString(16)} (${got[i]}), want 0x${w[i].toString(16)} (${want[i]})`);
   }
 }
 
@@ -32,14 +33,17 @@ test('toFloat32 of every float dtype equals the reference values bit for bit', {
   for (const d of FILE_DTYPES) {
     const t = st.tensor(d);
     assert.equal(t.dtype, d);
-    const want = st.tensor(`${d}.expected`).view() ?? new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer);
+    const want =
+      st.tensor(`${d}.expected`).view() ?? new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer);
     sameBits(t.toFloat32(), want, d);
     sameBits(await blob.tensor(d).readFloat32({ chunkBytes: 48 }), want, `${d} (readFloat32)`);
     sameBits(decodeFloat32(d, t.bytes()), want, `${d} (decodeFloat32)`);
   }
 });
 
-test('F6 codes packed four per three bytes decode as ml_dtypes says, in a file and directly', { skip: ref.skip }, () => {
+test('F6 codes packed four per three bytes decode as ml_dtypes says, in a file and directly', {
+  skip: ref.skip,
+}, () => {
   const st = SafeTensors.fromBytes(ref.floats);
   for (const d of ['F6_E2M3', 'F6_E3M2']) {
     const packed = st.tensor(`${d}.bytes`).bytes();
@@ -68,12 +72,19 @@ test('the SIMD decoders give every code its scalar value in every lane and block
     for (let skip = 0; skip < 17; skip++) {
       for (const keep of [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 300]) {
         const n = Math.min(keep, want.length - skip);
-        sameBits(decodeFloat32(d, codes.subarray(skip * w, (skip + n) * w)), want.subarray(skip, skip + n), `${d} [${skip}, ${skip + n})`);
+        sameBits(
+          decodeFloat32(d, codes.subarray(skip * w, (skip + n) * w)),
+          want.subarray(skip, skip + n),
+          `${d} [${skip}, ${skip + n})`,
+        );
       }
     }
     if (w === 2) {
       // 100,003 random words, with the edges (zeros, subnormals, infinities, NaNs) often.
-      const edges = [0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x7bff, 0x7c00, 0x7c01, 0x7dff, 0x7e00, 0xfc00, 0xffff, 0x007f, 0x0080, 0x7f7f, 0x7f80, 0x7f81, 0x7fc0, 0xff80];
+      const edges = [
+        0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x7bff, 0x7c00, 0x7c01, 0x7dff, 0x7e00, 0xfc00, 0xffff, 0x007f, 0x0080,
+        0x7f7f, 0x7f80, 0x7f81, 0x7fc0, 0xff80,
+      ];
       const words = new Uint16Array(100_003);
       let x = 7;
       for (let i = 0; i < words.length; i++) {
@@ -90,13 +101,23 @@ test('the SIMD decoders give every code its scalar value in every lane and block
     const packed = st.tensor(`${d}.bytes`).bytes();
     const want = expected(d);
     for (let g = 0; g < 16; g++) {
-      for (let n = 1; g + n <= 16; n += 3) sameBits(decodeFloat32(d, packed.subarray(3 * g, 3 * (g + n))), want.subarray(4 * g, 4 * (g + n)), `${d} groups [${g}, ${g + n})`);
+      for (let n = 1; g + n <= 16; n += 3)
+        sameBits(
+          decodeFloat32(d, packed.subarray(3 * g, 3 * (g + n))),
+          want.subarray(4 * g, 4 * (g + n)),
+          `${d} groups [${g}, ${g + n})`,
+        );
     }
   }
   const f4 = st.tensor('F4').bytes();
   const want4 = expected('F4');
   for (let b = 0; b < 8; b++) {
-    for (let n = 1; b + n <= 8; n++) sameBits(decodeFloat32('F4', f4.subarray(b, b + n)), want4.subarray(2 * b, 2 * (b + n)), `F4 bytes [${b}, ${b + n})`);
+    for (let n = 1; b + n <= 8; n++)
+      sameBits(
+        decodeFloat32('F4', f4.subarray(b, b + n)),
+        want4.subarray(2 * b, 2 * (b + n)),
+        `F4 bytes [${b}, ${b + n})`,
+      );
   }
 });
 
@@ -105,9 +126,15 @@ test('the SIMD decoders give every code its scalar value in every lane and block
 // every position of a 16-code step (code (k + r) mod N at element 32r + k,
 // or 64r + k for F6), cut to ranges that start at every group of a block and
 // end in partial blocks and stretches of many sizes.
-test('the SIMD unpacking gives every F4 and F6 code its value in every position and partial block', { skip: ref.skip }, () => {
+test('the SIMD unpacking gives every F4 and F6 code its value in every position and partial block', {
+  skip: ref.skip,
+}, () => {
   const st = SafeTensors.fromBytes(ref.floats);
-  for (const [d, width, round] of [['F4', 4, 32], ['F6_E2M3', 6, 64], ['F6_E3M2', 6, 64]]) {
+  for (const [d, width, round] of [
+    ['F4', 4, 32],
+    ['F6_E2M3', 6, 64],
+    ['F6_E3M2', 6, 64],
+  ]) {
     const values = bits(new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer));
     const n = values.length;
     const codes = Array.from({ length: round * 32 }, (_, i) => ((i % round) + Math.floor(i / round)) % n);
@@ -118,7 +145,11 @@ test('the SIMD unpacking gives every F4 and F6 code its value in every position 
     for (let g = 0; g < 24; g++) {
       for (const k of [1, 2, 3, 4, 5, 7, 8, 9, 11, 15, 16, 17, 63, 64, 65, 67, 129, 200, groups]) {
         const end = Math.min(g + k, groups);
-        sameBits(decodeFloat32(d, packed.subarray(g * group[0], end * group[0])), want.subarray(g * group[1], end * group[1]), `${d} groups [${g}, ${end})`);
+        sameBits(
+          decodeFloat32(d, packed.subarray(g * group[0], end * group[0])),
+          want.subarray(g * group[1], end * group[1]),
+          `${d} groups [${g}, ${end})`,
+        );
       }
     }
   }
@@ -149,7 +180,10 @@ test('decodeFloat32 fills a given output and rejects what the core rejects', () 
   err(() => decodeFloat32('F17', new Uint8Array(4)), 'UnknownDtype');
   assert.deepEqual([...decodeFloat32('F8_E4M3', new Uint8Array(0))], []);
   const st = SafeTensors.fromBytes(tensorFile([['i', 'I32', [1], new Int32Array([5])]]));
-  assert.throws(() => st.tensor('i').toFloat32(), (e) => e.kind === 'DtypeMismatch');
+  assert.throws(
+    () => st.tensor('i').toFloat32(),
+    (e) => e.kind === 'DtypeMismatch',
+  );
 });
 
 test('toFloat32 of a 256 MiB BF16 tensor streams through bounded wasm memory', () => {
@@ -182,7 +216,11 @@ test('an output array whose buffer was transferred is an error, and the module k
     process.stdout.write(kind + ' ' + String(again[0]));
   `;
   const cwd = fileURLToPath(new URL('..', import.meta.url));
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd, timeout: 10_000, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd,
+    timeout: 10_000,
+    encoding: 'utf8',
+  });
   assert.equal(r.signal, null, 'the second decode hung');
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, 'InvalidArgument 1');

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SafeTensors } from 'safetensors-nano';
 import { rawFile } from '../lib/format.js';
-import { rng } from '../lib/rng.mjs'; // scripts/rng.mjs, copied in by run.mjs
+import { rng } from '../lib/rng.mjs';
 
 const PIECES = ['a', 'Z', '.', '_', '0', '\u00e9', '\u4e2d', '\u{1F600}', '"', '\\', '\n', '\t', '/'];
 const WHITESPACE = ['', '', '', ' ', '\n', '\t', '  \r\n'];
@@ -73,10 +73,18 @@ test('random headers read as their model says, before and after the caller reuse
     const { file, tensors, metadata } = randomFile(seed);
     const st = SafeTensors.fromBytes(file);
     const check = () => {
-      assert.deepEqual(st.names(), tensors.map((t) => t.name), `seed ${seed}`);
+      assert.deepEqual(
+        st.names(),
+        tensors.map((t) => t.name),
+        `seed ${seed}`,
+      );
       for (const t of tensors) {
         const got = st.tensor(t.name);
-        assert.deepEqual([got.shape, got.dataOffsets, got.dtype], [t.shape, t.offsets, 'U8'], `seed ${seed}: ${JSON.stringify(t.name)}`);
+        assert.deepEqual(
+          [got.shape, got.dataOffsets, got.dtype],
+          [t.shape, t.offsets, 'U8'],
+          `seed ${seed}: ${JSON.stringify(t.name)}`,
+        );
       }
       assert.deepEqual(st.metadata(), metadata, `seed ${seed}`);
     };

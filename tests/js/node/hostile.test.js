@@ -16,13 +16,33 @@ import { FAULTS, startHostileServer } from '../lib/hostile-server.js';
 
 const f32 = (n, k) => new Float32Array(n).map((_, i) => Math.sin(i + k) * 10);
 const bf16 = (vals) => new Uint16Array(new Float32Array(vals).buffer).filter((_, i) => i % 2 === 1);
-const v1 = tensorFile([['a', 'F32', [64], f32(64, 0)], ['b', 'BF16', [40], bf16(f32(40, 1))]], { metadata: { v: '1' } });
+const v1 = tensorFile(
+  [
+    ['a', 'F32', [64], f32(64, 0)],
+    ['b', 'BF16', [40], bf16(f32(40, 1))],
+  ],
+  { metadata: { v: '1' } },
+);
 // The new versions: the same size with other names and values, and another size.
-const v2 = tensorFile([['c', 'F32', [64], f32(64, 5)], ['d', 'BF16', [40], bf16(f32(40, 6))]], { metadata: { v: '2' } });
-const v2sized = tensorFile([['a', 'F32', [65], f32(65, 5)], ['b', 'BF16', [40], bf16(f32(40, 6))]], { metadata: { v: '2' } });
+const v2 = tensorFile(
+  [
+    ['c', 'F32', [64], f32(64, 5)],
+    ['d', 'BF16', [40], bf16(f32(40, 6))],
+  ],
+  { metadata: { v: '2' } },
+);
+const v2sized = tensorFile(
+  [
+    ['a', 'F32', [65], f32(65, 5)],
+    ['b', 'BF16', [40], bf16(f32(40, 6))],
+  ],
+  { metadata: { v: '2' } },
+);
 assert.equal(v1.byteLength, v2.byteLength);
 const SHARD = 'model-00001-of-00001.safetensors';
-const index = new TextEncoder().encode(JSON.stringify({ metadata: { total_size: 336 }, weight_map: { a: SHARD, b: SHARD } }));
+const index = new TextEncoder().encode(
+  JSON.stringify({ metadata: { total_size: 336 }, weight_map: { a: SHARD, b: SHARD } }),
+);
 const expectA = SafeTensors.fromBytes(v1).tensor('a').bytes();
 
 // A short deadline for the faults that stall, so that they end fast (the
@@ -36,13 +56,17 @@ const BOUND_MS = 5000;
 let server;
 let other;
 before(async () => {
-  const files = new Map([['model.safetensors', v1], [SHARD, v1], ['model.safetensors.index.json', index]]);
+  const files = new Map([
+    ['model.safetensors', v1],
+    [SHARD, v1],
+    ['model.safetensors.index.json', index],
+  ]);
   other = await startHostileServer({ files });
   const changed = new Map([
     ['model.safetensors', v2],
     [SHARD, v2],
     ['change-size/model.safetensors', v2sized],
-    ['change-size/' + SHARD, v2sized],
+    [`change-size/${SHARD}`, v2sized],
   ]);
   server = await startHostileServer({ files, changed, redirectTo: other.url });
 });
@@ -122,7 +146,8 @@ test('every fault ends in its typed error or the right bytes, within a bounded t
       try {
         await run(fault, phase);
       } catch (e) {
-        if (!(e instanceof SafeTensorsError)) throw new Error(`${fault}/${phase}: not a SafeTensorsError: ${e?.stack ?? e}`);
+        if (!(e instanceof SafeTensorsError))
+          throw new Error(`${fault}/${phase}: not a SafeTensorsError: ${e?.stack ?? e}`);
         outcome = e.kind;
         message = e.message;
       }
@@ -136,11 +161,16 @@ test('every fault ends in its typed error or the right bytes, within a bounded t
       const x = r.find((y) => y.phase === phase);
       return `${x.outcome} (${Math.round(x.ms)} ms)`;
     };
-    rows.push(`| ${fault} | ${cell('open')} | ${cell('read')} | ${cell('float')} | ${cell('sharded')} | ${Math.round(Math.max(...r.map((x) => x.ms)))} ms |`);
+    rows.push(
+      `| ${fault} | ${cell('open')} | ${cell('read')} | ${cell('float')} | ${cell('sharded')} | ${Math.round(Math.max(...r.map((x) => x.ms)))} ms |`,
+    );
   }
   const table = rows.join('\n');
   mkdirSync(join(repo, 'test-output', 'hostile'), { recursive: true });
-  writeFileSync(join(repo, 'test-output', 'hostile', 'faults.md'), `timeout 500 ms (stall, no-answer, trickle) or 10 s, retries 1\n\n${table}\n`);
+  writeFileSync(
+    join(repo, 'test-output', 'hostile', 'faults.md'),
+    `timeout 500 ms (stall, no-answer, trickle) or 10 s, retries 1\n\n${table}\n`,
+  );
   console.log(table);
   for (const r of results) {
     assert.equal(r.outcome, EXPECT[r.fault][r.phase], `${r.fault}/${r.phase}: ${r.message}`);
@@ -163,7 +193,10 @@ test('reads after the open carry If-Range with the ETag (or Last-Modified) of th
   assert.equal(server.requests.at(-1).headers['if-range'], 'Mon, 30 Nov 2026 12:00:00 GMT');
   // ifRange: false leaves it out; the answers are still checked.
   const off = await SafeTensors.fromUrl(`${server.url}/change@1~off/model.safetensors`, { ifRange: false });
-  await assert.rejects(off.tensor('a').read(), (e) => e.kind === 'SourceChanged' && /ETag "v1", now "v2"/.test(e.message));
+  await assert.rejects(
+    off.tensor('a').read(),
+    (e) => e.kind === 'SourceChanged' && /ETag "v1", now "v2"/.test(e.message),
+  );
   assert.equal(server.requests.at(-1).headers['if-range'], undefined);
 });
 
@@ -172,11 +205,16 @@ test('a changed file never yields the new bytes: the 200 with the new file is no
   const before = st.bytesRead;
   await assert.rejects(st.tensor('a').read(), (e) => e.kind === 'SourceChanged');
   assert.equal(st.bytesRead, before);
-  assert.throws(() => st.tensor('a').bytes(), (e) => e.kind === 'NotInMemory');
+  assert.throws(
+    () => st.tensor('a').bytes(),
+    (e) => e.kind === 'NotInMemory',
+  );
 });
 
 test('a cross-origin redirect is followed without the Authorization header', async () => {
-  const st = await SafeTensors.fromUrl(`${server.url}/cross-origin@0~auth/model.safetensors`, { headers: { Authorization: 'Bearer secret' } });
+  const st = await SafeTensors.fromUrl(`${server.url}/cross-origin@0~auth/model.safetensors`, {
+    headers: { Authorization: 'Bearer secret' },
+  });
   assert.deepEqual(await st.tensor('a').read(), expectA);
   assert.equal(server.requests.at(-1).headers.authorization, 'Bearer secret');
   assert.ok(other.requests.length > 0);
@@ -185,7 +223,10 @@ test('a cross-origin redirect is followed without the Authorization header', asy
 
 test('an abort during a stall or a retry wait ends at once with the AbortError', async () => {
   for (const fault of ['stall', 'unavailable']) {
-    const st = await SafeTensors.fromUrl(`${server.url}/${fault}@1~abort/model.safetensors`, { timeout: 10_000, retries: 5 });
+    const st = await SafeTensors.fromUrl(`${server.url}/${fault}@1~abort/model.safetensors`, {
+      timeout: 10_000,
+      retries: 5,
+    });
     const ctrl = new AbortController();
     setTimeout(() => ctrl.abort(), 100);
     const t0 = performance.now();
@@ -205,17 +246,25 @@ test('timeout and retries are checked', async () => {
 
 test('a timeout longer than a timer can wait (over 2^31 - 1 ms) is no deadline, not one that fires at once', async () => {
   // Answers from memory, each 50 ms late (no progress in that time); an abort rejects, as fetch does.
-  const slow = async (url, init) => {
+  const slow = async (_url, init) => {
     await new Promise((resolve, reject) => {
       setTimeout(resolve, 50);
       init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true });
     });
     const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
     const [start, end] = [Number(s), Math.min(v1.length, Number(e) + 1)];
-    return new Response(v1.slice(start, end), { status: 206, headers: { 'Content-Range': `bytes ${start}-${end - 1}/${v1.length}` } });
+    return new Response(v1.slice(start, end), {
+      status: 206,
+      headers: { 'Content-Range': `bytes ${start}-${end - 1}/${v1.length}` },
+    });
   };
   for (const timeout of [2 ** 31, 1e12]) {
-    const st = await SafeTensors.fromUrl('http://test.invalid/v1.safetensors', { fetch: slow, prefetch: 8, timeout, retries: 0 });
+    const st = await SafeTensors.fromUrl('http://test.invalid/v1.safetensors', {
+      fetch: slow,
+      prefetch: 8,
+      timeout,
+      retries: 0,
+    });
     assert.deepEqual(await st.tensor('a').read(), expectA, `timeout ${timeout}`);
   }
 });
@@ -230,6 +279,9 @@ test('fromBlob on a file edited on disk after the open: SourceChanged, never the
   // Another version of the same size, written a moment later (a new mtime).
   await new Promise((resolve) => setTimeout(resolve, 20));
   writeFileSync(path, v2);
-  await assert.rejects(st.tensor('a').read(), (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged' && e.cause?.name === 'NotReadableError');
+  await assert.rejects(
+    st.tensor('a').read(),
+    (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged' && e.cause?.name === 'NotReadableError',
+  );
   await assert.rejects(st.tensor('b').readFloat32(), (e) => e.kind === 'SourceChanged');
 });

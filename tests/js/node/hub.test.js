@@ -17,12 +17,18 @@ let server;
 // The same index with its weight_map sorted by name, as transformers
 // writes it: each shard's tensors in another order than its header's.
 const sorted = new TextEncoder().encode(
-  JSON.stringify({ ...model.index, weight_map: Object.fromEntries(Object.entries(model.index.weight_map).sort(([a], [b]) => (a < b ? -1 : 1))) }),
+  JSON.stringify({
+    ...model.index,
+    weight_map: Object.fromEntries(Object.entries(model.index.weight_map).sort(([a], [b]) => (a < b ? -1 : 1))),
+  }),
 );
 
 before(async () => {
   const { files } = virtualFiles(model);
-  files.set('/hub/sorted.index.json', { size: BigInt(sorted.length), read: (start, end) => sorted.subarray(Number(start), Number(end)) });
+  files.set('/hub/sorted.index.json', {
+    size: BigInt(sorted.length),
+    read: (start, end) => sorted.subarray(Number(start), Number(end)),
+  });
   server = await startServer({ root: scratch('stn-hub-'), virtual: files, delay: 30 });
 });
 after(() => server.close());

@@ -79,16 +79,31 @@ test('fromBlob reads 8 bytes, then the header, then tensors on demand', async ()
   assert.deepEqual([...(await flag.read())], [1, 2, 3, 4]);
   assert.equal(st.bytesRead, dataOffset + 4);
   assert.deepEqual([...(await st.tensor('emb').readFloat32())], [1, -2, 3, 0.5, 0, -0]);
-  assert.throws(() => flag.bytes(), (e) => e instanceof SafeTensorsError && e.kind === 'NotInMemory' && e.tensor === 'flag');
-  assert.throws(() => flag.view(), (e) => e.kind === 'NotInMemory');
+  assert.throws(
+    () => flag.bytes(),
+    (e) => e instanceof SafeTensorsError && e.kind === 'NotInMemory' && e.tensor === 'flag',
+  );
+  assert.throws(
+    () => flag.view(),
+    (e) => e.kind === 'NotInMemory',
+  );
 });
 
 test('fromBlob reports a malformed or truncated file like fromBytes', async () => {
   const bad = await openAsBlob(join(dir, 'bad.safetensors'));
-  await assert.rejects(SafeTensors.fromBlob(bad), (e) => e instanceof SafeTensorsError && e.kind === 'UnexpectedEnd' && e.offset === badHeader.length);
-  await assert.rejects(SafeTensors.fromBlob(new Blob([model.subarray(0, model.length - 1)])), (e) => e.kind === 'MetadataIncompleteBuffer');
+  await assert.rejects(
+    SafeTensors.fromBlob(bad),
+    (e) => e instanceof SafeTensorsError && e.kind === 'UnexpectedEnd' && e.offset === badHeader.length,
+  );
+  await assert.rejects(
+    SafeTensors.fromBlob(new Blob([model.subarray(0, model.length - 1)])),
+    (e) => e.kind === 'MetadataIncompleteBuffer',
+  );
   await assert.rejects(SafeTensors.fromBlob(new Blob([model.subarray(0, 5)])), (e) => e.kind === 'HeaderTooSmall');
-  await assert.rejects(SafeTensors.fromBlob(new Blob([model.subarray(0, 40)])), (e) => e.kind === 'InvalidHeaderLength');
+  await assert.rejects(
+    SafeTensors.fromBlob(new Blob([model.subarray(0, 40)])),
+    (e) => e.kind === 'InvalidHeaderLength',
+  );
   const huge = new Uint8Array(8);
   new DataView(huge.buffer).setBigUint64(0, 2n ** 62n, true);
   const blob = new CountingBlob([huge, new Uint8Array(100)]);
@@ -108,7 +123,10 @@ test('a sparse file over 4 GiB opens from its header alone; tensors past 4 GiB r
   assert.equal(hi.byteOffset, sparse.hiOffset);
   assert.ok(hi.byteOffset > 2 ** 32);
   assert.deepEqual(hi.dataOffsets, [SPARSE.lo, SPARSE.lo + 6]);
-  assert.deepEqual(st.parameterCount(), { total: SPARSE.lo + 3 + SPARSE.tail, byDtype: { U8: SPARSE.lo + SPARSE.tail, BF16: 3 } });
+  assert.deepEqual(st.parameterCount(), {
+    total: SPARSE.lo + 3 + SPARSE.tail,
+    byDtype: { U8: SPARSE.lo + SPARSE.tail, BF16: 3 },
+  });
   assert.deepEqual([...(await hi.read())], [...SPARSE.hi]);
   assert.deepEqual([...(await hi.readFloat32())], [1, -2, 3]);
   const tail = await st.tensor('tail').read();
@@ -188,13 +206,28 @@ test('fromUrl against a server without Range support reads the whole body once',
 });
 
 test('fromUrl passes headers, reports HTTP errors, honours abort, rejects offsets above 2^53', async () => {
-  await assert.rejects(SafeTensors.fromUrl(`${ranged.url}/auth/model.safetensors`), (e) => e instanceof SafeTensorsError && e.kind === 'Http' && /401/.test(e.message));
-  const st = await SafeTensors.fromUrl(`${ranged.url}/auth/model.safetensors`, { headers: { Authorization: 'Bearer test' }, prefetch: 8 });
+  await assert.rejects(
+    SafeTensors.fromUrl(`${ranged.url}/auth/model.safetensors`),
+    (e) => e instanceof SafeTensorsError && e.kind === 'Http' && /401/.test(e.message),
+  );
+  const st = await SafeTensors.fromUrl(`${ranged.url}/auth/model.safetensors`, {
+    headers: { Authorization: 'Bearer test' },
+    prefetch: 8,
+  });
   assert.deepEqual([...(await st.tensor('flag').read())], [1, 2, 3, 4]);
-  await assert.rejects(SafeTensors.fromUrl(`${ranged.url}/missing.safetensors`), (e) => e.kind === 'Http' && /404/.test(e.message));
+  await assert.rejects(
+    SafeTensors.fromUrl(`${ranged.url}/missing.safetensors`),
+    (e) => e.kind === 'Http' && /404/.test(e.message),
+  );
   await assert.rejects(SafeTensors.fromUrl(`${ranged.url}/bad.safetensors`), (e) => e.kind === 'UnexpectedEnd');
-  await assert.rejects(SafeTensors.fromUrl(`${ranged.url}/model.safetensors`, { signal: AbortSignal.abort() }), (e) => e.name === 'AbortError');
-  await assert.rejects(SafeTensors.fromUrl(`${ranged.url}/huge.safetensors`), (e) => e.kind === 'OffsetTooLarge' && e.tensor === 'far');
+  await assert.rejects(
+    SafeTensors.fromUrl(`${ranged.url}/model.safetensors`, { signal: AbortSignal.abort() }),
+    (e) => e.name === 'AbortError',
+  );
+  await assert.rejects(
+    SafeTensors.fromUrl(`${ranged.url}/huge.safetensors`),
+    (e) => e.kind === 'OffsetTooLarge' && e.tensor === 'far',
+  );
 });
 
 test('fromUrl notices a file that changed after it was opened', async () => {

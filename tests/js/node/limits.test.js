@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SafeTensors, SafeTensorsError, openSharded } from 'safetensors-nano';
-import { rawFile, tensorFile } from '../lib/format.js';
+import { tensorFile } from '../lib/format.js';
 import { scratch } from '../lib/env.js';
 import { startServer } from '../lib/server.js';
 
@@ -45,7 +45,7 @@ class CountingBlob extends Blob {
   }
 }
 
-test('fromBytes: headerLimit refuses a longer header; the default is the core\'s 100 MB, larger values mean it', () => {
+test("fromBytes: headerLimit refuses a longer header; the default is the core's 100 MB, larger values mean it", () => {
   assert.equal(SafeTensors.fromBytes(small, { headerLimit: N }).headerSize, N);
   assert.throws(() => SafeTensors.fromBytes(small, { headerLimit: N - 1 }), tooLarge(N, N - 1));
   assert.throws(() => SafeTensors.fromBytes(small, { headerLimit: 0 }), tooLarge(N, 0));
@@ -53,19 +53,31 @@ test('fromBytes: headerLimit refuses a longer header; the default is the core\'s
   const huge = lengthPrefix(HEADER_LIMIT + 1);
   assert.throws(() => SafeTensors.fromBytes(huge), tooLarge(HEADER_LIMIT + 1, HEADER_LIMIT));
   assert.throws(() => SafeTensors.fromBytes(huge, { headerLimit: 2 ** 40 }), tooLarge(HEADER_LIMIT + 1, HEADER_LIMIT));
-  assert.throws(() => SafeTensors.fromBytes(huge, { headerLimit: HEADER_LIMIT - 1 }), tooLarge(HEADER_LIMIT + 1, HEADER_LIMIT - 1));
+  assert.throws(
+    () => SafeTensors.fromBytes(huge, { headerLimit: HEADER_LIMIT - 1 }),
+    tooLarge(HEADER_LIMIT + 1, HEADER_LIMIT - 1),
+  );
   // Lengths past 2^32 and 2^53 are shown exactly.
   assert.throws(() => SafeTensors.fromBytes(lengthPrefix(2 ** 40 + 5), { headerLimit: 10 }), tooLarge(2 ** 40 + 5, 10));
-  assert.throws(() => SafeTensors.fromBytes(lengthPrefix(2n ** 64n - 1n), { headerLimit: 10 }), tooLarge(2n ** 64n - 1n, 10));
+  assert.throws(
+    () => SafeTensors.fromBytes(lengthPrefix(2n ** 64n - 1n), { headerLimit: 10 }),
+    tooLarge(2n ** 64n - 1n, 10),
+  );
 });
 
-test('headerLimit keeps the core\'s order: a file under 8 bytes first, the limit before the file length', () => {
-  assert.throws(() => SafeTensors.fromBytes(new Uint8Array(7), { headerLimit: 0 }), (e) => e.kind === 'HeaderTooSmall');
+test("headerLimit keeps the core's order: a file under 8 bytes first, the limit before the file length", () => {
+  assert.throws(
+    () => SafeTensors.fromBytes(new Uint8Array(7), { headerLimit: 0 }),
+    (e) => e.kind === 'HeaderTooSmall',
+  );
   // A header of 100 bytes in a file of 20: over the limit before too long for the file.
   const short = new Uint8Array(20);
   short.set(lengthPrefix(100));
   assert.throws(() => SafeTensors.fromBytes(short, { headerLimit: 50 }), tooLarge(100, 50));
-  assert.throws(() => SafeTensors.fromBytes(short, { headerLimit: 100 }), (e) => e.kind === 'InvalidHeaderLength');
+  assert.throws(
+    () => SafeTensors.fromBytes(short, { headerLimit: 100 }),
+    (e) => e.kind === 'InvalidHeaderLength',
+  );
 });
 
 test('every opener refuses a headerLimit that is not a non-negative integer (TypeError)', async () => {
@@ -81,9 +93,15 @@ test('every opener refuses a headerLimit that is not a non-negative integer (Typ
 test('fromHeader: 8 bytes are enough to refuse a header over the limit', () => {
   const first8 = small.subarray(0, 8);
   assert.throws(() => SafeTensors.fromHeader(first8, small.length, { headerLimit: N - 1 }), tooLarge(N, N - 1));
-  assert.throws(() => SafeTensors.fromHeader(first8, small.length, { headerLimit: N }), (e) => e.kind === 'HeaderIncomplete');
+  assert.throws(
+    () => SafeTensors.fromHeader(first8, small.length, { headerLimit: N }),
+    (e) => e.kind === 'HeaderIncomplete',
+  );
   assert.equal(SafeTensors.fromHeader(small, small.length, { headerLimit: N }).names()[0], 'w');
-  assert.throws(() => SafeTensors.fromHeader(lengthPrefix(HEADER_LIMIT + 8), 2n ** 60n), tooLarge(HEADER_LIMIT + 8, HEADER_LIMIT));
+  assert.throws(
+    () => SafeTensors.fromHeader(lengthPrefix(HEADER_LIMIT + 8), 2n ** 60n),
+    tooLarge(HEADER_LIMIT + 8, HEADER_LIMIT),
+  );
 });
 
 test('fromBlob: over the limit, only the 8-byte length is read', async () => {
@@ -92,7 +110,10 @@ test('fromBlob: over the limit, only the 8-byte length is read', async () => {
   assert.deepEqual(blob.reads, [[0, 8]]);
   const ok = new CountingBlob([small]);
   const st = await SafeTensors.fromBlob(ok, { headerLimit: N });
-  assert.deepEqual(ok.reads, [[0, 8], [8, 8 + N]]);
+  assert.deepEqual(ok.reads, [
+    [0, 8],
+    [8, 8 + N],
+  ]);
   assert.equal(st.bytesRead, 8 + N);
   // A Blob claiming a 100 MB + 1 header: refused by default, unread.
   const claim = new CountingBlob([lengthPrefix(HEADER_LIMIT + 1), new Uint8Array(16)]);
@@ -165,24 +186,38 @@ async function requestsOf(server, call) {
 test('fromUrl: the default limit is 25 MB; a longer header is refused after the first request', async () => {
   const { requests, error } = await requestsOf(ranged, () => SafeTensors.fromUrl(`${ranged.url}/claims.safetensors`));
   assert.ok(tooLarge(CLAIM, URL_HEADER_LIMIT)(error));
-  assert.deepEqual(requests.map((r) => r.range), ['bytes=0-65535']);
+  assert.deepEqual(
+    requests.map((r) => r.range),
+    ['bytes=0-65535'],
+  );
   // With prefetch 8, exactly the 8-byte length is fetched.
-  const eight = await requestsOf(ranged, () => SafeTensors.fromUrl(`${ranged.url}/claims.safetensors`, { prefetch: 8 }));
+  const eight = await requestsOf(ranged, () =>
+    SafeTensors.fromUrl(`${ranged.url}/claims.safetensors`, { prefetch: 8 }),
+  );
   assert.ok(tooLarge(CLAIM, URL_HEADER_LIMIT)(eight.error));
-  assert.deepEqual(eight.requests.map((r) => r.range), ['bytes=0-7']);
+  assert.deepEqual(
+    eight.requests.map((r) => r.range),
+    ['bytes=0-7'],
+  );
 });
 
 test('fromUrl: headerLimit caps the first request at 8 + headerLimit bytes', async () => {
   const url = `${ranged.url}/small.safetensors`;
   const over = await requestsOf(ranged, () => SafeTensors.fromUrl(url, { headerLimit: N - 1 }));
   assert.ok(tooLarge(N, N - 1)(over.error));
-  assert.deepEqual(over.requests.map((r) => r.range), [`bytes=0-${8 + N - 2}`]);
+  assert.deepEqual(
+    over.requests.map((r) => r.range),
+    [`bytes=0-${8 + N - 2}`],
+  );
   const exact = await requestsOf(ranged, async () => {
     const st = await SafeTensors.fromUrl(url, { headerLimit: N });
     assert.deepEqual([...(await st.tensor('w').readFloat32())], [1, 2]);
   });
   assert.equal(exact.error, undefined);
-  assert.deepEqual(exact.requests.map((r) => r.range), [`bytes=0-${8 + N - 1}`, `bytes=${8 + N}-${8 + N + 7}`]);
+  assert.deepEqual(
+    exact.requests.map((r) => r.range),
+    [`bytes=0-${8 + N - 1}`, `bytes=${8 + N}-${8 + N + 7}`],
+  );
   // Above 100 MB means 100 MB.
   const max = await requestsOf(ranged, () => SafeTensors.fromUrl(url, { headerLimit: 2 ** 40, prefetch: 2 ** 30 }));
   assert.equal(max.error, undefined);
@@ -225,7 +260,10 @@ test('fromUrl: a 206 answer with more bytes than asked is an Http error before t
     });
     return new Response(body, { status: 206, headers: { 'Content-Range': 'bytes 0-65535/100000000' } });
   };
-  await assert.rejects(SafeTensors.fromUrl('http://example.invalid/x', { fetch }), (e) => e.kind === 'Http' && /more than the 65536 bytes/.test(e.message));
+  await assert.rejects(
+    SafeTensors.fromUrl('http://example.invalid/x', { fetch }),
+    (e) => e.kind === 'Http' && /more than the 65536 bytes/.test(e.message),
+  );
   assert.ok(pulled <= 4, `${pulled} chunks pulled`);
 });
 
@@ -254,7 +292,11 @@ test('openSharded: passes prefetch to fromUrl', async () => {
 
 test('openSharded: at most `concurrency` shards are fetched at once (default 8)', async () => {
   const index = `${ranged.url}/sharded/model.safetensors.index.json`;
-  for (const [concurrency, most] of [[1, 1], [3, 3], [undefined, 8]]) {
+  for (const [concurrency, most] of [
+    [1, 1],
+    [3, 3],
+    [undefined, 8],
+  ]) {
     ranged.stats.maxInFlight = 0;
     const model = await openSharded(index, [], concurrency === undefined ? {} : { concurrency });
     assert.equal(model.names().length, SHARDS);

@@ -22,7 +22,9 @@ async function errorOf(s) {
         break;
       case 'serialize':
         await serialize(
-          Object.fromEntries(s.tensors.map(([name, dtype, shape, n]) => [name, { dtype, shape, data: new Uint8Array(n) }])),
+          Object.fromEntries(
+            s.tensors.map(([name, dtype, shape, n]) => [name, { dtype, shape, data: new Uint8Array(n) }]),
+          ),
         );
         break;
       case 'decodeFloat32':
@@ -48,7 +50,14 @@ test('wasm errors have the Rust message of their kind, then their place', async 
     kinds.add(s.kind);
   }
   // The layer's kinds and the format codes (hex, "or more", Expected, Field, Dtype) are among them.
-  for (const k of ['OffsetTooLarge', 'DimensionTooLarge', 'UnexpectedByte', 'DataOffsetsNotPair', 'MissingField', 'DtypeMismatch']) {
+  for (const k of [
+    'OffsetTooLarge',
+    'DimensionTooLarge',
+    'UnexpectedByte',
+    'DataOffsetsNotPair',
+    'MissingField',
+    'DtypeMismatch',
+  ]) {
     assert.ok(kinds.has(k), k);
   }
 });

@@ -10,7 +10,16 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SafeTensors, SafeTensorsError, editMetadata, editTensors, openSharded, serialize, serializeStream, writeFile } from 'safetensors-nano';
+import {
+  SafeTensors,
+  SafeTensorsError,
+  editMetadata,
+  editTensors,
+  openSharded,
+  serialize,
+  serializeStream,
+  writeFile,
+} from 'safetensors-nano';
 import { python, scratch } from '../lib/env.js';
 import { collect } from '../lib/streams.js';
 
@@ -33,7 +42,11 @@ const CASES = [
   ['a missing key dropped: no change', { drop: 'absent' }, SOURCE_METADATA],
   ['cleared', { clear: true }, null],
   ['cleared, then one set', { clear: true, set: new Map([['source', 'x']]) }, { source: 'x' }],
-  ['keys added, an empty key and value', { set: { '': 'empty key', a: '', z: '1' }, drop: ['license'] }, { '': 'empty key', a: '', format: 'pt', z: '1' }],
+  [
+    'keys added, an empty key and value',
+    { set: { '': 'empty key', a: '', z: '1' }, drop: ['license'] },
+    { '': 'empty key', a: '', format: 'pt', z: '1' },
+  ],
 ];
 
 let reference;
@@ -51,7 +64,9 @@ function referenceFiles() {
     cases: CASES.map(([, , metadata], i) => ({ out: join(dir, `expected-${i}.safetensors`), metadata })),
   };
   writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
-  const r = spawnSync(python, [join(here, '..', 'lib', 'metaedit_reference.py'), join(dir, 'manifest.json')], { encoding: 'utf8' });
+  const r = spawnSync(python, [join(here, '..', 'lib', 'metaedit_reference.py'), join(dir, 'manifest.json')], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`metaedit_reference.py failed: ${r.stderr}`);
   return (reference = { skip: false, dir, manifest });
 }
@@ -82,7 +97,9 @@ function assertReferenceBytes(ours, theirs, metadata, what) {
   if ('' in metadata) assert.ok(a.json.startsWith('{"__metadata__":{"":'), `${what}: the empty key first`);
 }
 
-test("editTensors' metadata edits write the reference's file with that metadata (serializeStream and writeFile)", { skip: referenceFiles().skip }, async () => {
+test("editTensors' metadata edits write the reference's file with that metadata (serializeStream and writeFile)", {
+  skip: referenceFiles().skip,
+}, async () => {
   const { dir, manifest } = referenceFiles();
   const source = readFileSync(manifest.source);
   const file = await SafeTensors.fromBlob(new Blob([source]));
@@ -113,7 +130,10 @@ test("a file with no metadata gets it, as the reference's save_file writes it; a
   const tensors = editTensors(file, { metadata: { set: { format: 'pt' } } });
   const bytes = (await collect(serializeStream(tensors, tensors.metadata))).bytes;
   // The worked example's layout (docs/format.md): the same as save_file(..., metadata={"format": "pt"}).
-  assert.deepEqual(bytes, await serialize({ w: { dtype: 'F32', shape: [2], data: new Float32Array([1, 2]) } }, { format: 'pt' }));
+  assert.deepEqual(
+    bytes,
+    await serialize({ w: { dtype: 'F32', shape: [2], data: new Float32Array([1, 2]) } }, { format: 'pt' }),
+  );
   assert.ok(split(bytes).json.startsWith('{"__metadata__":{"format":"pt"},"w":'));
   assert.deepEqual(editTensors(file.tensors(), { metadata: { set: { a: 'b' } } }).metadata, { a: 'b' });
 });
@@ -134,7 +154,9 @@ test("a sharded model's edits start from its first shard's metadata, not the ind
 });
 
 test('bad metadata edits are typed errors, before anything is read or written', async () => {
-  const file = SafeTensors.fromBytes(await serialize({ w: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } }, { format: 'pt' }));
+  const file = SafeTensors.fromBytes(
+    await serialize({ w: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } }, { format: 'pt' }),
+  );
   const dir = scratch('stn-metaedit-bad-');
   const path = join(dir, 'out.safetensors');
   const bad = [

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SafeTensors, SafeTensorsError, openSharded, serialize } from 'safetensors-nano';
 import { rawFile } from '../lib/format.js';
-import { rng } from '../lib/rng.mjs'; // scripts/rng.mjs, copied in by run.mjs
+import { rng } from '../lib/rng.mjs';
 
 const enc = new TextEncoder();
 const BOM = '\ufeff';
@@ -21,7 +21,10 @@ const entry = (at, n = 1) => `{"dtype":"U8","shape":[${n}],"data_offsets":[${at}
 function fileOf(rawKeys, { metadata = '' } = {}) {
   const parts = rawKeys.map((k, i) => `"${k}":${entry(i)}`);
   if (metadata !== '') parts.push(`"__metadata__":{${metadata}}`);
-  return rawFile(`{${parts.join(',')}}`, Uint8Array.from(rawKeys, (_, i) => i));
+  return rawFile(
+    `{${parts.join(',')}}`,
+    Uint8Array.from(rawKeys, (_, i) => i),
+  );
 }
 
 // Every opener over the same bytes: fromBytes, fromBlob, fromHeader.
@@ -74,9 +77,16 @@ test('escapes of every kind, astral characters and raw UTF-8 decode to the same 
     ['\u4e2d\u6587.\u0648\u0632\u0646', '\u4e2d\u6587.\u0648\u0632\u0646'],
     ['a\\\\u0062', 'a\\u0062'],
   ];
-  const file = fileOf(cases.map(([raw]) => raw), { metadata: '"\\ud83d\\ude00\\n":"\\"\\u00e9\\""' });
+  const file = fileOf(
+    cases.map(([raw]) => raw),
+    { metadata: '"\\ud83d\\ude00\\n":"\\"\\u00e9\\""' },
+  );
   for (const [how, st] of await openAll(file)) {
-    assertNames(st, cases.map(([, name]) => name), how);
+    assertNames(
+      st,
+      cases.map(([, name]) => name),
+      how,
+    );
     assert.deepEqual(st.metadata(), { '\u{1f600}\n': '"\u00e9"' }, how);
   }
 });
@@ -97,25 +107,46 @@ test('names equal once unescaped are refused (DuplicateTensorName, DuplicateMeta
       () => SafeTensors.fromBlob(new Blob([file])),
       () => SafeTensors.fromHeader(file, file.length),
     ]) {
-      await assert.rejects(async () => open(), (e) => {
-        assert.ok(e instanceof SafeTensorsError);
-        assert.equal(e.kind, 'DuplicateTensorName');
-        assert.equal(e.tensor, name);
-        return true;
-      });
+      await assert.rejects(
+        async () => open(),
+        (e) => {
+          assert.ok(e instanceof SafeTensorsError);
+          assert.equal(e.kind, 'DuplicateTensorName');
+          assert.equal(e.tensor, name);
+          return true;
+        },
+      );
     }
   }
   const meta = fileOf(['x'], { metadata: `"${BOM}k":"1","\\ufeffk":"2"` });
-  assert.throws(() => SafeTensors.fromBytes(meta), (e) => e.kind === 'DuplicateMetadataKey');
+  assert.throws(
+    () => SafeTensors.fromBytes(meta),
+    (e) => e.kind === 'DuplicateMetadataKey',
+  );
 });
 
 test('an error names its tensor with the leading U+FEFF kept', () => {
   const file = rawFile(`{"${BOM}t":{"dtype":"F33","shape":[],"data_offsets":[0,0]}}`);
-  assert.throws(() => SafeTensors.fromBytes(file), (e) => e.kind === 'UnknownDtype' && e.tensor === `${BOM}t`);
+  assert.throws(
+    () => SafeTensors.fromBytes(file),
+    (e) => e.kind === 'UnknownDtype' && e.tensor === `${BOM}t`,
+  );
 });
 
 test('serialize then fromBytes: every valid name, key and value comes back', async () => {
-  const names = [`${BOM}lead`, BOM, '', '"quoted"', 'back\\slash', '\0\x01\x1f\x7f', '\u2028\u2029', '\u{1f600}\u{10ffff}', '\uffff\ufffe', 'caf\u00e9', '__metadata__x'];
+  const names = [
+    `${BOM}lead`,
+    BOM,
+    '',
+    '"quoted"',
+    'back\\slash',
+    '\0\x01\x1f\x7f',
+    '\u2028\u2029',
+    '\u{1f600}\u{10ffff}',
+    '\uffff\ufffe',
+    'caf\u00e9',
+    '__metadata__x',
+  ];
   const tensors = Object.fromEntries(names.map((n, i) => [n, { dtype: 'U8', shape: [1], data: Uint8Array.of(i) }]));
   const metadata = { [`${BOM}k`]: `${BOM}v`, '\u{1f600}': '\n"\\' };
   const st = SafeTensors.fromBytes(await serialize(tensors, metadata));
@@ -140,7 +171,9 @@ test('serialize refuses a lone surrogate (it has no UTF-8) rather than write U+F
     assert.deepEqual(kinds, ['InvalidArgument', 'InvalidArgument', 'InvalidArgument'], JSON.stringify(bad));
   }
   // A well-formed pair is a character.
-  const st = SafeTensors.fromBytes(await serialize({ '\ud83d\ude00': { dtype: 'U8', shape: [0], data: new Uint8Array(0) } }));
+  const st = SafeTensors.fromBytes(
+    await serialize({ '\ud83d\ude00': { dtype: 'U8', shape: [0], data: new Uint8Array(0) } }),
+  );
   assert.deepEqual(st.names(), ['\u{1f600}']);
 });
 
@@ -172,7 +205,11 @@ function randomlyEscaped(s, r) {
     const c = ch.codePointAt(0);
     const mustEscape = c < 0x20 || ch === '"' || ch === '\\';
     if (!mustEscape && r.next() < 0.5) out += ch;
-    else if (c > 0xffff) out += ch.split('').map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    else if (c > 0xffff)
+      out += ch
+        .split('')
+        .map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`)
+        .join('');
     else if (r.next() < 0.5 && JSON.stringify(ch).length === 4) out += JSON.stringify(ch).slice(1, -1);
     else {
       const hex = c.toString(16).padStart(4, '0');
@@ -207,7 +244,11 @@ test('a name starting exactly at a 32 KiB block of the header keeps its U+FEFF',
   // Names are decoded a 32 KiB block of header text at a time: put a
   // BOM-leading name (raw, then escaped) at the start of the second block,
   // and around it.
-  for (const [name, raw] of [[`${BOM}edge`, `${BOM}edge`], [`${BOM}esc`, '\\ufeffesc'], [`a${BOM}\u{1f600}b`, `a${BOM}\u{1f600}b`]]) {
+  for (const [name, raw] of [
+    [`${BOM}edge`, `${BOM}edge`],
+    [`${BOM}esc`, '\\ufeffesc'],
+    [`a${BOM}\u{1f600}b`, `a${BOM}\u{1f600}b`],
+  ]) {
     for (const shift of [0, -1, -2, -3, -5, 1]) {
       const filler = [];
       let text = '{';
@@ -222,15 +263,22 @@ test('a name starting exactly at a 32 KiB block of the header keeps its U+FEFF',
       text += `"${pad}":${entry(at)},"`;
       assert.equal(enc.encode(text).length, 32768 + shift);
       text += `${raw}":${entry(at + 1)}}`;
-      const file = rawFile(text, Uint8Array.from({ length: at + 2 }, (_, i) => i));
-      for (const [how, st] of await openAll(file)) assertNames(st, [...filler, pad, name], `${JSON.stringify(name)} ${shift} ${how}`);
+      const file = rawFile(
+        text,
+        Uint8Array.from({ length: at + 2 }, (_, i) => i),
+      );
+      for (const [how, st] of await openAll(file))
+        assertNames(st, [...filler, pad, name], `${JSON.stringify(name)} ${shift} ${how}`);
     }
   }
 });
 
 test('openSharded: BOM-leading and astral names in the weight_map and the shards agree', async () => {
   const names = [`${BOM}a`, '\u{1f600}', 'b\\"'];
-  const shard = rawFile(`{${names.map((n, i) => `${JSON.stringify(n)}:${entry(i)}`).join(',')}}`, Uint8Array.of(0, 1, 2));
+  const shard = rawFile(
+    `{${names.map((n, i) => `${JSON.stringify(n)}:${entry(i)}`).join(',')}}`,
+    Uint8Array.of(0, 1, 2),
+  );
   const index = { weight_map: Object.fromEntries(names.map((n) => [n, 'model.safetensors'])) };
   const file = () => new File([shard], 'model.safetensors');
   // The index as an object, as JSON text (with a leading BOM, as editors
@@ -242,6 +290,8 @@ test('openSharded: BOM-leading and astral names in the weight_map and the shards
     for (const [i, n] of names.entries()) assert.deepEqual(await model.tensor(n).read(), Uint8Array.of(i));
   }
   // A name that differs only by its BOM is a mismatch.
-  const wrong = { weight_map: { a: 'model.safetensors', '\u{1f600}': 'model.safetensors', 'b\\"': 'model.safetensors' } };
+  const wrong = {
+    weight_map: { a: 'model.safetensors', '\u{1f600}': 'model.safetensors', 'b\\"': 'model.safetensors' },
+  };
   await assert.rejects(openSharded(wrong, [file()]), (e) => e.kind === 'IndexMismatch');
 });

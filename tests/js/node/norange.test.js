@@ -59,21 +59,31 @@ after(() => server?.close());
 // The child process opens the URL and reads `names`: its own peak RSS and
 // the bytes that arrived are the package's alone.
 function child(file, mode, ...names) {
-  const r = spawnSync(process.execPath, [join(here, '..', 'lib', 'norange-child.mjs'), server.base + file, mode, ...names], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [join(here, '..', 'lib', 'norange-child.mjs'), server.base + file, mode, ...names],
+    {
+      encoding: 'utf8',
+      timeout: 120_000,
+    },
+  );
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   // (Were Python's server ever to answer ranges, this test would prove nothing.)
   assert.equal(out.statuses[0], 200, `python3 -m http.server answered ${out.statuses[0]} to a Range request`);
-  console.log(`${file} (${mode}): listing ${out.list.bytes} bytes in ${out.list.ms.toFixed(0)} ms; ` +
-    out.reads.map((r) => `${r.name} ${r.bytes} bytes in ${r.ms.toFixed(0)} ms`).join('; ') +
-    `; peak RSS +${((out.rssAfter - out.rssBefore) / MiB).toFixed(1)} MiB`);
+  console.log(
+    `${file} (${mode}): listing ${out.list.bytes} bytes in ${out.list.ms.toFixed(0)} ms; ` +
+      out.reads.map((r) => `${r.name} ${r.bytes} bytes in ${r.ms.toFixed(0)} ms`).join('; ') +
+      `; peak RSS +${((out.rssAfter - out.rssBefore) / MiB).toFixed(1)} MiB`,
+  );
   return out;
 }
 
-const near = (values, want) => assert.deepEqual(values.map((v) => Math.round(v * 1e6) / 1e6), want);
+const near = (values, want) =>
+  assert.deepEqual(
+    values.map((v) => Math.round(v * 1e6) / 1e6),
+    want,
+  );
 
 test('a 2 GiB file from python3 -m http.server lists from a few MB, in bounded memory; a near tensor reads right', () => {
   const out = child('big.safetensors', 'stream', 'first');
@@ -117,7 +127,7 @@ test('a file under 64 MiB from such a server is kept whole: one request, in-memo
     statuses.push(res.status);
     return res;
   };
-  const st = await SafeTensors.fromUrl(server.base + 'small.safetensors', { fetch: counting, noRange: 'reject' });
+  const st = await SafeTensors.fromUrl(`${server.base}small.safetensors`, { fetch: counting, noRange: 'reject' });
   assert.deepEqual(statuses, [200]);
   assert.equal(st.bytesRead, small.length);
   assert.deepEqual(st.tensor('w').bytes(), small.subarray(small.length - 8));
@@ -130,7 +140,10 @@ test('streaming a file that changed since it was opened is SourceChanged, never 
   writeFileSync(path, rawFile({ x: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } }, new Float32Array([7])));
   // Grown past the 64 MiB kept, so reads stream (a hole after the data is not part of it: the header says 4 bytes).
   const grow = (extra) => {
-    const header = { x: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, pad: { dtype: 'U8', shape: [extra], data_offsets: [4, 4 + extra] } };
+    const header = {
+      x: { dtype: 'F32', shape: [1], data_offsets: [0, 4] },
+      pad: { dtype: 'U8', shape: [extra], data_offsets: [4, 4 + extra] },
+    };
     const head = rawFile(header);
     const fd = openSync(path, 'w');
     writeSync(fd, head, 0, head.length, 0);
@@ -140,12 +153,18 @@ test('streaming a file that changed since it was opened is SourceChanged, never 
   };
   grow(80 * MiB);
   utimesSync(path, new Date(2020, 0, 1), new Date(2020, 0, 1));
-  const st = await SafeTensors.fromUrl(server.base + 'changing.safetensors');
+  const st = await SafeTensors.fromUrl(`${server.base}changing.safetensors`);
   assert.deepEqual(Array.from(await st.tensor('x').readFloat32()), [7]);
   // The same size, another Last-Modified.
   utimesSync(path, new Date(2021, 0, 1), new Date(2021, 0, 1));
-  await assert.rejects(st.tensor('x').read(), (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged' && /Last-Modified/.test(e.message));
+  await assert.rejects(
+    st.tensor('x').read(),
+    (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged' && /Last-Modified/.test(e.message),
+  );
   // Another size.
   grow(81 * MiB);
-  await assert.rejects(st.tensor('x').readFloat32(), (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged');
+  await assert.rejects(
+    st.tensor('x').readFloat32(),
+    (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged',
+  );
 });

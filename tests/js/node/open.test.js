@@ -42,7 +42,10 @@ test('fromBytes describes the header: names in offset order, shapes, offsets, si
   assert.equal(ids.byteLength, 24);
   assert.equal(ids.elementCount, 3);
   assert.equal(st.tensor('nope'), undefined);
-  assert.deepEqual(st.tensors().map((t) => t.name), st.names());
+  assert.deepEqual(
+    st.tensors().map((t) => t.name),
+    st.names(),
+  );
   assert.deepEqual(st.parameterCount(), { total: 12, byDtype: { F32: 6, I64: 3, BOOL: 3 } });
 });
 
@@ -113,21 +116,36 @@ test('view() is null where the data is not aligned for the typed array; bytes() 
 
 test('view() types for every dtype (Float16Array where the runtime has it)', () => {
   const expect = {
-    BOOL: Uint8Array, F4: Uint8Array, F6_E2M3: Uint8Array, F6_E3M2: Uint8Array, U8: Uint8Array, I8: Int8Array,
-    F8_E5M2: Uint8Array, F8_E4M3: Uint8Array, F8_E8M0: Uint8Array, F8_E4M3FNUZ: Uint8Array, F8_E5M2FNUZ: Uint8Array,
-    I16: Int16Array, U16: Uint16Array, F16: globalThis.Float16Array ?? Uint16Array, BF16: Uint16Array,
-    I32: Int32Array, U32: Uint32Array, F32: Float32Array, C64: Float32Array, F64: Float64Array,
-    I64: BigInt64Array, U64: BigUint64Array,
+    BOOL: Uint8Array,
+    F4: Uint8Array,
+    F6_E2M3: Uint8Array,
+    F6_E3M2: Uint8Array,
+    U8: Uint8Array,
+    I8: Int8Array,
+    F8_E5M2: Uint8Array,
+    F8_E4M3: Uint8Array,
+    F8_E8M0: Uint8Array,
+    F8_E4M3FNUZ: Uint8Array,
+    F8_E5M2FNUZ: Uint8Array,
+    I16: Int16Array,
+    U16: Uint16Array,
+    F16: globalThis.Float16Array ?? Uint16Array,
+    BF16: Uint16Array,
+    I32: Int32Array,
+    U32: Uint32Array,
+    F32: Float32Array,
+    C64: Float32Array,
+    F64: Float64Array,
+    I64: BigInt64Array,
+    U64: BigUint64Array,
   };
   assert.deepEqual(DTYPES, Object.keys(expect));
   // 4 elements of each, 64-bit dtypes first so every tensor is aligned.
   const bits = { F4: 4, F6_E2M3: 6, F6_E3M2: 6 };
-  const entries = [...DTYPES]
-    .reverse()
-    .map((d) => {
-      const size = (bits[d] ?? (/64$/.test(d) ? 64 : /32$/.test(d) ? 32 : /16$/.test(d) ? 16 : 8)) * 4 / 8;
-      return [`t_${d}`, d, [4], new Uint8Array(size).map((_, i) => i + 1)];
-    });
+  const entries = [...DTYPES].reverse().map((d) => {
+    const size = ((bits[d] ?? (/64$/.test(d) ? 64 : /32$/.test(d) ? 32 : /16$/.test(d) ? 16 : 8)) * 4) / 8;
+    return [`t_${d}`, d, [4], new Uint8Array(size).map((_, i) => i + 1)];
+  });
   const st = SafeTensors.fromBytes(tensorFile(entries, { align: 8 }));
   assert.equal(st.length, 22);
   for (const t of st.tensors()) {
@@ -160,14 +178,32 @@ test('DTYPE_INFO: frozen facts for each dtype, in DTYPES order; kind says what d
     bool: ['BOOL'],
     uint: ['U8', 'U16', 'U32', 'U64'],
     int: ['I8', 'I16', 'I32', 'I64'],
-    float: ['F4', 'F6_E2M3', 'F6_E3M2', 'F8_E5M2', 'F8_E4M3', 'F8_E8M0', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F16', 'BF16', 'F32', 'F64'],
+    float: [
+      'F4',
+      'F6_E2M3',
+      'F6_E3M2',
+      'F8_E5M2',
+      'F8_E4M3',
+      'F8_E8M0',
+      'F8_E4M3FNUZ',
+      'F8_E5M2FNUZ',
+      'F16',
+      'BF16',
+      'F32',
+      'F64',
+    ],
     complex: ['C64'],
   });
   // decodeFloat32 decodes exactly the float kind.
   for (const d of DTYPES) {
     const bytes = new Uint8Array(DTYPE_INFO[d].bits); // 8 elements
     if (DTYPE_INFO[d].kind === 'float') assert.equal(decodeFloat32(d, bytes).length, 8, d);
-    else assert.throws(() => decodeFloat32(d, bytes), (e) => e.kind === 'DtypeMismatch', d);
+    else
+      assert.throws(
+        () => decodeFloat32(d, bytes),
+        (e) => e.kind === 'DtypeMismatch',
+        d,
+      );
   }
 });
 
@@ -175,7 +211,12 @@ test('names and metadata with JSON escapes and non-ASCII decode exactly', () => 
   const names = ['A\u00e9\u4e2d', 'emoji \u{1F600}', 'tab\tnl\nq"b\\', '/slash', ''];
   const header =
     '{"__metadata__":{"k\\u00e9y":"v\\ud83d\\ude00","x":"\\"quoted\\""},' +
-    names.map((n, i) => `${JSON.stringify(n).replace('A', '\\u0041')}:{"dtype":"\\u0055\\u0038","shape":[1],"data_offsets":[${i},${i + 1}]}`).join(',') +
+    names
+      .map(
+        (n, i) =>
+          `${JSON.stringify(n).replace('A', '\\u0041')}:{"dtype":"\\u0055\\u0038","shape":[1],"data_offsets":[${i},${i + 1}]}`,
+      )
+      .join(',') +
     '}';
   const st = SafeTensors.fromBytes(rawFile(header, Uint8Array.of(1, 2, 3, 4, 5)));
   assert.deepEqual(st.names(), names);
@@ -187,13 +228,15 @@ test('names and metadata with JSON escapes and non-ASCII decode exactly', () => 
 });
 
 test('shapes read the same in every header layout, and after the caller changes its bytes', () => {
-  const entry = (name, shape, begin, end) => `${JSON.stringify(name)}:{"dtype":"U8","shape":${shape},"data_offsets":[${begin},${end}]}`;
+  const entry = (name, shape, begin, end) =>
+    `${JSON.stringify(name)}:{"dtype":"U8","shape":${shape},"data_offsets":[${begin},${end}]}`;
   const want = { a: [2, 3], b: [], c: [1, 0, 4], d: [1] };
   const spaced = `{ ${entry('a', '[ 2 ,\n3 ]', 0, 6)} , ${entry('b', '[ ]', 6, 7)}, ${entry('c', '[1,0,4]', 7, 7)},${entry('d', '[1]', 7, 8)}}`;
   // Not all ASCII: shapes are read at open, from the bytes.
   const wide = spaced.replace('{ ', '{"__metadata__":{"\u00e9":"é"}, ');
   // A shape across the 32 KiB block boundary of the name decoder.
-  const padTo = (n) => `{"__metadata__":{"p":"${'x'.repeat(n)}"},${entry('a', '[2,3]', 0, 6)},${entry('b', '[]', 6, 7)},${entry('c', '[1,0,4]', 7, 7)},${entry('d', '[1]', 7, 8)}}`;
+  const padTo = (n) =>
+    `{"__metadata__":{"p":"${'x'.repeat(n)}"},${entry('a', '[2,3]', 0, 6)},${entry('b', '[]', 6, 7)},${entry('c', '[1,0,4]', 7, 7)},${entry('d', '[1]', 7, 8)}}`;
   const at = padTo(0).indexOf('[2,3]');
   const crossing = padTo(32768 - at - 2);
   assert.equal(crossing.indexOf('[2,3]') + 2, 32768);
@@ -206,12 +249,21 @@ test('shapes read the same in every header layout, and after the caller changes 
     assert.deepEqual(st.parameterCount(), { total: 8, byDtype: { U8: 8 } });
     // The caller reuses its buffer: the description does not change.
     file.fill(0x39, 8, file.length - 8);
-    for (const [name, shape] of Object.entries(want)) assert.deepEqual(st.tensor(name).shape, shape, `${name} in ${header.slice(0, 40)}`);
+    for (const [name, shape] of Object.entries(want))
+      assert.deepEqual(st.tensor(name).shape, shape, `${name} in ${header.slice(0, 40)}`);
     // Each call gives a new array.
     st.tensor('a').shape.push(7);
     assert.deepEqual(st.tensor('a').shape, [2, 3]);
     // Each begins where the one before it in offset order ends.
-    assert.deepEqual(st.tensors().map((t) => [t.dtype, ...t.dataOffsets]), [['U8', 0, 6], ['U8', 6, 7], ['U8', 7, 7], ['U8', 7, 8]]);
+    assert.deepEqual(
+      st.tensors().map((t) => [t.dtype, ...t.dataOffsets]),
+      [
+        ['U8', 0, 6],
+        ['U8', 6, 7],
+        ['U8', 7, 7],
+        ['U8', 7, 8],
+      ],
+    );
   }
 });
 
@@ -242,7 +294,8 @@ function countingTextDecoder(fn) {
 
 test('a header that is not ASCII is decoded once per block, not once per name', () => {
   const entries = [];
-  for (let i = 0; i < 2000; i++) entries.push(`"\u00e9${i}é":{"dtype":"U8","shape":[1],"data_offsets":[${i},${i + 1}]}`);
+  for (let i = 0; i < 2000; i++)
+    entries.push(`"\u00e9${i}é":{"dtype":"U8","shape":[1],"data_offsets":[${i},${i + 1}]}`);
   const file = rawFile(`{${entries.join(',')}}`, new Uint8Array(2000));
   const [st, calls] = countingTextDecoder(() => SafeTensors.fromBytes(file));
   assert.equal(st.names()[1999], '\u00e91999\u00e9');
@@ -284,7 +337,10 @@ test('an opened file keeps no reference to the header bytes it was given', async
   await new Promise((resolve) => setImmediate(resolve));
   gc();
   for (const [i, [, ref]] of opened.entries()) assert.equal(ref.deref(), undefined, `header ${i}`);
-  assert.deepEqual(opened.map(([f]) => f.tensor(f.names()[0]).shape), [[2], [2]]);
+  assert.deepEqual(
+    opened.map(([f]) => f.tensor(f.names()[0]).shape),
+    [[2], [2]],
+  );
 });
 
 test('metadata: null, absent, empty, and a key named __proto__', () => {
@@ -293,7 +349,10 @@ test('metadata: null, absent, empty, and a key named __proto__', () => {
   assert.deepEqual(SafeTensors.fromBytes(rawFile('{"__metadata__":{}}')).metadata(), {});
   const m = SafeTensors.fromBytes(rawFile('{"__metadata__":{"__proto__":"x","constructor":"y"}}')).metadata();
   assert.equal(Object.getPrototypeOf(m), Object.prototype);
-  assert.deepEqual(Object.entries(m), [['__proto__', 'x'], ['constructor', 'y']]);
+  assert.deepEqual(Object.entries(m), [
+    ['__proto__', 'x'],
+    ['constructor', 'y'],
+  ]);
   // Callers get a copy.
   m.extra = '1';
   assert.equal(SafeTensors.fromBytes(rawFile('{"__metadata__":{}}')).metadata().extra, undefined);
@@ -323,23 +382,36 @@ function throws(fn, want) {
 }
 
 test('errors carry kind, header offset and tensor name', () => {
-  const ok = '{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}}';
+  const ok =
+    '{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}}';
   const data = new Uint8Array(6);
   throws(() => SafeTensors.fromBytes(new Uint8Array(5)), { kind: 'HeaderTooSmall', offset: null, tensor: null });
   const huge = new Uint8Array(16);
   new DataView(huge.buffer).setBigUint64(0, 100_000_001n, true);
   throws(() => SafeTensors.fromBytes(huge), { kind: 'HeaderTooLarge' });
   throws(() => SafeTensors.fromBytes(rawFile(ok, data).subarray(0, 50)), { kind: 'InvalidHeaderLength' });
-  throws(() => SafeTensors.fromBytes(rawFile(ok, data.subarray(0, 5))), { kind: 'MetadataIncompleteBuffer', tensor: null });
+  throws(() => SafeTensors.fromBytes(rawFile(ok, data.subarray(0, 5))), {
+    kind: 'MetadataIncompleteBuffer',
+    tensor: null,
+  });
   const e = throws(() => SafeTensors.fromBytes(rawFile(ok.replace('F32', 'F33'), data)), {
     kind: 'UnknownDtype',
     offset: ok.indexOf('F32') - 1,
     tensor: 'b',
   });
   assert.match(e.message, /unknown dtype at header byte \d+ \(tensor "b"\)/);
-  throws(() => SafeTensors.fromBytes(rawFile(ok.replace('[2,6]', '[3,7]'), new Uint8Array(7))), { kind: 'InvalidOffset', tensor: 'b' });
-  throws(() => SafeTensors.fromBytes(rawFile(ok.replace('"b"', '"a"'), data)), { kind: 'DuplicateTensorName', tensor: 'a' });
-  throws(() => SafeTensors.fromBytes(rawFile(ok.replace('"shape":[1]', '"shape":[2]'), data)), { kind: 'TensorInvalidInfo', tensor: 'b' });
+  throws(() => SafeTensors.fromBytes(rawFile(ok.replace('[2,6]', '[3,7]'), new Uint8Array(7))), {
+    kind: 'InvalidOffset',
+    tensor: 'b',
+  });
+  throws(() => SafeTensors.fromBytes(rawFile(ok.replace('"b"', '"a"'), data)), {
+    kind: 'DuplicateTensorName',
+    tensor: 'a',
+  });
+  throws(() => SafeTensors.fromBytes(rawFile(ok.replace('"shape":[1]', '"shape":[2]'), data)), {
+    kind: 'TensorInvalidInfo',
+    tensor: 'b',
+  });
   const trailing = '{"\\u00e9":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},}';
   throws(() => SafeTensors.fromBytes(rawFile(trailing, data)), { kind: 'UnexpectedByte', offset: trailing.length - 1 });
   throws(() => SafeTensors.fromBytes(rawFile('{"x\\ud800":{}}')), { kind: 'LoneSurrogate' });
@@ -356,7 +428,9 @@ test('fromHeader opens from the header bytes and a file size; tensors have no da
   throws(() => st.tensor('w').bytes(), { kind: 'NotInMemory', tensor: 'w' });
   await assert.rejects(st.tensor('w').read(), (e) => e.kind === 'NoSource');
   throws(() => SafeTensors.fromHeader(file.subarray(0, 20), file.length), { kind: 'HeaderIncomplete' });
-  throws(() => SafeTensors.fromHeader(file.subarray(0, st.dataOffset), BigInt(file.length) + 1n), { kind: 'MetadataIncompleteBuffer' });
+  throws(() => SafeTensors.fromHeader(file.subarray(0, st.dataOffset), BigInt(file.length) + 1n), {
+    kind: 'MetadataIncompleteBuffer',
+  });
   assert.equal(SafeTensors.fromHeader(file.subarray(0, st.dataOffset), BigInt(file.length)).fileSize, file.length);
   // The size must be a whole, non-negative number (or a bigint below 2^64).
   for (const size of [undefined, NaN, 67.5, -1, 2 ** 53, '64', -1n, 2n ** 64n]) {

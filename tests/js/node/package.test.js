@@ -20,9 +20,25 @@ test('the installed package holds exactly its files: every module of wasm/js/ sh
   // The ES layer as it is in the repository (its modules, any folder of them, the declarations).
   const layer = readdirSync(join(repo, 'wasm', 'js'), { recursive: true }).filter((f) => /\.(js|d\.ts)$/.test(f));
   const folders = [...new Set(layer.filter((f) => f.includes('/')).map((f) => f.slice(0, f.indexOf('/'))))];
-  const built = ['safetensors_nano_wasm.js', 'safetensors_nano_wasm_bg.wasm', 'safetensors_nano_writer.js', 'safetensors_nano_writer_bg.wasm'];
-  assert.deepEqual(files, [...layer, ...folders, ...built, 'README.md', 'LICENSE-MIT', 'LICENSE-APACHE', 'package.json'].sort());
-  for (const m of ['api.js', 'dtypes.js', 'errors.js', 'messages.js', 'sources.js', 'shards.js']) assert.ok(files.includes(m), m);
+  const built = [
+    'safetensors_nano_wasm.js',
+    'safetensors_nano_wasm_bg.wasm',
+    'safetensors_nano_writer.js',
+    'safetensors_nano_writer_bg.wasm',
+  ];
+  assert.deepEqual(
+    files,
+    [...layer, ...folders, ...built, 'README.md', 'LICENSE-MIT', 'LICENSE-APACHE', 'package.json'].sort(),
+  );
+  for (const m of [
+    'api/package-exports.js',
+    'format/dtypes.js',
+    'errors/safetensors-error.js',
+    'errors/messages.js',
+    'read/byte-sources.js',
+    'shards/sharded-model.js',
+  ])
+    assert.ok(files.includes(m), m);
   const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   assert.equal(meta.name, 'safetensors-nano');
   assert.equal(meta.type, 'module');
@@ -31,7 +47,10 @@ test('the installed package holds exactly its files: every module of wasm/js/ sh
 });
 
 test('both .wasm modules are valid; the reader within the 40 KB goal (40,000 bytes); sizes reported', async () => {
-  for (const [part, file] of [['reader', 'safetensors_nano_wasm_bg.wasm'], ['writer', 'safetensors_nano_writer_bg.wasm']]) {
+  for (const [part, file] of [
+    ['reader', 'safetensors_nano_wasm_bg.wasm'],
+    ['writer', 'safetensors_nano_writer_bg.wasm'],
+  ]) {
     const bytes = readFileSync(join(installed, file));
     assert.ok(WebAssembly.validate(bytes), file);
     const gz = gzipSync(bytes, { level: 9 }).length;
@@ -49,7 +68,10 @@ test('runtime exports are exactly the declared ones', () => {
   assert.match(dts, /export type \{[^}]*\bDtype\b[^}]*\} from|export type \{[^}]*\bDtype\b/);
   const generated = readFileSync(join(installed, 'generated', 'dtypes.d.ts'), 'utf8');
   const union = /export type Dtype =([^;]+);/.exec(generated)[1];
-  assert.deepEqual([...union.matchAll(/'(\w+)'/g)].map((m) => m[1]), [...pkg.DTYPES]);
+  assert.deepEqual(
+    [...union.matchAll(/'(\w+)'/g)].map((m) => m[1]),
+    [...pkg.DTYPES],
+  );
 });
 
 // tsc --strict over files of types/ with these libs.
@@ -57,7 +79,20 @@ function typeCheck(lib, ...files) {
   const tsc = createRequire(join(project, 'package.json')).resolve('typescript/bin/tsc');
   return spawnSync(
     process.execPath,
-    [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', lib, ...files.map((f) => join(project, 'types', f))],
+    [
+      tsc,
+      '--noEmit',
+      '--strict',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--lib',
+      lib,
+      ...files.map((f) => join(project, 'types', f)),
+    ],
     { cwd: project, encoding: 'utf8' },
   );
 }
@@ -80,6 +115,6 @@ test('the webgpu entry type-checks against @webgpu/types (tsc --strict)', () => 
 test('node and browser entries share one API module', () => {
   const node = readFileSync(join(installed, 'node.js'), 'utf8');
   const browser = readFileSync(join(installed, 'index.js'), 'utf8');
-  for (const src of [node, browser]) assert.match(src, /export \* from '\.\/api\.js'/);
-  assert.ok(statSync(join(installed, 'api.js')).size > 0);
+  for (const src of [node, browser]) assert.match(src, /export \* from '\.\/api\/package-exports\.js'/);
+  assert.ok(statSync(join(installed, 'api', 'package-exports.js')).size > 0);
 });

@@ -33,7 +33,10 @@ const entries = [];
 for (let i = 0; i < 24; i++) {
   const n = 1 + (next() % 200);
   const dtype = ['BF16', 'F16', 'F32'][i % 3];
-  const data = dtype === 'F32' ? new Float32Array(n).map(() => (next() % 2000) / 64 - 16) : new Uint16Array(n).map(() => next() & 0x7bff);
+  const data =
+    dtype === 'F32'
+      ? new Float32Array(n).map(() => (next() % 2000) / 64 - 16)
+      : new Uint16Array(n).map(() => next() & 0x7bff);
   entries.push([`t${i}`, dtype, [n], data]);
 }
 const bytes = tensorFile(entries);
@@ -53,7 +56,9 @@ test('in reverse order, and all at once', async () => {
   const st = await SafeTensors.fromBlob(new Blob([bytes]));
   for (const t of st.tensors().reverse()) same(await t.readFloat32({ chunkBytes: 48 }), t.name);
   const all = await Promise.all(st.tensors().map((t) => t.readFloat32({ chunkBytes: 72 })));
-  st.tensors().forEach((t, i) => same(all[i], t.name));
+  st.tensors().forEach((t, i) => {
+    same(all[i], t.name);
+  });
 });
 
 test('a read-ahead cut short by an abort does not spoil the next read', async () => {
@@ -61,18 +66,27 @@ test('a read-ahead cut short by an abort does not spoil the next read', async ()
   const [a, b, c] = st.tensors();
   same(await a.readFloat32({ chunkBytes: 48 }), a.name);
   const ctrl = new AbortController();
-  await assert.rejects(b.readFloat32({ chunkBytes: 48, signal: ctrl.signal, onProgress: (d) => d > 0 && ctrl.abort() }));
+  await assert.rejects(
+    b.readFloat32({ chunkBytes: 48, signal: ctrl.signal, onProgress: (d) => d > 0 && ctrl.abort() }),
+  );
   same(await c.readFloat32({ chunkBytes: 48 }), c.name);
   same(await b.readFloat32({ chunkBytes: 48 }), b.name);
 });
 
-test('a Blob many times the stream\'s pieces: chunks that straddle two pieces', async () => {
+test("a Blob many times the stream's pieces: chunks that straddle two pieces", async () => {
   // Two F32 tensors of 36 MiB; 3 MiB chunks do not divide the pieces the
   // stream is read in, so some chunk is decoded from two of them.
   const n = 9 * 1024 * 1024;
   const a = new Float32Array(n).map((_, i) => i);
   const b = new Float32Array(n).map((_, i) => -i);
-  const st = await SafeTensors.fromBlob(new Blob([tensorFile([['a', 'F32', [n], a], ['b', 'F32', [n], b]])]));
+  const st = await SafeTensors.fromBlob(
+    new Blob([
+      tensorFile([
+        ['a', 'F32', [n], a],
+        ['b', 'F32', [n], b],
+      ]),
+    ]),
+  );
   const chunkBytes = 3 * 1024 * 1024;
   const [ga, gb] = [await st.tensor('a').readFloat32({ chunkBytes }), await st.tensor('b').readFloat32({ chunkBytes })];
   assert.ok(ga.every((v, i) => v === i) && gb.every((v, i) => v === -i));
@@ -82,7 +96,7 @@ test('a Blob many times the stream\'s pieces: chunks that straddle two pieces', 
 // `fails(start)` is true reject (a network failure) after `delay` ms.
 function rangeFetch(file, fails = () => false, delay = 30) {
   let requests = 0;
-  const fetch = async (url, init) => {
+  const fetch = async (_url, init) => {
     requests++;
     const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
     const [start, end] = [Number(s), Math.min(file.length, Number(e) + 1)];
@@ -90,19 +104,30 @@ function rangeFetch(file, fails = () => false, delay = 30) {
       await new Promise((r) => setTimeout(r, delay));
       throw new TypeError('fetch failed');
     }
-    const headers = { 'Content-Range': `bytes ${start}-${end - 1}/${file.length}`, 'Content-Length': String(end - start) };
+    const headers = {
+      'Content-Range': `bytes ${start}-${end - 1}/${file.length}`,
+      'Content-Length': String(end - start),
+    };
     return new Response(file.slice(start, end), { status: 206, headers });
   };
   return { fetch, count: () => requests };
 }
 
-test('a URL read whose onProgress throws leaves no unhandled rejection behind (the next chunk\'s read failing later)', async () => {
+test("a URL read whose onProgress throws leaves no unhandled rejection behind (the next chunk's read failing later)", async () => {
   const n = 4096;
   const file = tensorFile([['x', 'F16', [n], new Uint16Array(n)]]);
-  const st = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', { fetch: rangeFetch(file).fetch, prefetch: 8, retries: 0 });
+  const st = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', {
+    fetch: rangeFetch(file).fetch,
+    prefetch: 8,
+    retries: 0,
+  });
   const dataStart = st.tensor('x').byteOffset;
   const failing = rangeFetch(file, (start) => start > dataStart);
-  const lazy = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', { fetch: failing.fetch, prefetch: 8, retries: 0 });
+  const lazy = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', {
+    fetch: failing.fetch,
+    prefetch: 8,
+    retries: 0,
+  });
   const unhandled = [];
   const onUnhandled = (e) => unhandled.push(e);
   process.on('unhandledRejection', onUnhandled);
@@ -184,7 +209,7 @@ test('readFloat32 refuses a chunkBytes that is not a positive integer (TypeError
   same(await st.tensor('t0').readFloat32({ chunkBytes: 25 }), 't0');
 });
 
-test('pieces of a Blob\'s stream that cut elements in two (F8 of odd length, F6 in threes) decode as toFloat32', async () => {
+test("pieces of a Blob's stream that cut elements in two (F8 of odd length, F6 in threes) decode as toFloat32", async () => {
   const { piecesFile } = await import('../lib/pieces.js');
   const file = piecesFile();
   const mem = SafeTensors.fromBytes(file);
@@ -192,7 +217,11 @@ test('pieces of a Blob\'s stream that cut elements in two (F8 of odd length, F6 
     const st = await SafeTensors.fromBlob(new Blob([file]));
     for (const t of st.tensors()) {
       const got = await t.readFloat32({ chunkBytes });
-      assert.deepEqual(new Uint32Array(got.buffer), new Uint32Array(mem.tensor(t.name).toFloat32().buffer), `${t.name}, chunks of ${chunkBytes}`);
+      assert.deepEqual(
+        new Uint32Array(got.buffer),
+        new Uint32Array(mem.tensor(t.name).toFloat32().buffer),
+        `${t.name}, chunks of ${chunkBytes}`,
+      );
     }
     assert.equal(st.bytesRead, file.length);
   }
@@ -211,14 +240,25 @@ test('readFloat32 decodes into `out` (a Blob read in order, bytes in memory), an
     assert.ok(Number.isNaN(buf[0]) && Number.isNaN(buf[largest + 1]), 'nothing written outside out');
     const t = st.tensor('t0');
     for (const out of [new Float32Array(t.elementCount + 1), new Float32Array(t.elementCount - 1)]) {
-      await assert.rejects(t.readFloat32({ out }), (e) => e.kind === 'LengthMismatch' && e.tensor === 't0' && /Float32Array of/.test(e.message), String(out.length));
+      await assert.rejects(
+        t.readFloat32({ out }),
+        (e) => e.kind === 'LengthMismatch' && e.tensor === 't0' && /Float32Array of/.test(e.message),
+        String(out.length),
+      );
     }
     for (const out of [new Float64Array(t.elementCount), [0], null, 7]) {
-      await assert.rejects(t.readFloat32({ out }), (e) => e.kind === 'InvalidArgument' && e.tensor === 't0' && /where a Float32Array of/.test(e.message), String(out?.constructor?.name));
+      await assert.rejects(
+        t.readFloat32({ out }),
+        (e) => e.kind === 'InvalidArgument' && e.tensor === 't0' && /where a Float32Array of/.test(e.message),
+        String(out?.constructor?.name),
+      );
     }
     const detached = new Float32Array(t.elementCount);
     structuredClone(detached.buffer, { transfer: [detached.buffer] });
-    await assert.rejects(t.readFloat32({ out: detached }), (e) => e.kind === 'InvalidArgument' && e.tensor === 't0' && /detached/.test(e.message));
+    await assert.rejects(
+      t.readFloat32({ out: detached }),
+      (e) => e.kind === 'InvalidArgument' && e.tensor === 't0' && /detached/.test(e.message),
+    );
     // A Float32Array of another realm is one.
     const { runInNewContext } = await import('node:vm');
     const foreign = runInNewContext(`new Float32Array(${t.elementCount})`);
@@ -320,9 +360,14 @@ test('many small reads at once hold memory of their size, not of the file', asyn
       const got = await Promise.all(names.map((name) => st.tensor(name).readFloat32()));
       peak = Math.max(peak, process.memoryUsage().arrayBuffers - base);
       clearInterval(timer);
-      got.forEach((v, k) => assert.equal(v[31], 2 * k));
+      got.forEach((v, k) => {
+        assert.equal(v[31], 2 * k);
+      });
       // Before, each read held two buffers of 4 MiB (a stream to the end).
-      assert.ok(peak < 64 * 1024 * 1024, `${(peak / 2 ** 20).toFixed(1)} MiB of ArrayBuffers for ${names.length} reads of 128 bytes`);
+      assert.ok(
+        peak < 64 * 1024 * 1024,
+        `${(peak / 2 ** 20).toFixed(1)} MiB of ArrayBuffers for ${names.length} reads of 128 bytes`,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -375,12 +420,18 @@ test('a Blob whose stream gives small chunks of random sizes: every float dtype,
       });
     },
   });
-  const same = async (t, got) => assert.deepEqual(new Uint32Array((await got).buffer), new Uint32Array(mem.tensor(t.name).toFloat32().buffer), `${t.name} (${t.dtype}, ${t.elementCount})`);
+  const same = async (t, got) =>
+    assert.deepEqual(
+      new Uint32Array((await got).buffer),
+      new Uint32Array(mem.tensor(t.name).toFloat32().buffer),
+      `${t.name} (${t.dtype}, ${t.elementCount})`,
+    );
   for (const order of ['in order', 'reversed', 'all at once', 'mixed with read()']) {
     const st = await SafeTensors.fromBlob(blobLike(file));
     const tensors = st.tensors();
     if (order === 'reversed') tensors.reverse();
-    if (order === 'all at once') await Promise.all(tensors.map((t) => same(t, t.readFloat32({ chunkBytes: 1 + rnd(100) }))));
+    if (order === 'all at once')
+      await Promise.all(tensors.map((t) => same(t, t.readFloat32({ chunkBytes: 1 + rnd(100) }))));
     else {
       for (const t of tensors) {
         if (order === 'mixed with read()' && rnd(3) === 0) {

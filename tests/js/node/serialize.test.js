@@ -12,7 +12,9 @@ import { referenceFiles } from '../lib/env.js';
 
 const ref = referenceFiles();
 
-test('re-serializing the reference file gives the same bytes (every dtype it writes, odd names)', { skip: ref.skip }, async () => {
+test('re-serializing the reference file gives the same bytes (every dtype it writes, odd names)', {
+  skip: ref.skip,
+}, async () => {
   const st = SafeTensors.fromBytes(ref.mixed);
   const input = {};
   for (const t of st.tensors()) input[t.name] = { dtype: t.dtype, shape: t.shape, data: t.bytes() };
@@ -27,7 +29,10 @@ test('re-serializing the reference file gives the same bytes (every dtype it wri
 
 test('the worked example of docs/format.md (writing): 163 bytes', async () => {
   const out = await serialize(
-    { x: { dtype: 'U8', shape: [3], data: Uint8Array.of(1, 2, 3) }, y: { dtype: 'F32', shape: [2], data: new Float32Array([1, -2]) } },
+    {
+      x: { dtype: 'U8', shape: [3], data: Uint8Array.of(1, 2, 3) },
+      y: { dtype: 'F32', shape: [2], data: new Float32Array([1, -2]) },
+    },
     { format: 'pt' },
   );
   assert.equal(out.length, 163);
@@ -65,7 +70,12 @@ test('round trip of every dtype through serialize and fromBytes; data aligned fo
 test('serialize takes any view of the data (a subarray, a DataView, an ArrayBuffer)', async () => {
   const backing = new Uint8Array([9, 9, 1, 2, 3, 4, 9]);
   const want = [1, 2, 3, 4];
-  for (const data of [backing.subarray(2, 6), new DataView(backing.buffer, 2, 4), backing.slice(2, 6).buffer, new Int16Array(backing.slice(2, 6).buffer)]) {
+  for (const data of [
+    backing.subarray(2, 6),
+    new DataView(backing.buffer, 2, 4),
+    backing.slice(2, 6).buffer,
+    new Int16Array(backing.slice(2, 6).buffer),
+  ]) {
     const st = SafeTensors.fromBytes(await serialize({ t: { dtype: 'I16', shape: [2], data } }));
     assert.deepEqual([...st.tensor('t').bytes()], want);
   }
@@ -79,13 +89,28 @@ test('serialize errors name the tensor (as rejected promises)', async () => {
       assert.equal(e.tensor, tensor);
       return true;
     });
-  await err(() => serialize({ a: { dtype: 'U8', shape: [1], data: new Uint8Array(1) }, b: { dtype: 'F32', shape: [2], data: new Uint8Array(7) } }), 'DataLengthMismatch', 'b');
-  await err(() => serialize({ __metadata__: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } }), 'ReservedName', '__metadata__');
+  await err(
+    () =>
+      serialize({
+        a: { dtype: 'U8', shape: [1], data: new Uint8Array(1) },
+        b: { dtype: 'F32', shape: [2], data: new Uint8Array(7) },
+      }),
+    'DataLengthMismatch',
+    'b',
+  );
+  await err(
+    () => serialize({ __metadata__: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } }),
+    'ReservedName',
+    '__metadata__',
+  );
   await err(() => serialize({ q: { dtype: 'F4', shape: [3], data: new Uint8Array(2) } }), 'MisalignedSlice', 'q');
   await err(() => serialize({ q: { dtype: 'F99', shape: [1], data: new Uint8Array(1) } }), 'UnknownDtype', 'q');
   await err(() => serialize({ q: { dtype: 'U8', shape: [-1], data: new Uint8Array(1) } }), 'InvalidArgument', 'q');
   await err(() => serialize({ q: { dtype: 'U8', shape: [1], data: [1] } }), 'InvalidArgument', 'q');
-  await assert.rejects(() => serialize({}, { k: 1 }), (e) => e.kind === 'InvalidArgument');
+  await assert.rejects(
+    () => serialize({}, { k: 1 }),
+    (e) => e.kind === 'InvalidArgument',
+  );
 });
 
 test('serialize reads its inputs at the call once the writer is loaded', async () => {

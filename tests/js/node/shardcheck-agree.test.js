@@ -15,13 +15,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { SafeTensors, checkShards, shardFindingMessage } from 'safetensors-nano';
 import { tensorFile } from '../lib/format.js';
+import { rng } from '../lib/rng.mjs';
 
 const repo = process.env.SAFETENSORS_NANO_REPO;
 const cli = process.env.VERIFY_CLI ?? join(repo, 'target', 'release', 'safetensors-nano');
-const { rng } = await import(pathToFileURL(join(repo, 'scripts', 'rng.mjs')).href);
 
 const MODELS = 3000;
 const INDEX = 'model.safetensors.index.json';
@@ -41,7 +40,9 @@ function generate(random) {
   // Each shard's tensors (name → length) and the index's entries.
   const shards = files.map(() => new Map());
   const entries = new Map();
-  const pool = Array.from({ length: 3 + pick(6) }, (_, j) => (chance(0.2) ? ODD[pick(ODD.length)] : `layers.${j}.weight`));
+  const pool = Array.from({ length: 3 + pick(6) }, (_, j) =>
+    chance(0.2) ? ODD[pick(ODD.length)] : `layers.${j}.weight`,
+  );
   for (const name of new Set(pool)) {
     const s = pick(n);
     shards[s].set(name, 1 + pick(3));
@@ -76,9 +77,12 @@ function generate(random) {
     faults.push('totalSize');
     totalSize = String(total() + 1 + pick(5));
   } else if (chance(0.1)) totalSize = `${total()}.0`;
+  // biome-ignore lint/suspicious/noDuplicateElseIf: each chance() is a fresh draw of the seeded generator
   else if (chance(0.1)) totalSize = null;
   const out = new Map();
-  shards.forEach((s, i) => out.set(files[i], tensorFile([...s].map(([t, len]) => [t, 'U8', [len], new Uint8Array(len)]))));
+  shards.forEach((s, i) => {
+    out.set(files[i], tensorFile([...s].map(([t, len]) => [t, 'U8', [len], new Uint8Array(len)])));
+  });
   if (chance(0.1)) {
     faults.push('missingShard');
     out.delete(files[pick(n)]);
@@ -158,7 +162,12 @@ test(`verify and checkShards agree on ${MODELS} generated sharded models with fa
       JSON.stringify(doc.checkedShards) === JSON.stringify(js.names) &&
       JSON.stringify(doc.findings) === JSON.stringify(js.findings) &&
       JSON.stringify(cliMessages) === JSON.stringify(js.messages);
-    if (!same) disagreements.push({ model: m, cli: { shards: doc.checkedShards, findings: doc.findings, problems: doc.problems }, js });
+    if (!same)
+      disagreements.push({
+        model: m,
+        cli: { shards: doc.checkedShards, findings: doc.findings, problems: doc.problems },
+        js,
+      });
   });
   const seconds = (performance.now() - started) / 1000;
   t.diagnostic(

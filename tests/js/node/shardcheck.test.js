@@ -46,7 +46,12 @@ test('checkShards reports each kind of disagreement, in its documented order', (
   ]);
   // Each finding worded as the Rust core words it (the CLI's verify).
   assert.deepEqual(
-    found.map((f) => shardFindingMessage(f, s.map((x) => x.name))),
+    found.map((f) =>
+      shardFindingMessage(
+        f,
+        s.map((x) => x.name),
+      ),
+    ),
     [
       `tensor "b" is indexed in ${B}, but it is in ${A}`,
       `tensor "ghost" is indexed in ${B}, but no shard holds it`,
@@ -58,7 +63,10 @@ test('checkShards reports each kind of disagreement, in its documented order', (
     ],
   );
   // total_size: the data of the shards the index names (not of an unnamed one).
-  const total = checkShards(index({ a: A, b: A, c: B }, { total_size: 99 }), [...shards(), { name: 'x', names: [], dataBytes: 5 }]);
+  const total = checkShards(index({ a: A, b: A, c: B }, { total_size: 99 }), [
+    ...shards(),
+    { name: 'x', names: [], dataBytes: 5 },
+  ]);
   assert.deepEqual(total, [
     { kind: 'unnamedShard', shard: 2 },
     { kind: 'totalSize', stated: 99, actual: 30 },
@@ -71,8 +79,13 @@ test('checkShards reports each kind of disagreement, in its documented order', (
 test('checkShards orders tensor names by code point, as Rust sorts them', () => {
   // UTF-16 order would put the astral '\u{1F600}' (a surrogate pair) before '\uFF21'.
   const names = ['\u{1F600}', '\uFF21', 'b', '10', '9', 'a"\n'];
-  const found = checkShards(index(Object.fromEntries(names.map((n) => [n, A]))), [{ name: A, names: [], dataBytes: 0 }]);
-  assert.deepEqual(found.map((f) => f.tensor), ['10', '9', 'a"\n', 'b', '\uFF21', '\u{1F600}']);
+  const found = checkShards(index(Object.fromEntries(names.map((n) => [n, A]))), [
+    { name: A, names: [], dataBytes: 0 },
+  ]);
+  assert.deepEqual(
+    found.map((f) => f.tensor),
+    ['10', '9', 'a"\n', 'b', '\uFF21', '\u{1F600}'],
+  );
   assert.equal(shardFindingMessage(found[2], [A]), `tensor "a\\"\\n" is indexed in ${A}, but no shard holds it`);
 });
 
@@ -105,30 +118,49 @@ test('checkShards reads each name a bounded number of times when two shards swap
   );
   assert.ok(reads <= 3 * 2 * half, `${reads} reads of ${2 * half} names`);
   // The position reported is the first occurrence in that shard.
-  assert.deepEqual(checkShards(index({ x: B, y: B }), [{ name: A, names: ['y', 'x', 'x'] }, { name: B, names: ['y'] }]), [
-    { kind: 'misplaced', tensor: 'x', file: B, shard: 0, at: 1 },
-    { kind: 'misplaced', tensor: 'y', file: B, shard: 0, at: 0 },
-    { kind: 'duplicate', tensor: 'x', shard: 0, at: 2, first: 0 },
-    { kind: 'duplicate', tensor: 'y', shard: 1, at: 0, first: 0 },
-    { kind: 'unnamedShard', shard: 0 },
-  ]);
+  assert.deepEqual(
+    checkShards(index({ x: B, y: B }), [
+      { name: A, names: ['y', 'x', 'x'] },
+      { name: B, names: ['y'] },
+    ]),
+    [
+      { kind: 'misplaced', tensor: 'x', file: B, shard: 0, at: 1 },
+      { kind: 'misplaced', tensor: 'y', file: B, shard: 0, at: 0 },
+      { kind: 'duplicate', tensor: 'x', shard: 0, at: 2, first: 0 },
+      { kind: 'duplicate', tensor: 'y', shard: 1, at: 0, first: 0 },
+      { kind: 'unnamedShard', shard: 0 },
+    ],
+  );
 });
 
 test('checkShards: an unread header, a null index, fileKey, and names that are Object properties', () => {
   // A shard whose header was not read: only its file name counts.
-  const unread = [{ name: A, names: null }, { name: B, names: ['c'], dataBytes: 10 }];
+  const unread = [
+    { name: A, names: null },
+    { name: B, names: ['c'], dataBytes: 10 },
+  ];
   assert.deepEqual(checkShards(index({ a: A, c: B }), unread), []);
   assert.deepEqual(checkShards(index({ a: A, c: A }), unread), [{ kind: 'unnamedShard', shard: 1 }]);
   // No index: files opened together, only duplicates matter.
-  assert.deepEqual(checkShards(null, [{ name: A, names: ['a', 'b'] }, { name: B, names: ['b', 'c'] }]), [
-    { kind: 'duplicate', tensor: 'b', shard: 1, at: 0, first: 0 },
-  ]);
+  assert.deepEqual(
+    checkShards(null, [
+      { name: A, names: ['a', 'b'] },
+      { name: B, names: ['b', 'c'] },
+    ]),
+    [{ kind: 'duplicate', tensor: 'b', shard: 1, at: 0, first: 0 }],
+  );
   // fileKey: compare base names (the web viewer's folder drops).
   const base = (p) => p.split('/').pop();
   const inDir = index({ a: `sub/${A}`, c: B });
-  const s = [{ name: A, names: ['a'], dataBytes: 1 }, { name: `x/${B}`, names: ['c'], dataBytes: 1 }];
+  const s = [
+    { name: A, names: ['a'], dataBytes: 1 },
+    { name: `x/${B}`, names: ['c'], dataBytes: 1 },
+  ];
   assert.deepEqual(checkShards(inDir, s, { fileKey: base }), []);
-  assert.deepEqual(checkShards(inDir, s).map((f) => f.kind), ['missingShard', 'missingShard', 'unnamedShard', 'unnamedShard']);
+  assert.deepEqual(
+    checkShards(inDir, s).map((f) => f.kind),
+    ['missingShard', 'missingShard', 'unnamedShard', 'unnamedShard'],
+  );
   // Only the index's own entries list a tensor.
   assert.deepEqual(checkShards(index({}), [{ name: A, names: ['constructor'] }]), [
     { kind: 'unlisted', tensor: 'constructor', shard: 0, at: 0 },
@@ -139,7 +171,10 @@ test('checkShards: an unread header, a null index, fileKey, and names that are O
 // openSharded's errors: the first disagreement met reading the shards in
 // order, then the index's entries, then total_size.
 const f32 = (...v) => new Float32Array(v);
-const fileA = tensorFile([['a', 'F32', [2], f32(1, 2)], ['b', 'F32', [1], f32(3)]]);
+const fileA = tensorFile([
+  ['a', 'F32', [2], f32(1, 2)],
+  ['b', 'F32', [1], f32(3)],
+]);
 const fileB = tensorFile([['c', 'F32', [1], f32(4)]]);
 const files = (b = fileB) => [new File([fileA], A), new File([b], B)];
 
@@ -154,27 +189,66 @@ async function error(idx, shardFiles = files()) {
 
 test('openSharded fails with the first finding, worded as before', async () => {
   assert.equal(await error(index({ a: A, b: A, c: B }, { total_size: 16 })), null);
-  assert.deepEqual(await error(index({ a: A, b: B, c: B })), ['IndexMismatch', `the index puts it in ${B}, it is in ${A} (tensor "b")`]);
+  assert.deepEqual(await error(index({ a: A, b: B, c: B })), [
+    'IndexMismatch',
+    `the index puts it in ${B}, it is in ${A} (tensor "b")`,
+  ]);
   assert.deepEqual(await error(index({ a: A, c: B })), ['IndexMismatch', `in ${A} but not in the index (tensor "b")`]);
-  assert.deepEqual(await error(index({ a: A, b: A, c: B, ghost: B })), ['IndexMismatch', `the index puts it in ${B}, which has no such tensor (tensor "ghost")`]);
-  assert.deepEqual(await error(index({ a: A, b: A, c: B }, { total_size: 15 })), ['IndexMismatch', 'index metadata total_size is 15, the shards hold 16 bytes of tensors']);
+  assert.deepEqual(await error(index({ a: A, b: A, c: B, ghost: B })), [
+    'IndexMismatch',
+    `the index puts it in ${B}, which has no such tensor (tensor "ghost")`,
+  ]);
+  assert.deepEqual(await error(index({ a: A, b: A, c: B }, { total_size: 15 })), [
+    'IndexMismatch',
+    'index metadata total_size is 15, the shards hold 16 bytes of tensors',
+  ]);
   // A repeat is reported before the repeated tensor's other problems.
-  const again = tensorFile([['a', 'F32', [1], f32(5)], ['c', 'F32', [1], f32(4)]]);
-  assert.deepEqual(await error(index({ a: B, b: A, c: B }), files(again)), ['IndexMismatch', `the index puts it in ${B}, it is in ${A} (tensor "a")`]);
-  assert.deepEqual(await error(index({ b: A, c: B }), files(again)), ['IndexMismatch', `in ${A} but not in the index (tensor "a")`]);
-  assert.deepEqual(await error(index({ a: A, b: A, c: B }), files(again)), ['DuplicateTensorName', 'tensor in two shards (tensor "a")']);
+  const again = tensorFile([
+    ['a', 'F32', [1], f32(5)],
+    ['c', 'F32', [1], f32(4)],
+  ]);
+  assert.deepEqual(await error(index({ a: B, b: A, c: B }), files(again)), [
+    'IndexMismatch',
+    `the index puts it in ${B}, it is in ${A} (tensor "a")`,
+  ]);
+  assert.deepEqual(await error(index({ b: A, c: B }), files(again)), [
+    'IndexMismatch',
+    `in ${A} but not in the index (tensor "a")`,
+  ]);
+  assert.deepEqual(await error(index({ a: A, b: A, c: B }), files(again)), [
+    'DuplicateTensorName',
+    'tensor in two shards (tensor "a")',
+  ]);
   // Shard-order first: a problem in the first shard wins over an earlier index entry.
-  assert.deepEqual(await error(index({ c: A, a: B, b: A })), ['IndexMismatch', `the index puts it in ${B}, it is in ${A} (tensor "a")`]);
-  assert.deepEqual(await error(index({ ghost: A, c: B, b: A })), ['IndexMismatch', `in ${A} but not in the index (tensor "a")`]);
+  assert.deepEqual(await error(index({ c: A, a: B, b: A })), [
+    'IndexMismatch',
+    `the index puts it in ${B}, it is in ${A} (tensor "a")`,
+  ]);
+  assert.deepEqual(await error(index({ ghost: A, c: B, b: A })), [
+    'IndexMismatch',
+    `in ${A} but not in the index (tensor "a")`,
+  ]);
   // Each shard's names against the index's, in any order: the index may
   // list them otherwise than the headers do (sorted by name, as the Hub's).
   assert.equal(await error(index({ c: B, b: A, a: A }, { total_size: 16 })), null);
   // Two tensors swapped between shards leave every shard its count of names.
-  assert.deepEqual(await error(index({ a: A, c: A, b: B })), ['IndexMismatch', `the index puts it in ${B}, it is in ${A} (tensor "b")`]);
+  assert.deepEqual(await error(index({ a: A, c: A, b: B })), [
+    'IndexMismatch',
+    `the index puts it in ${B}, it is in ${A} (tensor "b")`,
+  ]);
   // File names, before any shard is opened.
-  assert.deepEqual(await error(index({ a: A, b: A, c: B, z: 'z.safetensors', y: 'y.safetensors' })), ['ShardMissing', 'shard y.safetensors named by the index was not given']);
-  assert.deepEqual(await error(index({ a: A, b: A }), files()), ['IndexMismatch', `shard ${B} is not named by the index`]);
-  assert.deepEqual(await error(index({ a: A, b: A, c: B }), [...files(), new File([fileB], A)]), ['IndexMismatch', `shard ${A} is given twice`]);
+  assert.deepEqual(await error(index({ a: A, b: A, c: B, z: 'z.safetensors', y: 'y.safetensors' })), [
+    'ShardMissing',
+    'shard y.safetensors named by the index was not given',
+  ]);
+  assert.deepEqual(await error(index({ a: A, b: A }), files()), [
+    'IndexMismatch',
+    `shard ${B} is not named by the index`,
+  ]);
+  assert.deepEqual(await error(index({ a: A, b: A, c: B }), [...files(), new File([fileB], A)]), [
+    'IndexMismatch',
+    `shard ${A} is given twice`,
+  ]);
 });
 
 test('the entry safetensors-nano/facts: the same table and check, with no wasm in its imports', async () => {
@@ -191,13 +265,15 @@ test('the entry safetensors-nano/facts: the same table and check, with no wasm i
   const walk = (url) => {
     if (seen.has(url.href)) return;
     seen.add(url.href);
-    for (const [, spec] of readFileSync(fileURLToPath(url), 'utf8').matchAll(/^(?:import|export)\b[^'"]*from\s+'([^']+)'/gm)) {
+    for (const [, spec] of readFileSync(fileURLToPath(url), 'utf8').matchAll(
+      /^(?:import|export)\b[^'"]*from\s+'([^']+)'/gm,
+    )) {
       walk(new URL(spec, url));
     }
   };
   walk(new URL(import.meta.resolve('safetensors-nano/facts')));
   const files = [...seen].map((u) => u.slice(u.lastIndexOf('/') + 1));
-  assert.ok(files.includes('dtypes.js') && files.includes('shardcheck.js'), files.join());
+  assert.ok(files.includes('dtypes.js') && files.includes('check-index.js'), files.join());
   assert.ok(!files.some((f) => f.startsWith('safetensors_nano_')), files.join());
 });
 
@@ -216,19 +292,33 @@ test('shardHeaderBytes: each shard of a DeepSeek-like index, its header covered 
     headers += s.header.length;
   }
   assert.ok(guessed <= 1.1 * headers, `${guessed} bytes guessed for ${headers} bytes of headers`);
-  assert.throws(() => shardHeaderBytes({ weight_map: { a: 7 } }), (e) => e instanceof SafeTensorsError && e.kind === 'IndexInvalid');
+  assert.throws(
+    () => shardHeaderBytes({ weight_map: { a: 7 } }),
+    (e) => e instanceof SafeTensorsError && e.kind === 'IndexInvalid',
+  );
 });
 
 test('shardHeaderBytes of an index without a weight_map object is IndexInvalid, as openSharded finds it', async () => {
   const invalid = (e) => e instanceof SafeTensorsError && e.kind === 'IndexInvalid';
-  for (const index of [{}, { weight_map: null }, { weight_map: 'model.safetensors' }, { weight_map: ['a'] }, null, 'text']) {
+  for (const index of [
+    {},
+    { weight_map: null },
+    { weight_map: 'model.safetensors' },
+    { weight_map: ['a'] },
+    null,
+    'text',
+  ]) {
     assert.throws(() => shardHeaderBytes(index), invalid, JSON.stringify(index));
   }
   assert.throws(() => shardHeaderBytes({ weight_map: { a: 3 } }), invalid);
   // Whichever entry it is: the first, or one after others of a shard.
   for (const weight_map of [{ a: undefined }, { a: null }, { a: 'x', b: 'x', c: null }, { a: 'x', b: undefined }]) {
     const bad = Object.keys(weight_map).at(-1);
-    assert.throws(() => shardHeaderBytes({ weight_map }), (e) => invalid(e) && e.tensor === bad, JSON.stringify(weight_map));
+    assert.throws(
+      () => shardHeaderBytes({ weight_map }),
+      (e) => invalid(e) && e.tensor === bad,
+      JSON.stringify(weight_map),
+    );
   }
   await assert.rejects(openSharded({ metadata: {} }, []), invalid);
   assert.deepEqual([...shardHeaderBytes({ weight_map: { a: 'x.safetensors' } }).keys()], ['x.safetensors']);

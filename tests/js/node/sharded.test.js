@@ -47,11 +47,17 @@ const indexFile = (obj = index) => new File([JSON.stringify(obj)], 'model.safete
 function check(model) {
   assert.ok(model instanceof ShardedModel);
   assert.deepEqual(model.names(), ['embed.weight', 'layers.0.w', 'layers.1.w', 'head.bias']);
-  assert.deepEqual(model.shards.map((s) => s.name), names);
+  assert.deepEqual(
+    model.shards.map((s) => s.name),
+    names,
+  );
   assert.deepEqual(model.metadata(), { total_size: 28 });
   assert.deepEqual(model.parameterCount(), { total: 9, byDtype: { F32: 5, F16: 4 } });
   assert.equal(model.tensor('missing'), undefined);
-  assert.deepEqual(model.tensors().map((t) => t.name), model.names());
+  assert.deepEqual(
+    model.tensors().map((t) => t.name),
+    model.names(),
+  );
 }
 
 test('openSharded with an index File and shard Files', async () => {
@@ -68,7 +74,10 @@ test('model.tensor gives one object a name, the one tensors() lists, also once t
   const model = await openSharded(idx, files());
   const t = model.tensor('head.bias');
   assert.equal(model.tensor('head.bias'), t);
-  assert.equal(model.tensors().find((x) => x.name === 'head.bias'), t);
+  assert.equal(
+    model.tensors().find((x) => x.name === 'head.bias'),
+    t,
+  );
   // The index lists each tensor's shard; changed after the open, it does
   // not change what the model holds.
   idx.weight_map['head.bias'] = names[0];
@@ -99,7 +108,10 @@ test('openSharded with a URL index fetches the shards from beside it', async () 
 });
 
 test('openSharded with shard URLs', async () => {
-  const model = await openSharded(index, names.map((n) => `${server.url}/repo/${n}`));
+  const model = await openSharded(
+    index,
+    names.map((n) => `${server.url}/repo/${n}`),
+  );
   check(model);
 });
 
@@ -127,14 +139,31 @@ test('the index must agree with the shard headers', async () => {
   // Shards missing, extra, or a tensor in two shards.
   await rejects(openSharded(index, files().slice(0, 1)), 'ShardMissing');
   await rejects(openSharded(index, [...files(), new File([shard1], 'other.safetensors')]), 'IndexMismatch');
-  const dup = tensorFile([['head.bias', 'F32', [1], f32(1)], ['layers.1.w', 'F16', [2], new Uint16Array(2)]]);
-  await rejects(openSharded(index, [new File([shard1], names[0]), new File([dup], names[0].replace('00001', 'x'))]), 'ShardMissing');
-  const twice = tensorFile([['embed.weight', 'F32', [2, 2], f32(1, 2, 3, 4)], ['head.bias', 'F32', [1], f32(0.5)], ['layers.1.w', 'F16', [2], new Uint16Array(2)]]);
-  await rejects(openSharded(index, [new File([shard1], names[0]), new File([twice], names[1])]), 'DuplicateTensorName', 'embed.weight');
+  const dup = tensorFile([
+    ['head.bias', 'F32', [1], f32(1)],
+    ['layers.1.w', 'F16', [2], new Uint16Array(2)],
+  ]);
+  await rejects(
+    openSharded(index, [new File([shard1], names[0]), new File([dup], names[0].replace('00001', 'x'))]),
+    'ShardMissing',
+  );
+  const twice = tensorFile([
+    ['embed.weight', 'F32', [2, 2], f32(1, 2, 3, 4)],
+    ['head.bias', 'F32', [1], f32(0.5)],
+    ['layers.1.w', 'F16', [2], new Uint16Array(2)],
+  ]);
+  await rejects(
+    openSharded(index, [new File([shard1], names[0]), new File([twice], names[1])]),
+    'DuplicateTensorName',
+    'embed.weight',
+  );
   // A malformed index, and a malformed shard (named in the message).
   await rejects(openSharded('{"weight_map": 3}', files()), 'IndexInvalid');
   await rejects(openSharded(new File(['{not json'], 'i.json'), files()), 'IndexInvalid');
   const broken = new File([shard1.subarray(0, shard1.length - 1)], names[0]);
-  await assert.rejects(openSharded(index, [broken, files()[0]]), (e) => e.kind === 'MetadataIncompleteBuffer' && e.message.startsWith(names[0]));
+  await assert.rejects(
+    openSharded(index, [broken, files()[0]]),
+    (e) => e.kind === 'MetadataIncompleteBuffer' && e.message.startsWith(names[0]),
+  );
   await rejects(openSharded(`${server.url}/repo/nothing.json`), 'Http');
 });

@@ -8,7 +8,16 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SafeTensors, SafeTensorsError, editTensors, openSharded, serialize, serializeStream, shardTensors, writeShards } from 'safetensors-nano';
+import {
+  SafeTensors,
+  SafeTensorsError,
+  editTensors,
+  openSharded,
+  serialize,
+  serializeStream,
+  shardTensors,
+  writeShards,
+} from 'safetensors-nano';
 import { python, referenceFiles, scratch } from '../lib/env.js';
 import { collect } from '../lib/streams.js';
 
@@ -38,7 +47,10 @@ async function model() {
 }
 
 function checkWithReference(dir, tensors, maxShardSize) {
-  const plan = { max_shard_size: maxShardSize, tensors: [...tensors].map(([name, t]) => [name, t.shape.reduce((a, b) => a * b, 1) * BYTES[t.dtype]]) };
+  const plan = {
+    max_shard_size: maxShardSize,
+    tensors: [...tensors].map(([name, t]) => [name, t.shape.reduce((a, b) => a * b, 1) * BYTES[t.dtype]]),
+  };
   const planPath = join(dir, '..', `${dir.split('/').pop()}.plan.json`);
   writeFileSync(planPath, JSON.stringify(plan));
   const r = spawnSync(python, [checker, dir, planPath], { encoding: 'utf8' });
@@ -46,7 +58,9 @@ function checkWithReference(dir, tensors, maxShardSize) {
   return r.stdout.trim().split('\n');
 }
 
-test('writeShards: Hub-named shards and index, as huggingface_hub splits them, read back by safe_open; merged back into one file', { skip: ref.skip }, async () => {
+test('writeShards: Hub-named shards and index, as huggingface_hub splits them, read back by safe_open; merged back into one file', {
+  skip: ref.skip,
+}, async () => {
   const file = await model();
   const tensors = editTensors(file, { convert: { F32: 'F16' } });
   const whole = (await collect(serializeStream(tensors, { format: 'pt' }))).bytes;
@@ -89,9 +103,16 @@ test('shardTensors: sizes after conversion, a tensor over the size in its own sh
   assert.equal(index.metadata.total_size, split.totalSize);
   assert.equal(Object.keys(index.weight_map).length, 12);
   // Converted to F16, the same tensors take half the bytes.
-  assert.equal(shardTensors(editTensors(file, { keep: 'layers.*', convert: 'F16' }), { maxShardSize: '4KB' }).totalSize, 4107 * 2);
+  assert.equal(
+    shardTensors(editTensors(file, { keep: 'layers.*', convert: 'F16' }), { maxShardSize: '4KB' }).totalSize,
+    4107 * 2,
+  );
   for (const bad of [0, -1, 1.5, '5 parsecs', 'GB', null]) {
-    assert.throws(() => shardTensors(tensors, { maxShardSize: bad }), (e) => e instanceof SafeTensorsError && e.kind === 'InvalidArgument', String(bad));
+    assert.throws(
+      () => shardTensors(tensors, { maxShardSize: bad }),
+      (e) => e instanceof SafeTensorsError && e.kind === 'InvalidArgument',
+      String(bad),
+    );
   }
   assert.equal(shardTensors(tensors, { maxShardSize: '1GiB' }).shards.length, 1);
   assert.equal(shardTensors(new Map(), { maxShardSize: 10 }).shards[0].name, 'model.safetensors');
@@ -110,13 +131,19 @@ test('writeShards: a failure at a later shard leaves no shard, no index and no t
     c: { dtype: 'U8', shape: [100], data: new ShortBlob([new Uint8Array(100)]) },
   };
   const dir = join(root, 'fails-late');
-  await assert.rejects(writeShards(dir, tensors, null, { maxShardSize: 150 }), (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged');
+  await assert.rejects(
+    writeShards(dir, tensors, null, { maxShardSize: 150 }),
+    (e) => e instanceof SafeTensorsError && e.kind === 'SourceChanged',
+  );
   assert.deepEqual(readdirSync(dir), []);
   // An abort once the first shard is written: nothing either.
   const controller = new AbortController();
   const ok = { ...tensors, c: { dtype: 'U8', shape: [100], data: new Uint8Array(100) } };
-  const onProgress = (done, total, shard) => shard.includes('00002') && controller.abort();
-  await assert.rejects(writeShards(dir, ok, null, { maxShardSize: 150, signal: controller.signal, onProgress }), (e) => e.name === 'AbortError');
+  const onProgress = (_done, _total, shard) => shard.includes('00002') && controller.abort();
+  await assert.rejects(
+    writeShards(dir, ok, null, { maxShardSize: 150, signal: controller.signal, onProgress }),
+    (e) => e.name === 'AbortError',
+  );
   assert.deepEqual(readdirSync(dir), []);
   // And without a failure: every shard and the index.
   const { shards, index } = await writeShards(dir, ok, null, { maxShardSize: 150 });

@@ -49,7 +49,11 @@ function randomSpec(shape) {
 /** numpy's answers to cases ({ bits, shape, bytes, spec }). */
 function numpy(cases) {
   const input = JSON.stringify(cases.map(({ bits, shape, bytes, spec }) => ({ bits, shape, data: hex(bytes), spec })));
-  const r = spawnSync(python, [join(here, '..', 'lib', 'numpy_slice.py')], { input, encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync(python, [join(here, '..', 'lib', 'numpy_slice.py')], {
+    input,
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
   if (r.status !== 0) throw new Error(`numpy_slice.py failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -84,7 +88,9 @@ async function checkAgainstNumpy(fileBytes, cases) {
 const SHAPES = [[], [7], [5, 6], [3, 4, 8], [2, 3, 2, 4], [1, 9], [4, 1, 6], [0, 3], [6, 0]];
 const DTYPES = ['U8', 'I16', 'F32', 'F64', 'BF16', 'F8_E4M3', 'BOOL', 'F4', 'F6_E2M3'];
 
-test('readSlice equals numpy on random specs over several dtypes and shapes', { skip: referenceFiles().skip }, async () => {
+test('readSlice equals numpy on random specs over several dtypes and shapes', {
+  skip: referenceFiles().skip,
+}, async () => {
   const entries = [];
   const cases = [];
   for (const dtype of DTYPES) {
@@ -104,18 +110,21 @@ test('readSlice equals numpy on random specs over several dtypes and shapes', { 
   assert.ok(compared > cases.length, `${compared} results compared`);
 });
 
-test('readSlice equals numpy on the reference-written file of every dtype', { skip: referenceFiles().skip }, async () => {
+test('readSlice equals numpy on the reference-written file of every dtype', {
+  skip: referenceFiles().skip,
+}, async () => {
   const { mixed } = referenceFiles();
   const st = SafeTensors.fromBytes(mixed);
   const cases = [];
   for (const t of st.tensors()) {
     const bytes = t.bytes();
-    for (let j = 0; j < 12; j++) cases.push({ name: t.name, bits: DTYPE_INFO[t.dtype].bits, shape: t.shape, bytes, spec: randomSpec(t.shape) });
+    for (let j = 0; j < 12; j++)
+      cases.push({ name: t.name, bits: DTYPE_INFO[t.dtype].bits, shape: t.shape, bytes, spec: randomSpec(t.shape) });
   }
   assert.ok((await checkAgainstNumpy(mixed, cases)) > 0);
 });
 
-test('the runs are the core\'s on the same specs (golden file written by the core)', async () => {
+test("the runs are the core's on the same specs (golden file written by the core)", async () => {
   const golden = JSON.parse(readFileSync(join(here, '..', 'lib', 'slice-ranges.json'), 'utf8'));
   assert.ok(golden.cases.length >= 200);
   for (const c of golden.cases) {
@@ -132,7 +141,9 @@ test('the runs are the core\'s on the same specs (golden file written by the cor
     const got = await t.readSlice(c.spec);
     assert.deepEqual(got.shape, c.result_shape, what);
     const want = new Uint8Array(c.runs.length * c.run_bytes);
-    c.runs.forEach((begin, i) => want.set(data.subarray(begin, begin + c.run_bytes), i * c.run_bytes));
+    c.runs.forEach((begin, i) => {
+      want.set(data.subarray(begin, begin + c.run_bytes), i * c.run_bytes);
+    });
     assert.deepEqual(got.bytes, want, what);
   }
 });
@@ -140,12 +151,25 @@ test('the runs are the core\'s on the same specs (golden file written by the cor
 test('readSliceFloat32 decodes as readFloat32 does', async () => {
   const values = new Float32Array(60).map((_, i) => i * 0.5 - 7);
   const bf16 = new Uint16Array(new Uint32Array(values.buffer).map((u) => u >>> 16));
-  const st = await SafeTensors.fromBlob(new Blob([tensorFile([['f', 'F32', [6, 10], values], ['b', 'BF16', [6, 10], bf16]])]));
+  const st = await SafeTensors.fromBlob(
+    new Blob([
+      tensorFile([
+        ['f', 'F32', [6, 10], values],
+        ['b', 'BF16', [6, 10], bf16],
+      ]),
+    ]),
+  );
   for (const name of ['f', 'b']) {
     const whole = await st.tensor(name).readFloat32();
-    const got = await st.tensor(name).readSliceFloat32([[1, 5, 2], [-3, null]]);
+    const got = await st.tensor(name).readSliceFloat32([
+      [1, 5, 2],
+      [-3, null],
+    ]);
     assert.deepEqual(got.shape, [2, 3]);
-    assert.deepEqual([...got.values], [17, 18, 19, 37, 38, 39].map((i) => whole[i]));
+    assert.deepEqual(
+      [...got.values],
+      [17, 18, 19, 37, 38, 39].map((i) => whole[i]),
+    );
   }
   const ints = SafeTensors.fromBytes(tensorFile([['i', 'I32', [4], new Int32Array(4)]])).tensor('i');
   await assert.rejects(ints.readSliceFloat32([[0, 2]]), { kind: 'DtypeMismatch' });
@@ -156,7 +180,14 @@ test('an invalid spec is a typed error, before anything is read', async () => {
   const bytes = tensorFile([['m', 'F32', [4, 5], new Float32Array(20)]]);
   const blob = new Blob([bytes]);
   // A Blob-like object read by range only: counts its reads.
-  const counting = { size: blob.size, slice: (a, b) => (reads++, blob.slice(a, b)), arrayBuffer: () => blob.arrayBuffer() };
+  const counting = {
+    size: blob.size,
+    slice: (a, b) => {
+      reads++;
+      return blob.slice(a, b);
+    },
+    arrayBuffer: () => blob.arrayBuffer(),
+  };
   const st = await SafeTensors.fromBlob(counting);
   const m = st.tensor('m');
   const opened = reads;
@@ -167,7 +198,7 @@ test('an invalid spec is a typed error, before anything is read', async () => {
     [['1'], 'InvalidArgument'],
     [[[1]], 'InvalidArgument'],
     [[[0, 1, 1, 1]], 'InvalidArgument'],
-    [[[0, 2n]], "InvalidArgument"],
+    [[[0, 2n]], 'InvalidArgument'],
     [[[0, 4, 0]], 'SliceInvalidRange'],
     [[[0, 4, -1]], 'SliceInvalidRange'],
     [[4], 'SliceOutOfRange'],
@@ -176,11 +207,23 @@ test('an invalid spec is a typed error, before anything is read', async () => {
     [[0, 0, 0], 'SliceTooManyIndices'],
   ];
   for (const [spec, kind] of bad) {
-    await assert.rejects(m.readSlice(spec), (e) => e.kind === kind && e.tensor === 'm' && e.message.length > 20, String(spec));
+    await assert.rejects(
+      m.readSlice(spec),
+      (e) => e.kind === kind && e.tensor === 'm' && e.message.length > 20,
+      String(spec),
+    );
   }
   assert.equal(reads, opened);
   // numpy's clamping: bounds past the ends and a reversed range are not errors.
-  assert.deepEqual((await m.readSlice([[2, 100], [-100, 1]])).shape, [2, 1]);
+  assert.deepEqual(
+    (
+      await m.readSlice([
+        [2, 100],
+        [-100, 1],
+      ])
+    ).shape,
+    [2, 1],
+  );
   assert.deepEqual((await m.readSlice([[3, 1]])).shape, [0, 5]);
   assert.equal((await m.readSlice([[3, 1]])).bytes.byteLength, 0);
 });
@@ -193,7 +236,14 @@ test('only the selected bytes are read: runs next to each other in one read, far
   const bytes = tensorFile([['emb', 'F32', [rows, cols], data]]);
   const blob = new Blob([bytes]);
   const log = [];
-  const counting = { size: blob.size, slice: (a, b) => (log.push(b - a), blob.slice(a, b)), arrayBuffer: () => blob.arrayBuffer() };
+  const counting = {
+    size: blob.size,
+    slice: (a, b) => {
+      log.push(b - a);
+      return blob.slice(a, b);
+    },
+    arrayBuffer: () => blob.arrayBuffer(),
+  };
   const st = await SafeTensors.fromBlob(counting);
   const emb = st.tensor('emb');
   log.length = 0;
@@ -202,16 +252,25 @@ test('only the selected bytes are read: runs next to each other in one read, far
   assert.deepEqual(got.shape, [10, cols]);
   assert.deepEqual(got.values, data.subarray(1000 * cols, 1010 * cols));
   assert.deepEqual(log, [10 * cols * 4]);
-  assert.deepEqual(progress, [[0, 15360], [15360, 15360]]);
+  assert.deepEqual(progress, [
+    [0, 15360],
+    [15360, 15360],
+  ]);
   // Every 200th row: gaps of 300 KB, each row its own read.
   log.length = 0;
-  const sparse = await emb.readSlice([[0, null, 200], [0, 8]]);
+  const sparse = await emb.readSlice([
+    [0, null, 200],
+    [0, 8],
+  ]);
   assert.deepEqual(sparse.shape, [10, 8]);
   assert.deepEqual(log, new Array(10).fill(32));
   // A column: runs of 4 bytes 1536 apart, read through in bounded spans (one here).
   log.length = 0;
   const column = await emb.readSliceFloat32([null, 7]);
-  assert.deepEqual([...column.values], Array.from({ length: rows }, (_, r) => r * cols + 7));
+  assert.deepEqual(
+    [...column.values],
+    Array.from({ length: rows }, (_, r) => r * cols + 7),
+  );
   assert.deepEqual(log, [(rows - 1) * cols * 4 + 4]);
 });
 
@@ -223,7 +282,14 @@ test('a strided slice over a huge tensor is a bounded number of bounded reads', 
   const bytes = tensorFile([['v', 'U32', [n], data]]);
   const blob = new Blob([bytes]);
   const log = [];
-  const counting = { size: blob.size, slice: (a, b) => (log.push(b - a), blob.slice(a, b)), arrayBuffer: () => blob.arrayBuffer() };
+  const counting = {
+    size: blob.size,
+    slice: (a, b) => {
+      log.push(b - a);
+      return blob.slice(a, b);
+    },
+    arrayBuffer: () => blob.arrayBuffer(),
+  };
   const v = (await SafeTensors.fromBlob(counting)).tensor('v');
   log.length = 0;
   const got = await v.readSlice([[1, null, 3]]);
@@ -250,14 +316,24 @@ test('over HTTP, rows 1000–1009 of a [30522, 384] F32 embedding cost about 15 
   const rows = 30522;
   const cols = 384;
   // The file, made on demand by the server: a header, then float32 i at element i.
-  const prefix = rawFile({ word_embeddings: { dtype: 'F32', shape: [rows, cols], data_offsets: [0, rows * cols * 4] } });
+  const prefix = rawFile({
+    word_embeddings: { dtype: 'F32', shape: [rows, cols], data_offsets: [0, rows * cols * 4] },
+  });
   const size = prefix.byteLength + rows * cols * 4;
   const byteAt = (i) => {
     if (i < prefix.byteLength) return prefix[i];
     const k = i - prefix.byteLength;
     return new Uint8Array(new Float32Array([Math.floor(k / 4)]).buffer)[k % 4];
   };
-  const virtual = new Map([['/model.safetensors', { size: BigInt(size), read: (a, b) => Uint8Array.from({ length: Number(b - a) }, (_, j) => byteAt(Number(a) + j)) }]]);
+  const virtual = new Map([
+    [
+      '/model.safetensors',
+      {
+        size: BigInt(size),
+        read: (a, b) => Uint8Array.from({ length: Number(b - a) }, (_, j) => byteAt(Number(a) + j)),
+      },
+    ],
+  ]);
   const server = await startServer({ root: here, virtual });
   try {
     let wire = 0;
@@ -267,7 +343,14 @@ test('over HTTP, rows 1000–1009 of a [30522, 384] F32 embedding cost about 15 
       requests++;
       const res = await fetch(input, init);
       if (res.body === null) return res;
-      const counted = res.body.pipeThrough(new TransformStream({ transform(chunk, c) { wire += chunk.byteLength; c.enqueue(chunk); } }));
+      const counted = res.body.pipeThrough(
+        new TransformStream({
+          transform(chunk, c) {
+            wire += chunk.byteLength;
+            c.enqueue(chunk);
+          },
+        }),
+      );
       return new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
     };
     const st = await SafeTensors.fromUrl(`${server.url}/model.safetensors`, { fetch: countingFetch, prefetch: 4096 });
@@ -276,7 +359,9 @@ test('over HTTP, rows 1000–1009 of a [30522, 384] F32 embedding cost about 15 
     assert.deepEqual(got.shape, [10, cols]);
     assert.ok(got.values.every((v, i) => v === 1000 * cols + i));
     const sliceWire = wire - openedWire;
-    console.log(`# rows 1000-1009 of [${rows}, ${cols}] F32 (${size} B file): ${sliceWire} B on the wire in ${requests - openedRequests} request(s); open: ${openedWire} B`);
+    console.log(
+      `# rows 1000-1009 of [${rows}, ${cols}] F32 (${size} B file): ${sliceWire} B on the wire in ${requests - openedRequests} request(s); open: ${openedWire} B`,
+    );
     assert.equal(requests - openedRequests, 1);
     assert.equal(sliceWire, 10 * cols * 4);
   } finally {

@@ -6,7 +6,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openAsBlob, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SafeTensors, SafeTensorsError, editTensors, serialize, serializeStream, serializedSize } from 'safetensors-nano';
+import {
+  SafeTensors,
+  SafeTensorsError,
+  editTensors,
+  serialize,
+  serializeStream,
+  serializedSize,
+} from 'safetensors-nano';
 import { referenceFiles, scratch } from '../lib/env.js';
 import { rawFile } from '../lib/format.js';
 import { collect, compareConverted, convertReference, fileBytes } from '../lib/streams.js';
@@ -21,7 +28,9 @@ const isKind = (kind, tensor) => (e) => {
   return true;
 };
 
-test('every dtype, no conversion: the reference file again, from tensors, Blobs and typed arrays, in any chunk size', { skip: ref.skip }, async () => {
+test('every dtype, no conversion: the reference file again, from tensors, Blobs and typed arrays, in any chunk size', {
+  skip: ref.skip,
+}, async () => {
   const blob = new Blob([ref.mixed]);
   const lazy = await SafeTensors.fromBlob(blob);
   const inMemory = SafeTensors.fromBytes(ref.mixed);
@@ -29,8 +38,17 @@ test('every dtype, no conversion: the reference file again, from tensors, Blobs 
   const inputs = {
     'tensors of a lazily read file': editTensors(lazy),
     'tensors of an in-memory file': editTensors(inMemory),
-    Blobs: new Map(lazy.tensors().map((t) => [t.name, { dtype: t.dtype, shape: t.shape, data: blob.slice(t.byteOffset, t.byteOffset + t.byteLength) }])),
-    'typed arrays': Object.fromEntries(inMemory.tensors().map((t) => [t.name, { dtype: t.dtype, shape: t.shape, data: t.bytes().slice() }])),
+    Blobs: new Map(
+      lazy
+        .tensors()
+        .map((t) => [
+          t.name,
+          { dtype: t.dtype, shape: t.shape, data: blob.slice(t.byteOffset, t.byteOffset + t.byteLength) },
+        ]),
+    ),
+    'typed arrays': Object.fromEntries(
+      inMemory.tensors().map((t) => [t.name, { dtype: t.dtype, shape: t.shape, data: t.bytes().slice() }]),
+    ),
   };
   for (const [what, tensors] of Object.entries(inputs)) {
     for (const chunkBytes of [undefined, 24, 1000]) {
@@ -41,11 +59,14 @@ test('every dtype, no conversion: the reference file again, from tensors, Blobs 
   }
 });
 
-test('every float dtype converted to F64, F32, F16 and BF16: the reference files (NaN payloads aside)', { skip: conv.skip }, async () => {
+test('every float dtype converted to F64, F32, F16 and BF16: the reference files (NaN payloads aside)', {
+  skip: conv.skip,
+}, async () => {
   const source = await SafeTensors.fromBlob(await openAsBlob(conv.source));
   // F6 (which the reference cannot write) from its packed codes, through our writer.
   const f6 = {};
-  for (const d of ['F6_E2M3', 'F6_E3M2']) f6[d] = { dtype: d, shape: [64], data: await source.tensor(`${d}.bytes`).read() };
+  for (const d of ['F6_E2M3', 'F6_E3M2'])
+    f6[d] = { dtype: d, shape: [64], data: await source.tensor(`${d}.bytes`).read() };
   const f6file = SafeTensors.fromBytes(await serialize(f6));
   const all = [...source.tensors(), ...f6file.tensors()];
   for (const [target, path] of Object.entries(conv.expected)) {
@@ -60,12 +81,19 @@ test('every float dtype converted to F64, F32, F16 and BF16: the reference files
   }
 });
 
-test('Float32Array and Float64Array data asked for as another float dtype are converted', { skip: conv.skip }, async () => {
+test('Float32Array and Float64Array data asked for as another float dtype are converted', {
+  skip: conv.skip,
+}, async () => {
   const source = SafeTensors.fromBytes(fileBytes(conv.source));
   const expected = SafeTensors.fromBytes(fileBytes(conv.expected.BF16));
-  for (const [name, Ctor] of [['F32', Float32Array], ['F64', Float64Array]]) {
+  for (const [name, Ctor] of [
+    ['F32', Float32Array],
+    ['F64', Float64Array],
+  ]) {
     const values = new Ctor(source.tensor(name).bytes().slice().buffer);
-    const file = SafeTensors.fromBytes((await collect(serializeStream({ [name]: { dtype: 'BF16', shape: [values.length], data: values } }))).bytes);
+    const file = SafeTensors.fromBytes(
+      (await collect(serializeStream({ [name]: { dtype: 'BF16', shape: [values.length], data: values } }))).bytes,
+    );
     const got = file.tensor(name).bytes();
     const want = expected.tensor(name).bytes();
     assert.equal(got.length, want.length);
@@ -77,7 +105,13 @@ test('Float32Array and Float64Array data asked for as another float dtype are co
   }
   // The same arrays asked for as their own dtype, or as bytes of an integer dtype, are bytes.
   const f = new Float32Array([1.5, -2]);
-  const file = SafeTensors.fromBytes((await collect(serializeStream({ a: { dtype: 'F32', shape: [2], data: f }, b: { dtype: 'U8', shape: [8], data: f } }))).bytes);
+  const file = SafeTensors.fromBytes(
+    (
+      await collect(
+        serializeStream({ a: { dtype: 'F32', shape: [2], data: f }, b: { dtype: 'U8', shape: [8], data: f } }),
+      )
+    ).bytes,
+  );
   assert.deepEqual([...file.tensor('a').view()], [1.5, -2]);
   assert.deepEqual([...file.tensor('b').bytes()], [...new Uint8Array(f.buffer)]);
 });
@@ -104,36 +138,70 @@ test('backpressure: a source is read at most one chunk ahead of the consumer', a
   assert.ok(slices <= 66, `${slices} slices`);
 });
 
-test('progress, and an abort mid-stream errors the stream with the signal\'s reason', async () => {
+test("progress, and an abort mid-stream errors the stream with the signal's reason", async () => {
   const MiB = 2 ** 20;
   const data = new Float32Array(4 * MiB);
   const seen = [];
-  const { bytes } = await collect(serializeStream({ x: { dtype: 'F16', shape: [data.length], data } }, null, { chunkBytes: MiB, onProgress: (d, t) => seen.push([d, t]) }));
+  const { bytes } = await collect(
+    serializeStream({ x: { dtype: 'F16', shape: [data.length], data } }, null, {
+      chunkBytes: MiB,
+      onProgress: (d, t) => seen.push([d, t]),
+    }),
+  );
   assert.equal(seen[0][0], 0);
   assert.deepEqual(seen.at(-1), [bytes.length, bytes.length]);
   assert.ok(seen.length >= 5 && seen.every(([d], i) => i === 0 || d > seen[i - 1][0]));
 
   const controller = new AbortController();
-  const stream = serializeStream({ x: { dtype: 'BF16', shape: [data.length], data } }, null, { chunkBytes: MiB, signal: controller.signal });
+  const stream = serializeStream({ x: { dtype: 'BF16', shape: [data.length], data } }, null, {
+    chunkBytes: MiB,
+    signal: controller.signal,
+  });
   const reader = stream.getReader();
   await reader.read();
   controller.abort();
-  await assert.rejects(async () => {
-    for (;;) if ((await reader.read()).done) break;
-  }, (e) => e.name === 'AbortError');
+  await assert.rejects(
+    async () => {
+      for (;;) if ((await reader.read()).done) break;
+    },
+    (e) => e.name === 'AbortError',
+  );
 });
 
 test('errors come through the stream before its first byte, naming the tensor', async () => {
   const first = (tensors, metadata) => serializeStream(tensors, metadata).getReader().read();
-  await assert.rejects(first({ a: { dtype: 'U8', shape: [3], data: new Uint8Array(2) } }), isKind('DataLengthMismatch', 'a'));
-  await assert.rejects(serializedSize({ a: { dtype: 'U8', shape: [3], data: new Uint8Array(2) } }), isKind('DataLengthMismatch', 'a'));
-  await assert.rejects(first({ a: { dtype: 'U8', shape: [3], data: new Blob([new Uint8Array(4)]) } }), isKind('DataLengthMismatch', 'a'));
+  await assert.rejects(
+    first({ a: { dtype: 'U8', shape: [3], data: new Uint8Array(2) } }),
+    isKind('DataLengthMismatch', 'a'),
+  );
+  await assert.rejects(
+    serializedSize({ a: { dtype: 'U8', shape: [3], data: new Uint8Array(2) } }),
+    isKind('DataLengthMismatch', 'a'),
+  );
+  await assert.rejects(
+    first({ a: { dtype: 'U8', shape: [3], data: new Blob([new Uint8Array(4)]) } }),
+    isKind('DataLengthMismatch', 'a'),
+  );
   await assert.rejects(first({ a: { dtype: 'F9', shape: [1], data: new Uint8Array(1) } }), isKind('UnknownDtype', 'a'));
   await assert.rejects(first({ a: { dtype: 'U8', shape: [1], data: 'x' } }), isKind('InvalidArgument', 'a'));
-  const ints = SafeTensors.fromBytes(await serialize({ i: { dtype: 'I32', shape: [1], data: new Int32Array(1) }, f: { dtype: 'F32', shape: [1], data: new Float32Array(1) } }));
-  await assert.rejects(first({ i: { dtype: 'F16', shape: [1], data: ints.tensor('i') } }), isKind('DtypeMismatch', 'i'));
-  await assert.rejects(first({ f: { dtype: 'F8_E4M3', shape: [1], data: ints.tensor('f') } }), isKind('DtypeMismatch', 'f'));
-  await assert.rejects(first({ f: { dtype: 'BF16', shape: [2], data: ints.tensor('f') } }), isKind('DataLengthMismatch', 'f'));
+  const ints = SafeTensors.fromBytes(
+    await serialize({
+      i: { dtype: 'I32', shape: [1], data: new Int32Array(1) },
+      f: { dtype: 'F32', shape: [1], data: new Float32Array(1) },
+    }),
+  );
+  await assert.rejects(
+    first({ i: { dtype: 'F16', shape: [1], data: ints.tensor('i') } }),
+    isKind('DtypeMismatch', 'i'),
+  );
+  await assert.rejects(
+    first({ f: { dtype: 'F8_E4M3', shape: [1], data: ints.tensor('f') } }),
+    isKind('DtypeMismatch', 'f'),
+  );
+  await assert.rejects(
+    first({ f: { dtype: 'BF16', shape: [2], data: ints.tensor('f') } }),
+    isKind('DataLengthMismatch', 'f'),
+  );
   // A tensor's dtype and shape are its own unless given.
   const { bytes } = await collect(serializeStream({ g: { data: ints.tensor('f') } }));
   assert.deepEqual(SafeTensors.fromBytes(bytes).tensor('g').shape, [1]);
@@ -147,14 +215,20 @@ test('a Blob that changed since the stream was made: SourceChanged naming the te
     }
   }
   const short = new ShortBlob([new Uint8Array(16)]);
-  await assert.rejects(collect(serializeStream({ s: { dtype: 'U8', shape: [16], data: short } })), isKind('SourceChanged', 's'));
+  await assert.rejects(
+    collect(serializeStream({ s: { dtype: 'U8', shape: [16], data: short } })),
+    isKind('SourceChanged', 's'),
+  );
   // A file on disk (fs.openAsBlob) rewritten after the Blob was made: NotReadableError.
   const path = join(scratch('stn-stream-'), 'edited.bin');
   writeFileSync(path, new Uint8Array(16).fill(1));
   const file = await openAsBlob(path);
   await new Promise((resolve) => setTimeout(resolve, 20));
   writeFileSync(path, new Uint8Array(16).fill(2));
-  await assert.rejects(collect(serializeStream({ f: { dtype: 'U8', shape: [16], data: file } })), (e) => isKind('SourceChanged', 'f')(e) && e.cause?.name === 'NotReadableError');
+  await assert.rejects(
+    collect(serializeStream({ f: { dtype: 'U8', shape: [16], data: file } })),
+    (e) => isKind('SourceChanged', 'f')(e) && e.cause?.name === 'NotReadableError',
+  );
 });
 
 test('editTensors: keep, drop, rename by prefix or RegExp, convert; a duplicate after renaming is refused at once', async () => {
@@ -168,17 +242,39 @@ test('editTensors: keep, drop, rename by prefix or RegExp, convert; a duplicate 
     }),
   );
   const names = (m) => [...m.keys()].sort();
-  assert.deepEqual(names(editTensors(file, { drop: 'optimizer.*' })), ['model.a.weight', 'model.b.bias', 'model.b.weight']);
+  assert.deepEqual(names(editTensors(file, { drop: 'optimizer.*' })), [
+    'model.a.weight',
+    'model.b.bias',
+    'model.b.weight',
+  ]);
   assert.deepEqual(names(editTensors(file, { keep: /weight$/ })), ['model.a.weight', 'model.b.weight']);
-  assert.deepEqual(names(editTensors(file, { keep: ['*.bias', (n) => n === 'optimizer.m'] })), ['model.b.bias', 'optimizer.m']);
-  assert.deepEqual(names(editTensors(file, { drop: 'optimizer.*', rename: ['model.', 'transformer.'] })), ['transformer.a.weight', 'transformer.b.bias', 'transformer.b.weight']);
-  assert.deepEqual(names(editTensors(file, { keep: 'model.?.weight', rename: [/^model\.(\w)\./g, 'h.$1.'] })), ['h.a.weight', 'h.b.weight']);
+  assert.deepEqual(names(editTensors(file, { keep: ['*.bias', (n) => n === 'optimizer.m'] })), [
+    'model.b.bias',
+    'optimizer.m',
+  ]);
+  assert.deepEqual(names(editTensors(file, { drop: 'optimizer.*', rename: ['model.', 'transformer.'] })), [
+    'transformer.a.weight',
+    'transformer.b.bias',
+    'transformer.b.weight',
+  ]);
+  assert.deepEqual(names(editTensors(file, { keep: 'model.?.weight', rename: [/^model\.(\w)\./g, 'h.$1.'] })), [
+    'h.a.weight',
+    'h.b.weight',
+  ]);
   const edited = editTensors(file, { convert: 'BF16', drop: 'optimizer.*' });
   assert.deepEqual([...edited.values()].map((t) => t.dtype).sort(), ['BF16', 'BF16', 'I8']);
   const out = SafeTensors.fromBytes((await collect(serializeStream(edited))).bytes);
   assert.deepEqual([...out.tensor('model.b.weight').toFloat32()], [3]);
-  assert.deepEqual([...editTensors(file, { convert: { F64: 'F32' } }).values()].map((t) => t.dtype).sort(), ['F32', 'F32', 'F32', 'I8']);
-  assert.throws(() => editTensors(file, { drop: 'optimizer.*', rename: [/\.(weight|bias)$/, ''] }), isKind('DuplicateTensorName', 'model.b'));
+  assert.deepEqual([...editTensors(file, { convert: { F64: 'F32' } }).values()].map((t) => t.dtype).sort(), [
+    'F32',
+    'F32',
+    'F32',
+    'I8',
+  ]);
+  assert.throws(
+    () => editTensors(file, { drop: 'optimizer.*', rename: [/\.(weight|bias)$/, ''] }),
+    isKind('DuplicateTensorName', 'model.b'),
+  );
   assert.throws(() => editTensors(file, { rename: () => '__metadata__' }), isKind('ReservedName'));
   assert.throws(() => editTensors(file, { convert: 'F8_E4M3' }), isKind('InvalidArgument'));
   assert.throws(() => editTensors(file, { keep: 3 }), TypeError);
@@ -192,7 +288,20 @@ test('the declarations type-check a use of the streaming writer, the edits and w
   const tsc = createRequire(`${project}package.json`).resolve('typescript/bin/tsc');
   const r = spawnSync(
     process.execPath,
-    [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022,dom,dom.asynciterable', `${project}types/stream.ts`],
+    [
+      tsc,
+      '--noEmit',
+      '--strict',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--lib',
+      'es2022,dom,dom.asynciterable',
+      `${project}types/stream.ts`,
+    ],
     { cwd: project, encoding: 'utf8' },
   );
   assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -204,23 +313,36 @@ test('the declarations type-check a use of the streaming writer, the edits and w
 async function stalledUrlTensor(bytes, served, honour) {
   const file = rawFile({ x: { dtype: 'U8', shape: [bytes], data_offsets: [0, bytes] } }, new Uint8Array(bytes));
   const stallFrom = file.length - bytes + served;
-  const fetch = async (url, init) => {
+  const fetch = async (_url, init) => {
     const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
     const [start, end] = [Number(s), Math.min(file.length, Number(e) + 1)];
     if (start >= stallFrom) {
-      return new Promise((resolve, reject) => {
+      return new Promise((_resolve, reject) => {
         if (honour) init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true });
       });
     }
-    const headers = { 'Content-Range': `bytes ${start}-${end - 1}/${file.length}`, 'Content-Length': String(end - start) };
+    const headers = {
+      'Content-Range': `bytes ${start}-${end - 1}/${file.length}`,
+      'Content-Length': String(end - start),
+    };
     return new Response(file.slice(start, end), { status: 206, headers });
   };
-  const st = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', { fetch, prefetch: 8, timeout: Infinity, retries: 0 });
+  const st = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', {
+    fetch,
+    prefetch: 8,
+    timeout: Infinity,
+    retries: 0,
+  });
   return st.tensor('x');
 }
 
 const within = (promise, ms, what) =>
-  Promise.race([promise, new Promise((resolve, reject) => setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms).unref())]);
+  Promise.race([
+    promise,
+    new Promise((_resolve, reject) =>
+      setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms).unref(),
+    ),
+  ]);
 
 test('cancel stops a source read in flight instead of waiting for it', async () => {
   const MiB = 2 ** 20;

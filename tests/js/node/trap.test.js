@@ -28,10 +28,14 @@ test('the header opens where wasm may have the memory it needs', () => {
 });
 
 test('a real wasm trap is an Internal error, and the next calls succeed on a new instance', () => {
-  const r = spawnSync(process.execPath, [`--wasm-max-mem-pages=${PAGES}`, join(here, '..', 'lib', 'trap-child.mjs'), String(PAIRS)], {
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [`--wasm-max-mem-pages=${PAGES}`, join(here, '..', 'lib', 'trap-child.mjs'), String(PAIRS)],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   const works = { names: ['h'], values: [1, -2], decoded: [1] };
@@ -49,7 +53,9 @@ test('a real wasm trap is an Internal error, and the next calls succeed on a new
 
 test('an array too large to allocate is an Internal error that names it, not a RangeError', async () => {
   // A header for a 2^42-byte F32 tensor (no data needed: fromHeader).
-  const header = new TextEncoder().encode(JSON.stringify({ huge: { dtype: 'F32', shape: [2 ** 40], data_offsets: [0, 2 ** 42] } }));
+  const header = new TextEncoder().encode(
+    JSON.stringify({ huge: { dtype: 'F32', shape: [2 ** 40], data_offsets: [0, 2 ** 42] } }),
+  );
   const prefix = new Uint8Array(8 + header.length);
   new DataView(prefix.buffer).setBigUint64(0, BigInt(header.length), true);
   prefix.set(header, 8);

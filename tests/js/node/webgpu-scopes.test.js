@@ -12,9 +12,13 @@ import { tensorFile } from '../lib/format.js';
 // A device whose createBuffer runs out of memory above `oomAbove` bytes.
 function standInDevice(oomAbove) {
   const scopes = [];
-  const buffer = (d) => ({ ...d, destroyed: false, destroy() {
-    this.destroyed = true;
-  } });
+  const buffer = (d) => ({
+    ...d,
+    destroyed: false,
+    destroy() {
+      this.destroyed = true;
+    },
+  });
   return {
     limits: { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 30 },
     features: new Set(),
@@ -38,13 +42,24 @@ function standInDevice(oomAbove) {
   };
 }
 
-const st = SafeTensors.fromBytes(tensorFile([['big', 'U8', [4096], new Uint8Array(4096)], ['small', 'U8', [16], new Uint8Array(16)]]));
+const st = SafeTensors.fromBytes(
+  tensorFile([
+    ['big', 'U8', [4096], new Uint8Array(4096)],
+    ['small', 'U8', [16], new Uint8Array(16)],
+  ]),
+);
 
 test('concurrent uploads each see their own error scopes: the one out of memory fails, the other succeeds', async () => {
   const device = standInDevice(1024);
-  const [big, small] = await Promise.allSettled([toGPUBuffer(device, st.tensor('big')), toGPUBuffer(device, st.tensor('small'))]);
+  const [big, small] = await Promise.allSettled([
+    toGPUBuffer(device, st.tensor('big')),
+    toGPUBuffer(device, st.tensor('small')),
+  ]);
   assert.equal(big.status, 'rejected', 'the upload out of memory resolved');
-  assert.ok(big.reason instanceof SafeTensorsError && big.reason.kind === 'GpuLimitExceeded' && big.reason.tensor === 'big', String(big.reason));
+  assert.ok(
+    big.reason instanceof SafeTensorsError && big.reason.kind === 'GpuLimitExceeded' && big.reason.tensor === 'big',
+    String(big.reason),
+  );
   assert.equal(small.status, 'fulfilled', String(small.reason));
   assert.equal(small.value.size, 16);
   assert.equal(device.scopes.length, 0);
@@ -55,8 +70,15 @@ test('usage with MAP_READ or MAP_WRITE is InvalidArgument, before a buffer is ma
     let made = 0;
     const device = standInDevice(Infinity);
     const create = device.createBuffer;
-    device.createBuffer = (d) => (d.label === 'small' && made++, create(d));
-    await assert.rejects(toGPUBuffer(device, st.tensor('small'), { usage }), (e) => e instanceof SafeTensorsError && e.kind === 'InvalidArgument', `usage ${usage}`);
+    device.createBuffer = (d) => {
+      if (d.label === 'small') made++;
+      return create(d);
+    };
+    await assert.rejects(
+      toGPUBuffer(device, st.tensor('small'), { usage }),
+      (e) => e instanceof SafeTensorsError && e.kind === 'InvalidArgument',
+      `usage ${usage}`,
+    );
     assert.equal(made, 0);
   }
 });

@@ -7,7 +7,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chownSync, closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SafeTensors, SafeTensorsError, editTensors, serialize, serializeStream, writeFile } from 'safetensors-nano';
@@ -45,7 +57,10 @@ test('writeFile writes what serialize gives, replacing the target; only the targ
   const dir = freshDir(root, 'basic');
   const path = join(dir, 'out.safetensors');
   writeFileSync(path, 'old');
-  const tensors = { a: { dtype: 'F16', shape: [3], data: new Float32Array([1, 2, 3]) }, b: { dtype: 'U8', shape: [1], data: Uint8Array.of(9) } };
+  const tensors = {
+    a: { dtype: 'F16', shape: [3], data: new Float32Array([1, 2, 3]) },
+    b: { dtype: 'U8', shape: [1], data: Uint8Array.of(9) },
+  };
   const size = await writeFile(path, tensors, { format: 'pt' });
   const want = (await collect(serializeStream(tensors, { format: 'pt' }))).bytes;
   assert.equal(size, want.length);
@@ -66,7 +81,11 @@ test('an abort mid-write leaves no file (and an existing target untouched)', asy
       if (++chunks === 4) controller.abort();
     };
     await assert.rejects(
-      writeFile(path, { x: { dtype: 'BF16', shape: [data.length], data } }, null, { signal: controller.signal, onProgress, chunkBytes: 2 ** 20 }),
+      writeFile(path, { x: { dtype: 'BF16', shape: [data.length], data } }, null, {
+        signal: controller.signal,
+        onProgress,
+        chunkBytes: 2 ** 20,
+      }),
       (e) => e.name === 'AbortError',
     );
     assert.ok(chunks >= 4, 'aborted mid-stream');
@@ -78,15 +97,29 @@ test('an abort mid-write leaves no file (and an existing target untouched)', asy
 test('errors found before the first byte create no file at all; a duplicate after renaming is refused before writing', async () => {
   const dir = freshDir(root, 'early');
   const path = join(dir, 'out.safetensors');
-  await assert.rejects(writeFile(path, { a: { dtype: 'U8', shape: [3], data: new Uint8Array(2) } }), isKind('DataLengthMismatch'));
+  await assert.rejects(
+    writeFile(path, { a: { dtype: 'U8', shape: [3], data: new Uint8Array(2) } }),
+    isKind('DataLengthMismatch'),
+  );
   assert.deepEqual(readdirSync(dir), []);
-  const file = SafeTensors.fromBytes(await serialize({ 'x.w': { dtype: 'U8', shape: [1], data: new Uint8Array(1) }, 'y.w': { dtype: 'U8', shape: [1], data: new Uint8Array(1) } }));
-  await assert.rejects(async () => writeFile(path, editTensors(file, { rename: [/^\w\./, ''] })), isKind('DuplicateTensorName'));
+  const file = SafeTensors.fromBytes(
+    await serialize({
+      'x.w': { dtype: 'U8', shape: [1], data: new Uint8Array(1) },
+      'y.w': { dtype: 'U8', shape: [1], data: new Uint8Array(1) },
+    }),
+  );
+  await assert.rejects(
+    async () => writeFile(path, editTensors(file, { rename: [/^\w\./, ''] })),
+    isKind('DuplicateTensorName'),
+  );
   assert.deepEqual(readdirSync(dir), []);
-  await assert.rejects(writeFile(join(dir, 'missing', 'out.safetensors'), { a: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } }), isKind('WriteFailed'));
+  await assert.rejects(
+    writeFile(join(dir, 'missing', 'out.safetensors'), { a: { dtype: 'U8', shape: [1], data: new Uint8Array(1) } }),
+    isKind('WriteFailed'),
+  );
 });
 
-test('stale temporary files of dead writers to the same target are removed; live ones and other targets\' are kept', async () => {
+test("stale temporary files of dead writers to the same target are removed; live ones and other targets' are kept", async () => {
   const dir = freshDir(root, 'stale');
   const hex = '0123456789abcdef';
   const dead = `.out.safetensors.${deadPid()}.${hex}.safetensors-nano-tmp`;
@@ -113,7 +146,9 @@ test('a full disk (RLIMIT_FSIZE): WriteFailed from EFBIG, no partial target, no 
   for (const existing of [false, true]) {
     if (existing) writeFileSync(path, 'old');
     // 1 MiB allowed (bash counts ulimit -f in 1024-byte blocks); the file is 17 MiB.
-    const out = execFileSync('bash', ['-c', 'ulimit -f 1024; exec "$0" "$1" "$2"', process.execPath, child, path], { encoding: 'utf8' });
+    const out = execFileSync('bash', ['-c', 'ulimit -f 1024; exec "$0" "$1" "$2"', process.execPath, child, path], {
+      encoding: 'utf8',
+    });
     const r = JSON.parse(out);
     assert.equal(r.ok, false, out);
     assert.equal(r.kind, 'WriteFailed', out);
@@ -133,7 +168,7 @@ test('SIGKILL at random points, 20 runs: the target is the old file or the whole
     new Promise((resolve) => {
       const p = spawn(process.execPath, [child, path], { stdio: 'ignore' });
       const timer = killAfterMs === null ? null : setTimeout(() => p.kill('SIGKILL'), killAfterMs);
-      p.on('exit', (code, signal) => {
+      p.on('exit', (_code, signal) => {
         clearTimeout(timer);
         resolve(signal);
       });
@@ -156,7 +191,10 @@ test('SIGKILL at random points, 20 runs: the target is the old file or the whole
     assert.ok(hash === oldHash || hash === newHash, `run ${i}: the target is torn`);
     outcomes[hash === oldHash ? 'old' : 'new']++;
     const temps = readdirSync(dir).filter((f) => f !== 'out.safetensors');
-    assert.ok(temps.every((f) => TEMP.test(f)), `unrecognised files: ${temps}`);
+    assert.ok(
+      temps.every((f) => TEMP.test(f)),
+      `unrecognised files: ${temps}`,
+    );
     // At most the last writer's own temporary file: every earlier one was removed by the next run.
     assert.ok(temps.length <= 1, `run ${i}: ${temps}`);
     outcomes.tempsLeft += temps.length;
@@ -171,7 +209,10 @@ test('a multi-GB sparse file converted F32 → BF16 by writeFile: peak RSS grows
   // One F32 tensor of 3 GiB (below Node 20's 4 GiB openAsBlob wrap), a hole
   // but for values at both ends.
   const elements = 3 * 2 ** 28;
-  const head = rawFile({ __metadata__: { format: 'pt' }, w: { dtype: 'F32', shape: [elements], data_offsets: [0, elements * 4] } });
+  const head = rawFile({
+    __metadata__: { format: 'pt' },
+    w: { dtype: 'F32', shape: [elements], data_offsets: [0, elements * 4] },
+  });
   const input = join(dir, 'in.safetensors');
   const fd = openSync(input, 'w');
   const ends = new Float32Array([1.5, -2.25, 3.0]);
@@ -189,7 +230,9 @@ test('a multi-GB sparse file converted F32 → BF16 by writeFile: peak RSS grows
   const { before, after, size, seconds } = JSON.parse(r.stdout);
   rmSync(input);
   const MB = 1e6;
-  t.diagnostic(`3 GiB F32 → BF16 in ${seconds.toFixed(1)} s; VmHWM ${(before / MB).toFixed(0)} MB → ${(after / MB).toFixed(0)} MB`);
+  t.diagnostic(
+    `3 GiB F32 → BF16 in ${seconds.toFixed(1)} s; VmHWM ${(before / MB).toFixed(0)} MB → ${(after / MB).toFixed(0)} MB`,
+  );
   assert.ok(after - before < 256 * MB, `peak RSS grew by ${((after - before) / MB).toFixed(0)} MB`);
   // The output: its header, and the values at both ends.
   const out = openSync(output, 'r');
@@ -205,7 +248,10 @@ test('a multi-GB sparse file converted F32 → BF16 by writeFile: peak RSS grows
       readSync(out, b, 0, 2, w.byteOffset + i * 2);
       return b[0] | (b[1] << 8);
     };
-    assert.deepEqual([at(0), at(1), at(2), at(3), at(elements - 3), at(elements - 1)], [0x3fc0, 0xc010, 0x4040, 0, 0x3fc0, 0x4040]);
+    assert.deepEqual(
+      [at(0), at(1), at(2), at(3), at(elements - 3), at(elements - 1)],
+      [0x3fc0, 0xc010, 0x4040, 0, 0x3fc0, 0x4040],
+    );
   } finally {
     closeSync(out);
     rmSync(output);
@@ -217,17 +263,30 @@ test('an abort while a source read stalls (a fetch that ignores its signal): wri
   const dir = freshDir(scratch('stn-write-'), 'stall');
   const file = rawFile({ x: { dtype: 'U8', shape: [3 * MiB], data_offsets: [0, 3 * MiB] } }, new Uint8Array(3 * MiB));
   const dataStart = file.length - 3 * MiB;
-  const fetch = async (url, init) => {
+  const fetch = async (_url, init) => {
     const [, s, e] = /bytes=(\d+)-(\d+)/.exec(new Headers(init.headers).get('Range'));
     const [start, end] = [Number(s), Math.min(file.length, Number(e) + 1)];
     if (start >= dataStart + MiB) return new Promise(() => {}); // never answers, whatever the signal
-    return new Response(file.slice(start, end), { status: 206, headers: { 'Content-Range': `bytes ${start}-${end - 1}/${file.length}` } });
+    return new Response(file.slice(start, end), {
+      status: 206,
+      headers: { 'Content-Range': `bytes ${start}-${end - 1}/${file.length}` },
+    });
   };
-  const st = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', { fetch, prefetch: 8, timeout: Infinity, retries: 0 });
+  const st = await SafeTensors.fromUrl('http://test.invalid/x.safetensors', {
+    fetch,
+    prefetch: 8,
+    timeout: Infinity,
+    retries: 0,
+  });
   const controller = new AbortController();
-  const written = writeFile(join(dir, 'out.safetensors'), { x: { data: st.tensor('x') } }, null, { chunkBytes: MiB, signal: controller.signal });
+  const written = writeFile(join(dir, 'out.safetensors'), { x: { data: st.tensor('x') } }, null, {
+    chunkBytes: MiB,
+    signal: controller.signal,
+  });
   setTimeout(() => controller.abort(), 100);
-  const timeout = new Promise((resolve, reject) => setTimeout(() => reject(new Error('writeFile still waiting 2 s after the abort')), 2100).unref());
+  const timeout = new Promise((_resolve, reject) =>
+    setTimeout(() => reject(new Error('writeFile still waiting 2 s after the abort')), 2100).unref(),
+  );
   await assert.rejects(Promise.race([written, timeout]), (e) => e.name === 'AbortError');
   assert.deepEqual(readdirSync(dir), []);
 });

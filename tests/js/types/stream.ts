@@ -2,17 +2,44 @@
 // package's index.d.ts: the streaming writer, the edits, the shards, Node's
 // writeFile; misuse must not compile.
 import {
-  SafeTensors, editMetadata, editTensors, openSharded, serializeStream, serializedSize, shardTensors, writeFile, writeShards,
-  type ConvertTarget, type EditOptions, type EditedTensors, type MetadataEdits, type ShardPlan, type StreamOptions, type StreamTensorInput, type StreamTensors,
+  SafeTensors,
+  editMetadata,
+  editTensors,
+  openSharded,
+  serializeStream,
+  serializedSize,
+  shardTensors,
+  writeFile,
+  writeShards,
+  type ConvertTarget,
+  type EditOptions,
+  type EditedTensors,
+  type MetadataEdits,
+  type ShardPlan,
+  type StreamOptions,
+  type StreamTensorInput,
+  type StreamTensors,
 } from 'safetensors-nano';
 
 export async function useStreams(file: File, sink: WritableStream<Uint8Array>): Promise<number> {
   const opened: SafeTensors = await SafeTensors.fromBlob(file);
-  const edits: EditOptions = { keep: ['*.weight', /bias$/, (n: string) => n.length > 2], drop: 'optimizer.*', rename: ['model.', ''], convert: 'BF16' };
+  const edits: EditOptions = {
+    keep: ['*.weight', /bias$/, (n: string) => n.length > 2],
+    drop: 'optimizer.*',
+    rename: ['model.', ''],
+    convert: 'BF16',
+  };
   const map: Map<string, StreamTensorInput> = editTensors(opened, edits);
-  const merged = editTensors(await openSharded(file, [file]), { rename: [/^h\.(\d+)/, 'layers.$1'], convert: { F32: 'F16', F64: 'F32' } });
+  const merged = editTensors(await openSharded(file, [file]), {
+    rename: [/^h\.(\d+)/, 'layers.$1'],
+    convert: { F32: 'F16', F64: 'F32' },
+  });
   const fromList = editTensors(opened.tensors(), { rename: (n: string) => n.toUpperCase() });
-  const opts: StreamOptions = { signal: AbortSignal.timeout(1000), chunkBytes: 1 << 20, onProgress: (done: number, total: number) => void [done, total] };
+  const opts: StreamOptions = {
+    signal: AbortSignal.timeout(1000),
+    chunkBytes: 1 << 20,
+    onProgress: (done: number, total: number) => void [done, total],
+  };
   const tensors: StreamTensors = {
     a: { dtype: 'BF16', shape: [2], data: new Float32Array(2) },
     b: { dtype: 'U8', shape: [3], data: new Blob([new Uint8Array(3)]) },
@@ -29,7 +56,10 @@ export async function useStreams(file: File, sink: WritableStream<Uint8Array>): 
   const names: string[] = split.shards.map((s) => s.name);
   const index: string | null = split.index;
   void [target, first.tensors, first.dataBytes, names, index, split.totalSize, split.indexName];
-  const written: { shards: string[]; index: string | null } = await writeShards('out', map, null, { maxShardSize: 1e9, onProgress: (d, t, shard: string) => void [d, t, shard] });
+  const written: { shards: string[]; index: string | null } = await writeShards('out', map, null, {
+    maxShardSize: 1e9,
+    onProgress: (d, t, shard: string) => void [d, t, shard],
+  });
   void written;
   const metaEdits: MetadataEdits = { set: new Map([['format', 'pt']]), drop: ['license'], clear: false };
   const relabelled: EditedTensors = editTensors(opened, { metadata: { set: { format: 'np' }, drop: 'license' } });

@@ -1,9 +1,37 @@
 // Type-checked (tsc --strict) against the installed package's index.d.ts:
 // every export is used with its declared types; misuse must not compile.
 import {
-  SafeTensors, SafeTensorsError, ShardedModel, openSharded, openHub, checkShards, shardFindingMessage, decodeFloat32, serialize, wasmMemoryBytes, DTYPES, DTYPE_INFO,
-  type Dtype, type DtypeInfo, type DtypeKind, type ShardFinding, type ShardHeader, type FloatDtype, type Tensor, type TypedArray, type ParameterCount, type ErrorKind,
-  type OpenOptions, type BlobOptions, type UrlOptions, type ShardedOptions, type HubOptions, type ReadOptions, type TensorInput, type SliceEntry, type ReadSliceOptions,
+  SafeTensors,
+  SafeTensorsError,
+  type ShardedModel,
+  openSharded,
+  openHub,
+  checkShards,
+  shardFindingMessage,
+  decodeFloat32,
+  serialize,
+  wasmMemoryBytes,
+  DTYPES,
+  DTYPE_INFO,
+  type Dtype,
+  type DtypeInfo,
+  type DtypeKind,
+  type ShardFinding,
+  type ShardHeader,
+  type FloatDtype,
+  type Tensor,
+  type TypedArray,
+  type ParameterCount,
+  type ErrorKind,
+  type OpenOptions,
+  type BlobOptions,
+  type UrlOptions,
+  type ShardedOptions,
+  type HubOptions,
+  type ReadOptions,
+  type TensorInput,
+  type SliceEntry,
+  type ReadSliceOptions,
 } from 'safetensors-nano';
 
 export async function use(buf: ArrayBuffer, file: File, url: string): Promise<number> {
@@ -22,7 +50,10 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
     const view: TypedArray | null = t.view();
     const f: Float32Array = t.toFloat32();
     const r: Uint8Array = await t.read({ signal: undefined });
-    const g: Float32Array = await t.readFloat32({ chunkBytes: 1 << 20, onProgress: (done: number, total: number) => void [done, total] });
+    const g: Float32Array = await t.readFloat32({
+      chunkBytes: 1 << 20,
+      onProgress: (done: number, total: number) => void [done, total],
+    });
     const into: Float32Array = await t.readFloat32({ out: new Float32Array(t.elementCount) });
     const spec: SliceEntry[] = [null, 2, [1, null], [0, -1, 2]];
     const so: ReadSliceOptions = { signal: undefined, onProgress: (done: number, total: number) => void [done, total] };
@@ -41,17 +72,31 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   const m2: ShardedModel = await openSharded({ weight_map: {} });
   const mm: Record<string, unknown> | null = model.metadata();
   const shardFile: SafeTensors = model.shards[0].file;
-  const headers: ShardHeader[] = model.shards.map(({ name, file }) => ({ name, names: file.names(), dataBytes: file.fileSize - file.dataOffset }));
+  const headers: ShardHeader[] = model.shards.map(({ name, file }) => ({
+    name,
+    names: file.names(),
+    dataBytes: file.fileSize - file.dataOffset,
+  }));
   const findings: ShardFinding[] = checkShards(model.index, headers, { fileKey: (n) => n.toLowerCase() });
-  const worded: string[] = findings.map((f) => shardFindingMessage(f, headers.map((h) => h.name)));
+  const worded: string[] = findings.map((f) =>
+    shardFindingMessage(
+      f,
+      headers.map((h) => h.name),
+    ),
+  );
   void worded;
   for (const f of checkShards(null, [{ name: 'a', names: null }])) {
     if (f.kind === 'misplaced') void [f.tensor, f.file, f.shard, f.at];
     else if (f.kind === 'totalSize') void [f.stated, f.actual];
   }
   const out: Float32Array = decodeFloat32('F8_E4M3', new Uint8Array(4), new Float32Array(4));
-  const saved: Uint8Array = await serialize({ w: { dtype: 'BF16', shape: [2], data: new Uint16Array(2) } }, { format: 'pt' });
-  const saved2: Uint8Array = await serialize(new Map([['w', { dtype: 'U8' as const, shape: [1], data: new Uint8Array(1) }]]));
+  const saved: Uint8Array = await serialize(
+    { w: { dtype: 'BF16', shape: [2], data: new Uint16Array(2) } },
+    { format: 'pt' },
+  );
+  const saved2: Uint8Array = await serialize(
+    new Map([['w', { dtype: 'U8' as const, shape: [1], data: new Uint8Array(1) }]]),
+  );
   const dt: readonly Dtype[] = DTYPES;
   const info: DtypeInfo = DTYPE_INFO[dt[0]];
   const kind: DtypeKind = info.kind;
@@ -76,7 +121,27 @@ export async function use(buf: ArrayBuffer, file: File, url: string): Promise<nu
   // @ts-expect-error: the constructor is not public
   new SafeTensors();
   const fd: FloatDtype = 'BF16';
-  void [meta, bf, all, sizes, m2, mm, shardFile, findings, kind, sizes2, viewName, out, saved2, dt, bad, fd, model.names(), model.tensor('x'), model.bytesRead];
+  void [
+    meta,
+    bf,
+    all,
+    sizes,
+    m2,
+    mm,
+    shardFile,
+    findings,
+    kind,
+    sizes2,
+    viewName,
+    out,
+    saved2,
+    dt,
+    bad,
+    fd,
+    model.names(),
+    model.tensor('x'),
+    model.bytesRead,
+  ];
   return wasmMemoryBytes();
 }
 
@@ -109,10 +174,24 @@ export async function options(buf: ArrayBuffer, file: File, url: string): Promis
   ];
   const models: ShardedModel[] = [
     await openSharded(url, [], sharded),
-    await openSharded(JSON.stringify({ weight_map: {} }), [file, new URL(url)], { concurrency: Infinity, prefetch: 8, headerLimit: 1, headers: {}, signal: AbortSignal.abort(), fetch }),
+    await openSharded(JSON.stringify({ weight_map: {} }), [file, new URL(url)], {
+      concurrency: Infinity,
+      prefetch: 8,
+      headerLimit: 1,
+      headers: {},
+      signal: AbortSignal.abort(),
+      fetch,
+    }),
     await openSharded({ weight_map: {} }, [file, url] as const),
     await openHub('org/name'),
-    await openHub('org/name', { revision: 'refs/pr/1', file: 'unet/diffusion_pytorch_model.safetensors', endpoint: new URL(url), token: 'hf_x', concurrency: 4, timeout: 1000 } satisfies HubOptions),
+    await openHub('org/name', {
+      revision: 'refs/pr/1',
+      file: 'unet/diffusion_pytorch_model.safetensors',
+      endpoint: new URL(url),
+      token: 'hf_x',
+      concurrency: 4,
+      timeout: 1000,
+    } satisfies HubOptions),
   ];
   // @ts-expect-error: the token is a string
   await openHub('org/name', { token: 1 });
@@ -132,9 +211,9 @@ export async function options(buf: ArrayBuffer, file: File, url: string): Promis
 
 // The README's JavaScript quick start (README.md, "In JavaScript"), as it reads there.
 export async function quickStart(file: File): Promise<void> {
-  const st = await SafeTensors.fromBlob(file);          // reads 8 bytes, then the header
+  const st = await SafeTensors.fromBlob(file); // reads 8 bytes, then the header
   for (const t of st.tensors()) console.log(t.name, t.dtype, t.shape);
-  const values = await st.tensor("lm_head.weight")?.readFloat32();
+  const values = await st.tensor('lm_head.weight')?.readFloat32();
   void values;
 }
 
@@ -145,7 +224,12 @@ export function f16View(t: Tensor): number {
 }
 
 // The wasm-free entry: the same facts, the same check.
-import { DTYPES as FACT_DTYPES, DTYPE_INFO as FACT_INFO, checkShards as factCheck, type DtypeInfo as FactInfo } from 'safetensors-nano/facts';
+import {
+  DTYPES as FACT_DTYPES,
+  DTYPE_INFO as FACT_INFO,
+  checkShards as factCheck,
+  type DtypeInfo as FactInfo,
+} from 'safetensors-nano/facts';
 export function facts(): number {
   const info: FactInfo = FACT_INFO[FACT_DTYPES[0]];
   return info.bits + factCheck(null, []).length;

@@ -2,7 +2,13 @@
 // with @webgpu/types: the entry safetensors-nano/webgpu used with its
 // declared types; misuse must not compile.
 import { SafeTensors, openSharded, type Tensor } from 'safetensors-nano';
-import { toGPUBuffer, toGPUBuffers, DEFAULT_USAGE, type GPUUploadMode, type ToGPUBufferOptions } from 'safetensors-nano/webgpu';
+import {
+  toGPUBuffer,
+  toGPUBuffers,
+  DEFAULT_USAGE,
+  type GPUUploadMode,
+  type ToGPUBufferOptions,
+} from 'safetensors-nano/webgpu';
 
 export async function upload(device: GPUDevice, file: File, indexUrl: string): Promise<number> {
   const st: SafeTensors = await SafeTensors.fromBlob(file);

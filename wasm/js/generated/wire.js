@@ -44,7 +44,7 @@ export const ERROR_NUMBERS = 12;
  * `HEADER_LIMIT`): the most a JS opener's `headerLimit` can be. A lower
  * limit is checked in JS from the 8-byte length, as the core's
  * `Parser::header_limit` does, and refused with the numbers of the
- * core's `HeaderTooLarge` (description.js): one more number crossing
+ * core's `HeaderTooLarge` (read/description.js): one more number crossing
  * would grow the reader's `.wasm` by about 60 bytes.
  */
 export const HEADER_LIMIT = 100000000;

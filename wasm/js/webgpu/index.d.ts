@@ -87,4 +87,8 @@ export function toGPUBuffer(device: GPUDevice, tensor: Tensor, opts?: ToGPUBuffe
  *   onProgress: (done, total) => console.log(`${done} of ${total} bytes`),
  * });
  */
-export function toGPUBuffers(device: GPUDevice, model: SafeTensors | ShardedModel, opts?: ToGPUBuffersOptions): Promise<Map<string, GPUBuffer>>;
+export function toGPUBuffers(
+  device: GPUDevice,
+  model: SafeTensors | ShardedModel,
+  opts?: ToGPUBuffersOptions,
+): Promise<Map<string, GPUBuffer>>;

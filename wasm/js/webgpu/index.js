@@ -8,8 +8,8 @@
 // bounded too. Decoding runs in a WGSL compute shader (wgsl.js) over one
 // chunk at a time, written straight into the output buffer.
 
-import { DTYPE_INFO } from '../dtypes.js';
-import { KIND, fail } from '../errors.js';
+import { DTYPE_INFO } from '../format/dtypes.js';
+import { KIND, fail } from '../errors/safetensors-error.js';
 import { SHADER, WORKGROUP, constants } from './wgsl.js';
 
 // GPUBufferUsage's flags (the global exists only where WebGPU does).
@@ -68,7 +68,8 @@ function outputBytes(tensor, as) {
 }
 
 function checkMode(device, tensor, as) {
-  if (!MODES.includes(as)) fail(KIND.InvalidArgument, `as must be 'raw', 'f32' or 'f16', not ${JSON.stringify(as)}`, { tensor: tensor.name });
+  if (!MODES.includes(as))
+    fail(KIND.InvalidArgument, `as must be 'raw', 'f32' or 'f16', not ${JSON.stringify(as)}`, { tensor: tensor.name });
   if (as === 'raw') return;
   const info = DTYPE_INFO[tensor.dtype];
   if (info === undefined || constants(tensor.dtype, false) === null) {
@@ -77,7 +78,8 @@ function checkMode(device, tensor, as) {
   if (as === 'f16' && !device.features.has('shader-f16')) {
     fail(
       KIND.GpuFeatureMissing,
-      "as: 'f16' needs a device with the 'shader-f16' feature (requestDevice({ requiredFeatures: ['shader-f16'] }) where the adapter has it); use as: 'f32' otherwise",
+      "as: 'f16' needs a device with the 'shader-f16' feature (requestDevice({ requiredFeatures: ['shader-f16'] }) " +
+        "where the adapter has it); use as: 'f32' otherwise",
       { tensor: tensor.name },
     );
   }
@@ -88,11 +90,13 @@ function checkLimits(device, tensor, size, usage) {
   const over = (limit, value) =>
     fail(
       KIND.GpuLimitExceeded,
-      `a buffer of ${size} bytes is above the device's ${limit} of ${value}: request a device with a higher requiredLimits.${limit} (up to the adapter's), or upload a smaller tensor`,
+      `a buffer of ${size} bytes is above the device's ${limit} of ${value}: request a device with a higher ` +
+        `requiredLimits.${limit} (up to the adapter's), or upload a smaller tensor`,
       { tensor: tensor.name },
     );
   if (size > maxBufferSize) over('maxBufferSize', maxBufferSize);
-  if ((usage & STORAGE) !== 0 && size > maxStorageBufferBindingSize) over('maxStorageBufferBindingSize', maxStorageBufferBindingSize);
+  if ((usage & STORAGE) !== 0 && size > maxStorageBufferBindingSize)
+    over('maxStorageBufferBindingSize', maxStorageBufferBindingSize);
 }
 
 function chunkOption(chunkBytes) {
@@ -111,7 +115,9 @@ async function createBuffer(device, tensor, descriptor) {
   const error = invalid ?? oom;
   if (error !== null) {
     buffer.destroy();
-    fail(KIND.GpuLimitExceeded, `the device could not create a buffer of ${descriptor.size} bytes: ${error.message}`, { tensor: tensor.name });
+    fail(KIND.GpuLimitExceeded, `the device could not create a buffer of ${descriptor.size} bytes: ${error.message}`, {
+      tensor: tensor.name,
+    });
   }
   return buffer;
 }
@@ -137,7 +143,11 @@ class Staging {
   inputFor(size) {
     if (this.input === null || this.input.size < size) {
       this.input?.destroy();
-      this.input = this.device.createBuffer({ label: 'safetensors-nano staging', size: Math.min(this.chunk, roundUp4(size)), usage: STORAGE | COPY_DST });
+      this.input = this.device.createBuffer({
+        label: 'safetensors-nano staging',
+        size: Math.min(this.chunk, roundUp4(size)),
+        usage: STORAGE | COPY_DST,
+      });
     }
     return this.input;
   }
@@ -195,7 +205,16 @@ async function upload(device, tensor, out, as, staging, { signal, onProgress }) 
       device.queue.writeBuffer(out, done, bytes);
     } else {
       const first = (done * 8) / bits;
-      decodeChunk(device, staging, pipe, out, as === 'f16', bytes.subarray(0, roundUp4(end - done)), first, ((end - done) * 8) / bits);
+      decodeChunk(
+        device,
+        staging,
+        pipe,
+        out,
+        as === 'f16',
+        bytes.subarray(0, roundUp4(end - done)),
+        first,
+        ((end - done) * 8) / bits,
+      );
     }
     done = end;
     if (++written % IN_FLIGHT === 0) await device.queue.onSubmittedWorkDone();
@@ -268,7 +287,10 @@ export async function toGPUBuffers(device, model, opts = {}) {
     for (const { tensor, as: mode } of plan) {
       const label = opts.label === undefined ? tensor.name : opts.label(tensor);
       const progress = onProgress && ((done) => onProgress(before + done, total, tensor.name));
-      buffers.set(tensor.name, await oneBuffer(device, tensor, { usage: opts.usage, as: mode, label, signal, onProgress: progress }, staging));
+      buffers.set(
+        tensor.name,
+        await oneBuffer(device, tensor, { usage: opts.usage, as: mode, label, signal, onProgress: progress }, staging),
+      );
       before += tensor.byteLength;
     }
   } catch (e) {

@@ -1,0 +1,437 @@
+// model.safetensors.index.json parsed as its text arrives, piece by piece.
+// Strict JSON (RFC 8259). The weight_map, nearly all of a large index, is
+// read by a scanner made for its shape ("name": "file" pairs), which builds
+// the weight_map object and each shard's list of names in one pass, the
+// file names interned; every other value is found whole and given to
+// JSON.parse, so that it means exactly what JSON.parse makes of it.
+
+import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
+import { nameBytes, sizeHeaders, indexShards } from './header-sizes.js';
+
+/** Default `indexEntryLimit`: weight_map entries (a large model has ~100,000). */
+export const INDEX_ENTRY_LIMIT = 2_000_000;
+
+// What the parser expects next, outside a value.
+const START = 0; // the opening "{"
+const FIRST_KEY = 1; // a key or "}"
+const KEY = 2; // a key (after ",")
+const NEXT = 3; // "," or "}" after a member
+const MAP_FIRST = 4; // a weight_map entry or "}"
+const MAP_ENTRY = 5; // a weight_map entry (after ",")
+const MAP_NEXT = 6; // "," or "}" after an entry
+const DONE = 7; // only whitespace
+
+const EXPECTED = [
+  '"{"',
+  'a key or "}"',
+  'a key',
+  '"," or "}"',
+  'a weight_map entry or "}"',
+  'a weight_map entry',
+  '"," or "}"',
+  'the end of the index',
+];
+
+// A scan that ran into the end of the text so far.
+const NEED = -1;
+
+const ESCAPES = { 34: '"', 92: '\\', 47: '/', 98: '\b', 102: '\f', 110: '\n', 114: '\r', 116: '\t' };
+
+/** Whether c (a char code) is JSON whitespace. */
+const isSpace = (c) => c === 32 || c === 10 || c === 13 || c === 9;
+
+function skipSpace(s, i) {
+  while (i < s.length && isSpace(s.charCodeAt(i))) i++;
+  return i;
+}
+
+/** UTF-8 bytes of s[from, to). */
+function utf8Length(s, from, to) {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    // (A surrogate pair is 4 bytes, 2 for each half; a lone one is 3.)
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < to && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** `obj[key] = value` as JSON.parse sets it: an own data property (even `__proto__`). */
+function own(obj, key, value) {
+  Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/**
+ * Sets `obj[key]` to an object of `map`'s entries, made when it is first
+ * read (an index's weight_map of a million names costs a second to make,
+ * and openSharded looks names up in the Map). Thereafter a plain property.
+ */
+function lazyObject(obj, key, map) {
+  Object.defineProperty(obj, key, {
+    get() {
+      const value = Object.fromEntries(map);
+      own(obj, key, value);
+      return value;
+    },
+    set(value) {
+      own(obj, key, value);
+    },
+    enumerable: true,
+    configurable: true,
+  });
+}
+
+/**
+ * The parser: `push(text, ascii)` each piece of the index's text as it is
+ * decoded (`ascii` when the piece is ASCII only, so that its characters
+ * are its bytes), then `end()` for `{ json, shards }`: the parsed index
+ * (what JSON.parse gives) and, as indexShards gives it, each shard file's
+ * estimated header bytes and tensor names. Malformed JSON is IndexInvalid
+ * naming the index byte; more than `entryLimit` weight_map entries is
+ * IndexTooLarge, raised as soon as the entry is read.
+ */
+export class IndexParser {
+  // The text from the first character not yet consumed (a member or
+  // entry is consumed whole, or parsed again with more text).
+  #buf = '';
+  #pos = 0;
+  // Index byte of #buf[0]; whether #buf is ASCII only.
+  #base = 0;
+  #ascii = true;
+  // Pieces held back until they are as long as the unconsumed text, so
+  // that a value spanning many pieces is scanned again a bounded number of
+  // times (a scan costs no more than the text that came since the last).
+  #held = [];
+  #heldLength = 0;
+  #heldAscii = true;
+  #state = START;
+  #entryCount = 0;
+  #entryLimit;
+  #json = {};
+  // The weight_map being read, as a Map (null when it is not an object),
+  // and its shard records by file name: { file, raw, bytes, names }, `raw`
+  // the file name when it is written without escapes (so it can be matched
+  // in the text), else null.
+  #map = null;
+  #files = new Map();
+  #last = null;
+  // A tensor listed twice: JSON.parse keeps the last file, the shard lists
+  // are then made again from the weight_map.
+  #repeated = false;
+  // The last string scanned, and whether it had no escapes.
+  #str = '';
+  #plain = true;
+
+  constructor({ entryLimit = INDEX_ENTRY_LIMIT } = {}) {
+    this.#entryLimit = entryLimit;
+  }
+
+  /** Counts `bytes` at the start of the index that are not its text (a BOM). */
+  skip(bytes) {
+    this.#base += bytes;
+  }
+
+  /** Adds a piece of the index's text (`ascii`: it has no character past U+007F). */
+  push(text, ascii) {
+    this.#held.push(text);
+    this.#heldLength += text.length;
+    this.#heldAscii &&= ascii;
+    if (this.#heldLength >= this.#buf.length - this.#pos) this.#run(false);
+  }
+
+  /** The parsed index, once all its text was pushed. */
+  end() {
+    this.#run(true);
+    if (this.#state !== DONE) this.#fail(this.#buf.length, `the index ends early (expected ${EXPECTED[this.#state]})`);
+    const json = this.#json;
+    const shards = this.#map === null || this.#repeated ? indexShards(json) : sizeHeaders(this.#files, json);
+    return { json, shards, weightMap: this.#map };
+  }
+
+  // Takes the held pieces in, then parses all it can.
+  #run(final) {
+    if (this.#held.length > 0) {
+      const pos = this.#pos;
+      this.#base += this.#ascii ? pos : utf8Length(this.#buf, 0, pos);
+      const tail = this.#buf.slice(pos);
+      this.#ascii = (this.#ascii || !/[^\0-\x7f]/.test(tail)) && this.#heldAscii;
+      this.#buf = tail + this.#held.join('');
+      this.#pos = 0;
+      this.#held = [];
+      this.#heldLength = 0;
+      this.#heldAscii = true;
+    }
+    const s = this.#buf;
+    let i = this.#pos;
+    for (;;) {
+      i = skipSpace(s, i);
+      if (i >= s.length) break;
+      const state = this.#state;
+      const c = s.charCodeAt(i);
+      let next;
+      if (state === START) {
+        if (c !== 123) this.#unexpected(i);
+        this.#state = FIRST_KEY;
+        next = i + 1;
+      } else if ((state === FIRST_KEY && c === 125) || (state === NEXT && c === 125)) {
+        this.#state = DONE;
+        next = i + 1;
+      } else if (state === FIRST_KEY || state === KEY) {
+        next = this.#member(s, i, final);
+      } else if (state === NEXT || state === MAP_NEXT) {
+        if (c === 44) this.#state = state === NEXT ? KEY : MAP_ENTRY;
+        else if (c === 125 && state === MAP_NEXT) this.#state = NEXT;
+        else this.#unexpected(i);
+        next = i + 1;
+      } else if (state === MAP_FIRST && c === 125) {
+        this.#state = NEXT;
+        next = i + 1;
+      } else if (state === MAP_FIRST || state === MAP_ENTRY) {
+        next = this.#entries(s, i);
+      } else {
+        this.#unexpected(i);
+      }
+      if (next === NEED) break;
+      i = next;
+      this.#pos = i;
+    }
+    if (i >= s.length) this.#pos = i;
+  }
+
+  // One member of the top object at i: "key": value. The weight_map's
+  // opening "{" switches to its entries; any other value is parsed whole.
+  #member(s, i, final) {
+    if (s.charCodeAt(i) !== 34) this.#unexpected(i);
+    let j = this.#string(s, i);
+    if (j === NEED) return NEED;
+    const key = this.#str;
+    j = skipSpace(s, j);
+    if (j >= s.length) return NEED;
+    if (s.charCodeAt(j) !== 58) this.#unexpected(j, '":"');
+    j = skipSpace(s, j + 1);
+    if (j >= s.length) return NEED;
+    if (key === 'weight_map' && s.charCodeAt(j) === 123) {
+      const map = new Map();
+      this.#map = map;
+      this.#files = new Map();
+      this.#last = null;
+      this.#repeated = false;
+      lazyObject(this.#json, key, map);
+      this.#state = MAP_FIRST;
+      return j + 1;
+    }
+    const end = this.#valueEnd(s, j, final);
+    if (end === NEED) return NEED;
+    own(this.#json, key, this.#parseValue(s, j, end));
+    if (key === 'weight_map') this.#map = null;
+    this.#state = NEXT;
+    return end;
+  }
+
+  // weight_map entries from i ("name": "file", …) until its "}" or the
+  // end of the text; the hot loop of a large index.
+  #entries(s, i) {
+    const n = s.length;
+    for (;;) {
+      if (s.charCodeAt(i) !== 34) this.#unexpected(i);
+      let j = this.#string(s, i);
+      if (j === NEED) return NEED;
+      const name = this.#str;
+      const plain = this.#plain;
+      j = skipSpace(s, j);
+      if (j >= n) return NEED;
+      if (s.charCodeAt(j) !== 58) this.#unexpected(j, '":"');
+      j = skipSpace(s, j + 1);
+      if (j >= n) return NEED;
+      if (s.charCodeAt(j) !== 34) {
+        fail(KIND.IndexInvalid, `weight_map value is not a string (at index byte ${this.#at(j)})`, { tensor: name });
+      }
+      // Neighbouring entries mostly name one file: it is matched in the
+      // text, without making a string of it.
+      let shard = this.#last;
+      if (
+        shard !== null &&
+        shard.raw !== null &&
+        s.startsWith(shard.raw, j + 1) &&
+        s.charCodeAt(j + 1 + shard.raw.length) === 34
+      ) {
+        j += shard.raw.length + 2;
+      } else {
+        j = this.#string(s, j);
+        if (j === NEED) return NEED;
+        shard = this.#shard(this.#str, this.#plain);
+      }
+      this.#add(name, plain, shard);
+      this.#pos = j;
+      this.#state = MAP_NEXT;
+      i = skipSpace(s, j);
+      if (i >= n) return i;
+      const c = s.charCodeAt(i);
+      if (c === 125) {
+        this.#state = NEXT;
+        return i + 1;
+      }
+      if (c !== 44) this.#unexpected(i);
+      this.#state = MAP_ENTRY;
+      this.#pos = i + 1;
+      i = skipSpace(s, i + 1);
+      if (i >= n) return i;
+    }
+  }
+
+  #shard(file, plain) {
+    let shard = this.#files.get(file);
+    if (shard === undefined) this.#files.set(file, (shard = { file, raw: plain ? file : null, bytes: 0, names: [] }));
+    this.#last = shard;
+    return shard;
+  }
+
+  #add(name, plain, shard) {
+    if (++this.#entryCount > this.#entryLimit) {
+      fail(
+        KIND.IndexTooLarge,
+        `the index's weight_map has more than indexEntryLimit (${this.#entryLimit}) entries: pass a larger { ` +
+          'indexEntryLimit } to open it',
+      );
+    }
+    const map = this.#map;
+    const size = map.size;
+    map.set(name, shard.file);
+    if (map.size === size) this.#repeated = true;
+    shard.names.push(name);
+    // (A name written plainly in ASCII is its JSON string: its length and the quotes.)
+    shard.bytes += plain && this.#ascii ? name.length + 2 : nameBytes(name);
+  }
+
+  // The string whose opening quote is at i: the index after its closing
+  // quote (its value in #str), or NEED.
+  #string(s, i) {
+    const n = s.length;
+    let j = i + 1;
+    for (; j < n; j++) {
+      const c = s.charCodeAt(j);
+      if (c === 34) {
+        this.#str = s.slice(i + 1, j);
+        this.#plain = true;
+        return j + 1;
+      }
+      if (c === 92 || c < 32) break;
+    }
+    if (j >= n) return NEED;
+    return this.#escapedString(s, i);
+  }
+
+  #escapedString(s, i) {
+    const n = s.length;
+    const parts = [];
+    let from = i + 1;
+    for (let j = from; j < n; j++) {
+      const c = s.charCodeAt(j);
+      if (c === 34) {
+        parts.push(s.slice(from, j));
+        this.#str = parts.join('');
+        this.#plain = false;
+        return j + 1;
+      }
+      if (c < 32)
+        this.#fail(j, 'a control character in a string (it must be written as an escape such as \\n or \\u0000)');
+      if (c !== 92) continue;
+      if (j + 1 >= n) return NEED;
+      parts.push(s.slice(from, j));
+      const e = s.charCodeAt(j + 1);
+      if (e === 117) {
+        if (j + 6 > n) return NEED;
+        const hex = s.slice(j + 2, j + 6);
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.#fail(j, 'a \\u escape without 4 hex digits');
+        // (One UTF-16 unit per escape: a pair of escapes makes one
+        // character, a lone surrogate stays one, as JSON.parse does.)
+        parts.push(String.fromCharCode(parseInt(hex, 16)));
+        j += 5;
+      } else {
+        const ch = ESCAPES[e];
+        if (ch === undefined) this.#fail(j, 'an unknown escape (JSON has \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)');
+        parts.push(ch);
+        j += 1;
+      }
+      from = j + 1;
+    }
+    return NEED;
+  }
+
+  // Where the value at i ends (its last character + 1), or NEED. Only
+  // strings and brackets are followed; JSON.parse judges the value.
+  #valueEnd(s, i, final) {
+    const n = s.length;
+    const c = s.charCodeAt(i);
+    if (c === 34) return skipString(s, i);
+    if (c === 123 || c === 91) {
+      let depth = 0;
+      for (let j = i; j < n; j++) {
+        const d = s.charCodeAt(j);
+        if (d === 34) {
+          j = skipString(s, j);
+          if (j === NEED) return NEED;
+          j--;
+        } else if (d === 123 || d === 91) depth++;
+        else if (d === 125 || d === 93) {
+          if (--depth === 0) return j + 1;
+        }
+      }
+      return NEED;
+    }
+    let j = i;
+    while (j < n && !ENDS_SCALAR.has(s.charCodeAt(j))) j++;
+    if (j === i) this.#unexpected(i, 'a value');
+    return j >= n && !final ? NEED : j;
+  }
+
+  #parseValue(s, i, end) {
+    try {
+      return JSON.parse(s.slice(i, end));
+    } catch (e) {
+      const at = /position (\d+)/.exec(e.message);
+      const where = at === null ? i : Math.min(i + Number(at[1]), end);
+      return this.#fail(where, `a value that is not JSON (${e.message})`, e);
+    }
+  }
+
+  // Index byte of #buf[i].
+  #at(i) {
+    return this.#base + (this.#ascii ? i : utf8Length(this.#buf, 0, i));
+  }
+
+  #unexpected(i, expected = EXPECTED[this.#state]) {
+    const c = this.#buf.codePointAt(i);
+    this.#fail(
+      i,
+      `expected ${expected}, found ${c === undefined ? 'the end' : JSON.stringify(String.fromCodePoint(c))}`,
+    );
+  }
+
+  #fail(i, what, cause) {
+    throw new SafeTensorsError(
+      KIND.IndexInvalid,
+      `index is not JSON: ${what} at index byte ${this.#at(i)}`,
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}
+
+// Characters that end a number or literal (true, false, null).
+const ENDS_SCALAR = new Set([32, 10, 13, 9, 44, 125, 93, 58, 34, 123, 91]);
+
+// The index after the string at i (its closing quote + 1), or NEED;
+// escapes are skipped, not checked.
+function skipString(s, i) {
+  for (let j = i + 1; j < s.length; j++) {
+    const c = s.charCodeAt(j);
+    if (c === 34) return j + 1;
+    if (c === 92) j++;
+  }
+  return NEED;
+}
