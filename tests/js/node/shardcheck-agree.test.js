@@ -146,7 +146,10 @@ test(`verify and checkShards agree on ${MODELS} generated sharded models with fa
   const run = spawnSync(cli, ['verify', '--json', '--quiet', ...indexes], { encoding: 'utf8', maxBuffer: 1 << 28 });
   assert.ok(run.status === 0 || run.status === 1, `verify exited ${run.status}: ${run.stderr}`);
   // JSON Lines: one document per index.
-  const docs = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  const docs = run.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
   assert.equal(docs.length, MODELS);
 
   let compared = 0;
