@@ -85,6 +85,12 @@ const SHELL = [
     env: { PATH: `${join(repo, 'target', 'release')}:${process.env.PATH}` },
   },
   {
+    file: 'README.md',
+    first: 'safetensors-nano inspect hf://org/name',
+    notRun:
+      'reads the Hugging Face Hub, which a test machine may not reach; cli/tests/hub.rs runs these commands against a local Hub stand-in',
+  },
+  {
     file: 'web-demo/README.md',
     first: 'make demo',
     notRun: 'the make targets themselves: `make test` runs `make test-demo`, `make demo` serves until stopped',
