@@ -9,6 +9,7 @@ left out there).
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -44,7 +45,8 @@ def main(argv):
         if uploads.get(crate) != version:
             problems.append(f"cargo publish would upload {crate} {uploads.get(crate)}, not {version}")
 
-    npm = run(["npm", "publish", "--dry-run", "--json", tarball])
+    # An absolute path: npm reads a relative `dir/name.tgz` as a GitHub repository `dir/name`.
+    npm = run(["npm", "publish", "--dry-run", "--json", os.path.abspath(tarball)])
     # (npm prints its JSON summary on stdout; older versions print notices around it.)
     summary = json.loads(npm.stdout[npm.stdout.index("{"):])
     summary = summary.get("safetensors-nano", summary)
