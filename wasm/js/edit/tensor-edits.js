@@ -91,6 +91,11 @@ function sourceMetadata(source) {
  * `metadata` property is the source's metadata with `opts.metadata`'s
  * edits. A name two tensors are renamed to is DuplicateTensorName, and
  * `__metadata__` ReservedName, here, before anything is read or written.
+ *
+ * (The type below is for scripts/check-declarations.mjs: tsc cannot see a
+ * property that defineProperty adds.)
+ * @returns {Map<string, { dtype: import('../generated/dtypes.js').Dtype, shape: number[], data: import('../read/tensor.js').Tensor }>
+ *   & { readonly metadata: Record<string, string> | null }}
  */
 export function editTensors(source, { keep, drop, rename, convert, metadata } = {}) {
   const all = typeof source?.tensors === 'function' ? source.tensors() : source;

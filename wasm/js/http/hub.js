@@ -233,9 +233,8 @@ export async function openHub(
             await SafeTensors.fromUrl(url, { ...options, fetch: hub.fetch }),
             name.slice(name.lastIndexOf('/') + 1),
           );
-      for (const shard of model.shards) shard.url = hub.urlOf(shard.file._source.url);
-      model.file = name;
-      return model;
+      const shards = model.shards.map((shard) => Object.assign(shard, { url: hub.urlOf(shard.file._source.url) }));
+      return Object.assign(model, { file: name, shards });
     } catch (e) {
       const r = hub.refusal;
       if (r === null) throw e;

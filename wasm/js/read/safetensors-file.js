@@ -167,12 +167,18 @@ export class SafeTensors {
     return new SafeTensors(desc, source, Number(total));
   }
 
-  /** Tensor names in data-offset order. */
+  /**
+   * Tensor names in data-offset order.
+   * @returns {string[]}
+   */
   names() {
     return this.#desc.names.slice();
   }
 
-  /** The `__metadata__` map, or null when the header has none. */
+  /**
+   * The `__metadata__` map, or null when the header has none.
+   * @returns {Record<string, string> | null}
+   */
   metadata() {
     if (this.#metadata === undefined) {
       const m = this.#desc.metadata;

@@ -119,7 +119,10 @@ export class Tensor {
     return this.#file._source;
   }
 
-  /** [begin, end] relative to the data buffer, as in the header. */
+  /**
+   * [begin, end] relative to the data buffer, as in the header.
+   * @returns {[number, number]}
+   */
   get dataOffsets() {
     const begin = this.byteOffset - this.#file.dataOffset;
     return [begin, begin + this.byteLength];

@@ -36,6 +36,7 @@ export class ShardedModel {
     this.#files = new Map(shards.map(({ name, file }) => [name, file]));
   }
 
+  /** @returns {string[]} */
   names() {
     return this.shards.flatMap((s) => s.file.names());
   }
@@ -64,6 +65,7 @@ export class ShardedModel {
     return this.shards.flatMap((s) => s.file.tensors());
   }
 
+  /** @returns {Record<string, unknown> | null} */
   metadata() {
     const m = this.index.metadata;
     return m === undefined || m === null ? null : { ...m };

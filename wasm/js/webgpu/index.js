@@ -255,6 +255,7 @@ async function oneBuffer(device, tensor, opts, staging) {
 /**
  * Streams one tensor into a new GPUBuffer: its bytes as stored (`as:
  * 'raw'`, the default), or decoded on the GPU to f32 or f16.
+ * @returns {Promise<GPUBuffer>}
  */
 export async function toGPUBuffer(device, tensor, opts = {}) {
   const staging = new Staging(device, chunkOption(opts.chunkBytes));
