@@ -35,7 +35,7 @@ lint:
 	# JavaScript (wasm/js, web-demo, tests, scripts): Biome's format and lint, check mode (biome.json).
 	bash scripts/setup.sh web
 	tests/js/node_modules/.bin/biome ci --error-on-warnings .
-	# The hand-written .d.ts of the npm package against its code: every value and class member on both sides.
+	# The hand-written .d.ts of the npm package against its code: values, class members, parameter counts, visible returns.
 	node scripts/check-declarations.mjs
 
 # (The wasm crate is a cdylib: linking it for the host with the core's defmt
