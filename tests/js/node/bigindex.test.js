@@ -71,11 +71,11 @@ const CHARS = [
   '\ufffd',
 ];
 
-/** A random index with tricky names, its text written with random spacing and escapes. */
-function randomIndex(r) {
+/** A random index of 1 to `most` tricky names, its text written with random spacing and escapes. */
+function randomIndex(r, most = 12) {
   const pick = (xs) => xs[Math.floor(r.next() * xs.length)];
   const names = [];
-  const n = 1 + Math.floor(r.next() * 12);
+  const n = 1 + Math.floor(r.next() * most);
   for (let i = 0; i < n; i++) {
     const special = ['__proto__', 'constructor', 'toString', '0', '17', '-1', 'model.layers.0.weight', ''];
     if (r.next() < 0.2) names.push(pick(special));
@@ -231,6 +231,54 @@ test('an index that is not JSON is IndexInvalid naming the index byte; JSON with
     }
   }
   assert.ok(invalid > 200, `${invalid} invalid cases`);
+});
+
+// Pieces longer than an entry: the parser reads the entry cut between two
+// pieces from a short string of both, then the rest of the next piece as it
+// is. The outcome, an error's message and byte too, is the whole text's.
+test('an index in long pieces: the entries cut between pieces, valid or not, read as in the whole text', async () => {
+  const r = rng(11);
+  const outcome = async (open) => {
+    try {
+      const model = await open();
+      return { index: JSON.stringify(model.index), names: model.names().join('\n') };
+    } catch (e) {
+      return { kind: e.kind, message: e.message, tensor: e.tensor };
+    }
+  };
+  let broken = 0;
+  for (let i = 0; i < 60; i++) {
+    let text = randomIndex(r, 400).replace(/^\ufeff/, '');
+    // A long value first: cut between pieces, it is read again in longer tries.
+    if (i % 3 === 0) text = text.replace('{', `{"long":[${JSON.stringify('é'.repeat(i * 40))},2],`);
+    if (i % 2 === 1) {
+      const at = Math.floor(r.next() * text.length);
+      text = `${text.slice(0, at)}${['"', ',', '\u0001', '\\', 'x', '😀'][i % 6]}${text.slice(at + 1)}`;
+    }
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      broken++;
+    }
+    const map = parsed?.weight_map;
+    const shards =
+      typeof map === 'object' && map !== null && Object.values(map).every((f) => typeof f === 'string' && f !== '')
+        ? shardsOf(parsed)
+        : [];
+    const whole = await outcome(() => openSharded(text, shards));
+    const bytes = enc.encode(text);
+    for (const most of [300, 700, 3000]) {
+      const pieces = await outcome(() =>
+        openSharded('http://127.0.0.1:9/m/model.safetensors.index.json', shards, {
+          fetch: piecesFetch(bytes, () => 1 + Math.floor(r.next() * most)),
+          retries: 0,
+        }),
+      );
+      assert.deepEqual(pieces, whole, `pieces of up to ${most} bytes: ${JSON.stringify(text)}`);
+    }
+  }
+  assert.ok(broken > 10, `${broken} broken indexes`);
 });
 
 test('malformed indexes: the error says what and at which byte', async () => {

@@ -35,6 +35,10 @@ const EXPECTED = [
 // A scan that ran into the end of the text so far.
 const NEED = -1;
 
+// The first try at reading an item cut between two pieces of the text,
+// in characters of the next piece (an entry of an index is ~100).
+const JOINT_LENGTH = 256;
+
 const ESCAPES = { 34: '"', 92: '\\', 47: '/', 98: '\b', 102: '\f', 110: '\n', 114: '\r', 116: '\t' };
 
 /** Whether c (a char code) is JSON whitespace. */
@@ -155,17 +159,50 @@ export class IndexParser {
 
   // Takes the held pieces in, then parses all it can.
   #run(final) {
-    if (this.#held.length > 0) {
-      const pos = this.#pos;
-      this.#base += this.#ascii ? pos : utf8Length(this.#buf, 0, pos);
-      const tail = this.#buf.slice(pos);
-      this.#ascii = (this.#ascii || !/[^\0-\x7f]/.test(tail)) && this.#heldAscii;
-      this.#buf = tail + this.#held.join('');
-      this.#pos = 0;
-      this.#held = [];
-      this.#heldLength = 0;
-      this.#heldAscii = true;
+    if (this.#held.length > 0) this.#takeHeld();
+    this.#parse(final);
+  }
+
+  // Makes the held pieces the text to parse. The item cut between the
+  // unconsumed text and the pieces is read from a short string of the two,
+  // then the pieces as they are: most of the index is never copied (and the
+  // names, which slice the text they are read from, keep only it alive).
+  #takeHeld() {
+    const piece = this.#held.join('');
+    const pieceAscii = this.#heldAscii;
+    this.#held = [];
+    this.#heldLength = 0;
+    this.#heldAscii = true;
+    let tail = this.#buf.slice(this.#pos);
+    const tailAscii = this.#ascii || !/[^\0-\x7f]/.test(tail);
+    // (Each try is twice as long: the cut is read a few times at most.)
+    for (let k = Math.max(JOINT_LENGTH, 2 * tail.length); tail.length > 0 && k < piece.length; k *= 2) {
+      // (Not between the halves of a surrogate pair, which an error would name.)
+      const cut = (piece.charCodeAt(k - 1) & 0xfc00) === 0xd800 ? k + 1 : k;
+      this.#restart(this.#pos, tail + piece.slice(0, cut), tailAscii && pieceAscii);
+      this.#parse(false);
+      if (this.#pos >= tail.length) {
+        const into = this.#pos - tail.length;
+        this.#restart(tail.length, piece, pieceAscii);
+        this.#pos = into;
+        return;
+      }
+      tail = this.#buf.slice(this.#pos, tail.length);
     }
+    this.#restart(this.#pos, tail + piece, tailAscii && pieceAscii);
+  }
+
+  // Makes `text` the text to parse, from its start: #buf[0, consumed) was
+  // consumed (its bytes are counted in #base).
+  #restart(consumed, text, ascii) {
+    this.#base += this.#ascii ? consumed : utf8Length(this.#buf, 0, consumed);
+    this.#buf = text;
+    this.#pos = 0;
+    this.#ascii = ascii;
+  }
+
+  // Parses #buf from #pos as far as it can.
+  #parse(final) {
     const s = this.#buf;
     let i = this.#pos;
     for (;;) {
