@@ -311,6 +311,45 @@ test('malformed indexes: the error says what and at which byte', async () => {
   await assert.rejects(openSharded('{"weight_map":{"a":1}}', []), { kind: 'IndexInvalid', tensor: 'a' });
 });
 
+// The parser finds a name listed twice from the names' hashes (the
+// package's shards/name-repeats.js, as installed): against a Set of every
+// name, with names that share a hash and are not equal.
+test('hasRepeat: a name listed twice is found, names that only share a hash are not', async () => {
+  const { hasRepeat, nameHash } = await import(
+    new URL('./shards/name-repeats.js', import.meta.resolve('safetensors-nano/facts'))
+  );
+  const r = rng(5);
+  const pick = (xs) => xs[Math.floor(r.next() * xs.length)];
+  const randomName = () => Array.from({ length: 1 + Math.floor(r.next() * 10) }, () => pick(CHARS)).join('');
+  // Distinct names with one hash (a 30-bit hash: among ~10^5 names, a few pairs).
+  const byHash = new Map();
+  const sharing = [];
+  for (let i = 0; sharing.length < 4; i++) {
+    const name = `layers.${i}.weight`;
+    const h = nameHash(name);
+    const other = byHash.get(h);
+    if (other !== undefined) sharing.push([other, name]);
+    byHash.set(h, name);
+  }
+  for (const [a, b] of sharing) assert.equal(nameHash(a), nameHash(b));
+  const lists = (groups) => groups.map((names) => ({ names, hashes: names.map(nameHash) }));
+  for (let i = 0; i < 400; i++) {
+    const names = Array.from({ length: Math.floor(r.next() * 30) }, randomName);
+    if (r.next() < 0.5) names.push(...pick(sharing));
+    if (r.next() < 0.3 && names.length > 0) names.push(pick(names));
+    // The same names split into lists at random points.
+    const groups = [[]];
+    for (const n of names) {
+      if (r.next() < 0.2) groups.push([]);
+      groups.at(-1).push(n);
+    }
+    assert.equal(hasRepeat(lists(groups)), new Set(names).size !== names.length, JSON.stringify(names));
+  }
+  assert.equal(hasRepeat([]), false);
+  assert.equal(hasRepeat(lists([sharing.flat()])), false);
+  assert.equal(hasRepeat(lists([sharing[0], [sharing[0][1]]])), true);
+});
+
 /** An index of `n` entries in one shard file, and the shard. */
 function bigIndex(n) {
   const names = Array.from({ length: n }, (_, i) => `layers.${i}.weight`);

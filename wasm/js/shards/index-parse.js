@@ -1,12 +1,14 @@
 // model.safetensors.index.json parsed as its text arrives, piece by piece.
 // Strict JSON (RFC 8259). The weight_map, nearly all of a large index, is
 // read by a scanner made for its shape ("name": "file" pairs), which builds
-// the weight_map object and each shard's list of names in one pass, the
-// file names interned; every other value is found whole and given to
-// JSON.parse, so that it means exactly what JSON.parse makes of it.
+// each shard's list of names in one pass, the file names interned (the
+// weight_map object is made from the lists when it is read); every other
+// value is found whole and given to JSON.parse, so that it means exactly
+// what JSON.parse makes of it.
 
 import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
 import { nameBytes, sizeHeaders, indexShards } from './header-sizes.js';
+import { hasRepeat, nameHash } from './name-repeats.js';
 
 /** Default `indexEntryLimit`: weight_map entries (a large model has ~100,000). */
 export const INDEX_ENTRY_LIMIT = 2_000_000;
@@ -71,14 +73,15 @@ function own(obj, key, value) {
 }
 
 /**
- * Sets `obj[key]` to an object of `map`'s entries, made when it is first
- * read (an index's weight_map of a million names costs a second to make,
- * and openSharded looks names up in the Map). Thereafter a plain property.
+ * Sets `obj[key]` to the weight_map object of `runs`' entries, made when it
+ * is first read (an object of a million names costs a second to make, and
+ * openSharded needs only the shards' lists). Thereafter a plain property.
  */
-function lazyObject(obj, key, map) {
+function lazyWeightMap(obj, key, runs) {
   Object.defineProperty(obj, key, {
     get() {
-      const value = Object.fromEntries(map);
+      // (As JSON.parse makes it: a name listed twice where it was first, with the last file.)
+      const value = Object.fromEntries(entriesOf(runs));
       own(obj, key, value);
       return value;
     },
@@ -88,6 +91,14 @@ function lazyObject(obj, key, map) {
     enumerable: true,
     configurable: true,
   });
+}
+
+// The weight_map's entries, in index order, from its runs: `{ shard, from,
+// count }`, `count` names of `shard.names` from `from` on, in `shard.file`.
+function* entriesOf(runs) {
+  for (const { shard, from, count } of runs) {
+    for (let i = from; i < from + count; i++) yield [shard.names[i], shard.file];
+  }
 }
 
 /**
@@ -117,16 +128,14 @@ export class IndexParser {
   #entryCount = 0;
   #entryLimit;
   #json = {};
-  // The weight_map being read, as a Map (null when it is not an object),
-  // and its shard records by file name: { file, raw, bytes, names }, `raw`
-  // the file name when it is written without escapes (so it can be matched
-  // in the text), else null.
-  #map = null;
+  // The weight_map being read, as runs of entries in one file (see
+  // entriesOf; null when it is not an object), and its shard records by
+  // file name: { file, raw, bytes, names, hashes }, `raw` the file name
+  // when it is written without escapes (so it can be matched in the text),
+  // else null; `hashes` the names' nameHash, for hasRepeat.
+  #runs = null;
   #files = new Map();
   #last = null;
-  // A tensor listed twice: JSON.parse keeps the last file, the shard lists
-  // are then made again from the weight_map.
-  #repeated = false;
   // The last string scanned, and whether it had no escapes.
   #str = '';
   #plain = true;
@@ -153,8 +162,10 @@ export class IndexParser {
     this.#run(true);
     if (this.#state !== DONE) this.#fail(this.#buf.length, `the index ends early (expected ${EXPECTED[this.#state]})`);
     const json = this.#json;
-    const shards = this.#map === null || this.#repeated ? indexShards(json) : sizeHeaders(this.#files, json);
-    return { json, shards, weightMap: this.#map };
+    // (A tensor listed twice: JSON.parse keeps the last file, the shard
+    // lists are then made again from the weight_map object.)
+    const listed = this.#runs !== null && !hasRepeat([...this.#files.values()]);
+    return { json, shards: listed ? sizeHeaders(this.#files, json) : indexShards(json) };
   }
 
   // Takes the held pieces in, then parses all it can.
@@ -253,19 +264,17 @@ export class IndexParser {
     j = skipSpace(s, j + 1);
     if (j >= s.length) return NEED;
     if (key === 'weight_map' && s.charCodeAt(j) === 123) {
-      const map = new Map();
-      this.#map = map;
+      this.#runs = [];
       this.#files = new Map();
       this.#last = null;
-      this.#repeated = false;
-      lazyObject(this.#json, key, map);
+      lazyWeightMap(this.#json, key, this.#runs);
       this.#state = MAP_FIRST;
       return j + 1;
     }
     const end = this.#valueEnd(s, j, final);
     if (end === NEED) return NEED;
     own(this.#json, key, this.#parseValue(s, j, end));
-    if (key === 'weight_map') this.#map = null;
+    if (key === 'weight_map') this.#runs = null;
     this.#state = NEXT;
     return end;
   }
@@ -323,7 +332,10 @@ export class IndexParser {
 
   #shard(file, plain) {
     let shard = this.#files.get(file);
-    if (shard === undefined) this.#files.set(file, (shard = { file, raw: plain ? file : null, bytes: 0, names: [] }));
+    if (shard === undefined) {
+      shard = { file, raw: plain ? file : null, bytes: 0, names: [], hashes: [] };
+      this.#files.set(file, shard);
+    }
     this.#last = shard;
     return shard;
   }
@@ -336,11 +348,12 @@ export class IndexParser {
           'indexEntryLimit } to open it',
       );
     }
-    const map = this.#map;
-    const size = map.size;
-    map.set(name, shard.file);
-    if (map.size === size) this.#repeated = true;
+    const runs = this.#runs;
+    const run = runs.at(-1);
+    if (run?.shard === shard) run.count++;
+    else runs.push({ shard, from: shard.names.length, count: 1 });
     shard.names.push(name);
+    shard.hashes.push(nameHash(name));
     // (A name written plainly in ASCII is its JSON string: its length and the quotes.)
     shard.bytes += plain && this.#ascii ? name.length + 2 : nameBytes(name);
   }

@@ -17,22 +17,21 @@ export class ShardedModel {
   // Name → the shard file the index puts it in: a hint, which #tensorIn
   // checks against that shard's header. From the caller's weight_map (a
   // live object, which may change after the open) when the index was given
-  // parsed, else from the Map the index was parsed into.
+  // parsed; none when it was parsed here (its weight_map object, of every
+  // name, is made only if read: the shards' headers lead to the names).
   #listed;
   #files;
-  // Name → shard file for the names the weight_map does not lead to (it
-  // may have been changed since), made on the first one.
+  // Name → shard file for the names no hint leads to (the caller's
+  // weight_map may have been changed since), made on the first one.
   #where = null;
   // The files whose Tensor objects are made (file.tensors() keeps them):
   // model.tensor(name) gives the same object every time, and a shard's
   // objects are made when one of its tensors is first asked for.
   #made = new Set();
-  constructor(index, shards, weightMap = null) {
+  constructor(index, shards, hints = index.weight_map) {
     this.index = index;
     this.shards = shards;
-    const map = weightMap ?? index.weight_map;
-    this.#listed =
-      weightMap !== null ? (name) => map.get(name) : (name) => (Object.hasOwn(map, name) ? map[name] : undefined);
+    this.#listed = hints === null ? () => undefined : (name) => (Object.hasOwn(hints, name) ? hints[name] : undefined);
     this.#files = new Map(shards.map(({ name, file }) => [name, file]));
   }
 
@@ -154,7 +153,6 @@ export async function openSharded(
     json,
     base,
     shards: wanted,
-    weightMap,
   } = await readIndex(index, limits, { signal, headers, fetch: fetchFn, timeout, retries });
   const given = shardSources(shards, wanted, base);
   const files = [...wanted.keys()].sort();
@@ -192,7 +190,9 @@ export async function openSharded(
     );
     failOnFindings(found, opened);
   }
-  return new ShardedModel(json, opened, weightMap);
+  // (Hints from the caller's own object only: one parsed here would make
+  // its weight_map object of every name.)
+  return new ShardedModel(json, opened, json === index ? json.weight_map : null);
 }
 
 // Where each shard the index names comes from: the given shards (URLs, paths or Files) by
