@@ -165,6 +165,7 @@ export class IndexParser {
     // (A tensor listed twice: JSON.parse keeps the last file, the shard
     // lists are then made again from the weight_map object.)
     const listed = this.#runs !== null && !hasRepeat([...this.#files.values()]);
+    for (const shard of this.#files.values()) shard.hashes = null;
     return { json, shards: listed ? sizeHeaders(this.#files, json) : indexShards(json) };
   }
 

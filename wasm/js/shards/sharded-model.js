@@ -3,7 +3,7 @@
 
 import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
 import { SafeTensors, addCount, emptyCount } from '../read/safetensors-file.js';
-import { checkShards, shardAgrees, totalSizeFinding } from './check-index.js';
+import { checkShards, sameList, shardAgrees, totalSizeFinding } from './check-index.js';
 import { headerLimitOption } from '../read/description.js';
 import { indexLimits, readIndex } from './index-read.js';
 
@@ -173,7 +173,13 @@ export async function openSharded(
       ifRange,
       noRange,
     });
-    agree &&= shardAgrees(wanted.get(f).names, file.names());
+    const listed = wanted.get(f);
+    const names = file.names();
+    // When the header lists the index's names in its order (the usual
+    // case), its strings take the place of the index's: the index's text,
+    // which its strings are slices of, is not kept beside the headers'.
+    if (sameList(listed.names, names)) listed.names = names;
+    else agree &&= shardAgrees(listed.names, names);
     return { name: f, file };
   });
   const dataBytes = (file) => file.fileSize - file.dataOffset;
