@@ -2,7 +2,7 @@
 // of every name: for a million names, filling one is most of the time the
 // index takes to parse. Each name's hash is kept as the name is read, the
 // hashes are sorted as numbers, and only the names whose hash is not
-// unique (a few hundred in a million) are compared, in a Set.
+// unique (about a thousand in a million) are compared, in a Set.
 
 /** A 30-bit FNV-1a hash of a string's UTF-16 units (a small integer: an array of them stays compact). */
 export function nameHash(s) {
