@@ -311,12 +311,13 @@ test('malformed indexes: the error says what and at which byte', async () => {
   await assert.rejects(openSharded('{"weight_map":{"a":1}}', []), { kind: 'IndexInvalid', tensor: 'a' });
 });
 
-// The parser finds a name listed twice from the names' hashes (the
-// package's shards/name-repeats.js, as installed): against a Set of every
-// name, with names that share a hash and are not equal.
-test('hasRepeat: a name listed twice is found, names that only share a hash are not', async () => {
-  const { hasRepeat, nameHash } = await import(
-    new URL('./shards/name-repeats.js', import.meta.resolve('safetensors-nano/facts'))
+// The parser keeps the names in a table by hash (the package's
+// shards/name-table.js, as installed): which lists may hold a name, and
+// whether one is listed twice, against a Set and a search of every name,
+// with names that share a hash and are not equal.
+test('NameTable: the lists that may hold a name, and a name listed twice', async () => {
+  const { NameTable, nameHash } = await import(
+    new URL('./shards/name-table.js', import.meta.resolve('safetensors-nano/facts'))
   );
   const r = rng(5);
   const pick = (xs) => xs[Math.floor(r.next() * xs.length)];
@@ -343,11 +344,22 @@ test('hasRepeat: a name listed twice is found, names that only share a hash are 
       if (r.next() < 0.2) groups.push([]);
       groups.at(-1).push(n);
     }
-    assert.equal(hasRepeat(lists(groups)), new Set(names).size !== names.length, JSON.stringify(names));
+    const table = new NameTable(lists(groups));
+    assert.equal(table.hasRepeat(lists(groups)), new Set(names).size !== names.length, JSON.stringify(names));
+    for (const name of [...names, randomName(), ...pick(sharing)]) {
+      const holding = groups.flatMap((g, k) => (g.includes(name) ? [k] : []));
+      const sameHash = groups.flatMap((g, k) => (g.some((n) => nameHash(n) === nameHash(name)) ? [k] : []));
+      const found = table.listsOf(name);
+      assert.deepEqual(found, sameHash, JSON.stringify(name));
+      for (const k of holding) assert.ok(found.includes(k));
+    }
   }
-  assert.equal(hasRepeat([]), false);
-  assert.equal(hasRepeat(lists([sharing.flat()])), false);
-  assert.equal(hasRepeat(lists([sharing[0], [sharing[0][1]]])), true);
+  assert.equal(new NameTable([]).hasRepeat([]), false);
+  assert.deepEqual(new NameTable([]).listsOf('a'), []);
+  const pair = lists([sharing[0], [sharing[0][1]]]);
+  assert.equal(new NameTable(lists([sharing.flat()])).hasRepeat(lists([sharing.flat()])), false);
+  assert.equal(new NameTable(pair).hasRepeat(pair), true);
+  assert.deepEqual(new NameTable(pair).listsOf(sharing[0][0]), [0, 1]);
 });
 
 /** An index of `n` entries in one shard file, and the shard. */

@@ -8,7 +8,7 @@
 
 import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
 import { nameBytes, sizeHeaders, indexShards } from './header-sizes.js';
-import { hasRepeat, nameHash } from './name-repeats.js';
+import { NameTable, TABLE_LISTS, nameHash } from './name-table.js';
 
 /** Default `indexEntryLimit`: weight_map entries (a large model has ~100,000). */
 export const INDEX_ENTRY_LIMIT = 2_000_000;
@@ -104,9 +104,10 @@ function* entriesOf(runs) {
 /**
  * The parser: `push(text, ascii)` each piece of the index's text as it is
  * decoded (`ascii` when the piece is ASCII only, so that its characters
- * are its bytes), then `end()` for `{ json, shards }`: the parsed index
- * (what JSON.parse gives) and, as indexShards gives it, each shard file's
- * estimated header bytes and tensor names. Malformed JSON is IndexInvalid
+ * are its bytes), then `end()` for `{ json, shards, filesOf }`: the parsed
+ * index (what JSON.parse gives), as indexShards gives it each shard file's
+ * estimated header bytes and tensor names, and `filesOf(name)`, the shard
+ * files that may list the name (null when the names are not in a table). Malformed JSON is IndexInvalid
  * naming the index byte; more than `entryLimit` weight_map entries is
  * IndexTooLarge, raised as soon as the entry is read.
  */
@@ -132,7 +133,7 @@ export class IndexParser {
   // entriesOf; null when it is not an object), and its shard records by
   // file name: { file, raw, bytes, names, hashes }, `raw` the file name
   // when it is written without escapes (so it can be matched in the text),
-  // else null; `hashes` the names' nameHash, for hasRepeat.
+  // else null; `hashes` the names' nameHash, for the NameTable.
   #runs = null;
   #files = new Map();
   #last = null;
@@ -162,11 +163,18 @@ export class IndexParser {
     this.#run(true);
     if (this.#state !== DONE) this.#fail(this.#buf.length, `the index ends early (expected ${EXPECTED[this.#state]})`);
     const json = this.#json;
-    // (A tensor listed twice: JSON.parse keeps the last file, the shard
-    // lists are then made again from the weight_map object.)
-    const listed = this.#runs !== null && !hasRepeat([...this.#files.values()]);
-    for (const shard of this.#files.values()) shard.hashes = null;
-    return { json, shards: listed ? sizeHeaders(this.#files, json) : indexShards(json) };
+    // A tensor listed twice: JSON.parse keeps the last file, the shard
+    // lists are then made again from the weight_map object (and no table).
+    const lists = [...this.#files.values()];
+    let table = this.#runs !== null && lists.length <= TABLE_LISTS ? new NameTable(lists) : null;
+    if (table?.hasRepeat(lists)) table = null;
+    for (const shard of lists) shard.hashes = null;
+    if (table === null) return { json, shards: indexShards(json), filesOf: null };
+    return {
+      json,
+      shards: sizeHeaders(this.#files, json),
+      filesOf: (name) => table.listsOf(name).map((list) => lists[list].file),
+    };
   }
 
   // Takes the held pieces in, then parses all it can.

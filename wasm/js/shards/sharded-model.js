@@ -14,11 +14,12 @@ function baseName(s) {
 
 /** A model split into shards, one namespace over all (see index.d.ts). */
 export class ShardedModel {
-  // Name → the shard file the index puts it in: a hint, which #tensorIn
-  // checks against that shard's header. From the caller's weight_map (a
-  // live object, which may change after the open) when the index was given
-  // parsed; none when it was parsed here (its weight_map object, of every
-  // name, is made only if read: the shards' headers lead to the names).
+  // Name → the shard files the index may put it in: a hint, which
+  // #tensorIn checks against the shards' headers. From the caller's
+  // weight_map (a live object, which may change after the open) when the
+  // index was given parsed, else from the index's names by hash (the
+  // parser's NameTable: its weight_map object, of every name, is made only
+  // if read).
   #listed;
   #files;
   // Name → shard file for the names no hint leads to (the caller's
@@ -28,10 +29,10 @@ export class ShardedModel {
   // model.tensor(name) gives the same object every time, and a shard's
   // objects are made when one of its tensors is first asked for.
   #made = new Set();
-  constructor(index, shards, hints = index.weight_map) {
+  constructor(index, shards, filesOf = filesIn(index.weight_map)) {
     this.index = index;
     this.shards = shards;
-    this.#listed = hints === null ? () => undefined : (name) => (Object.hasOwn(hints, name) ? hints[name] : undefined);
+    this.#listed = filesOf;
     this.#files = new Map(shards.map(({ name, file }) => [name, file]));
   }
 
@@ -40,9 +41,10 @@ export class ShardedModel {
   }
 
   tensor(name) {
-    const file = this.#listed(name);
-    const t = this.#tensorIn(file === undefined ? undefined : this.#files.get(file), name);
-    if (t !== undefined) return t;
+    for (const file of this.#listed(name)) {
+      const t = this.#tensorIn(this.#files.get(file), name);
+      if (t !== undefined) return t;
+    }
     if (this.#where === null) {
       this.#where = new Map();
       for (const { file } of this.shards) for (const n of file.names()) this.#where.set(n, file);
@@ -80,6 +82,11 @@ export class ShardedModel {
   get bytesRead() {
     return this.shards.reduce((n, s) => n + s.file.bytesRead, 0);
   }
+}
+
+// The shard files a weight_map object puts a name in (one, or none).
+function filesIn(map) {
+  return (name) => (Object.hasOwn(map, name) ? [map[name]] : []);
 }
 
 // How many shards openSharded opens at once by default: a few requests in
@@ -153,6 +160,7 @@ export async function openSharded(
     json,
     base,
     shards: wanted,
+    filesOf,
   } = await readIndex(index, limits, { signal, headers, fetch: fetchFn, timeout, retries });
   const given = shardSources(shards, wanted, base);
   const files = [...wanted.keys()].sort();
@@ -196,9 +204,9 @@ export async function openSharded(
     );
     failOnFindings(found, opened);
   }
-  // (Hints from the caller's own object only: one parsed here would make
-  // its weight_map object of every name.)
-  return new ShardedModel(json, opened, json === index ? json.weight_map : null);
+  // (Hints from the caller's own object, or the parser's table of the names
+  // by hash: the object parsed here would make its weight_map of every name.)
+  return new ShardedModel(json, opened, json === index ? filesIn(json.weight_map) : (filesOf ?? (() => [])));
 }
 
 // Where each shard the index names comes from: the given shards (URLs, paths or Files) by
