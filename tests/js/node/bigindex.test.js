@@ -71,11 +71,11 @@ const CHARS = [
   '\ufffd',
 ];
 
-/** A random index with tricky names, its text written with random spacing and escapes. */
-function randomIndex(r) {
+/** A random index of 1 to `most` tricky names, its text written with random spacing and escapes. */
+function randomIndex(r, most = 12) {
   const pick = (xs) => xs[Math.floor(r.next() * xs.length)];
   const names = [];
-  const n = 1 + Math.floor(r.next() * 12);
+  const n = 1 + Math.floor(r.next() * most);
   for (let i = 0; i < n; i++) {
     const special = ['__proto__', 'constructor', 'toString', '0', '17', '-1', 'model.layers.0.weight', ''];
     if (r.next() < 0.2) names.push(pick(special));
@@ -233,6 +233,54 @@ test('an index that is not JSON is IndexInvalid naming the index byte; JSON with
   assert.ok(invalid > 200, `${invalid} invalid cases`);
 });
 
+// Pieces longer than an entry: the parser reads the entry cut between two
+// pieces from a short string of both, then the rest of the next piece as it
+// is. The outcome, an error's message and byte too, is the whole text's.
+test('an index in long pieces: the entries cut between pieces, valid or not, read as in the whole text', async () => {
+  const r = rng(11);
+  const outcome = async (open) => {
+    try {
+      const model = await open();
+      return { index: JSON.stringify(model.index), names: model.names().join('\n') };
+    } catch (e) {
+      return { kind: e.kind, message: e.message, tensor: e.tensor };
+    }
+  };
+  let broken = 0;
+  for (let i = 0; i < 60; i++) {
+    let text = randomIndex(r, 400).replace(/^\ufeff/, '');
+    // A long value first: cut between pieces, it is read again in longer tries.
+    if (i % 3 === 0) text = text.replace('{', `{"long":[${JSON.stringify('é'.repeat(i * 40))},2],`);
+    if (i % 2 === 1) {
+      const at = Math.floor(r.next() * text.length);
+      text = `${text.slice(0, at)}${['"', ',', '\u0001', '\\', 'x', '😀'][i % 6]}${text.slice(at + 1)}`;
+    }
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      broken++;
+    }
+    const map = parsed?.weight_map;
+    const shards =
+      typeof map === 'object' && map !== null && Object.values(map).every((f) => typeof f === 'string' && f !== '')
+        ? shardsOf(parsed)
+        : [];
+    const whole = await outcome(() => openSharded(text, shards));
+    const bytes = enc.encode(text);
+    for (const most of [300, 700, 3000]) {
+      const pieces = await outcome(() =>
+        openSharded('http://127.0.0.1:9/m/model.safetensors.index.json', shards, {
+          fetch: piecesFetch(bytes, () => 1 + Math.floor(r.next() * most)),
+          retries: 0,
+        }),
+      );
+      assert.deepEqual(pieces, whole, `pieces of up to ${most} bytes: ${JSON.stringify(text)}`);
+    }
+  }
+  assert.ok(broken > 10, `${broken} broken indexes`);
+});
+
 test('malformed indexes: the error says what and at which byte', async () => {
   const cases = [
     ['{"weight_map":{"a":"f"}', 'the index ends early (expected "," or "}") at index byte 23'],
@@ -261,6 +309,57 @@ test('malformed indexes: the error says what and at which byte', async () => {
   });
   // A weight_map value that is not a string names its tensor.
   await assert.rejects(openSharded('{"weight_map":{"a":1}}', []), { kind: 'IndexInvalid', tensor: 'a' });
+});
+
+// The parser keeps the names in a table by hash (the package's
+// shards/name-table.js, as installed): which lists may hold a name, and
+// whether one is listed twice, against a Set and a search of every name,
+// with names that share a hash and are not equal.
+test('NameTable: the lists that may hold a name, and a name listed twice', async () => {
+  const { NameTable, nameHash } = await import(
+    new URL('./shards/name-table.js', import.meta.resolve('safetensors-nano/facts'))
+  );
+  const r = rng(5);
+  const pick = (xs) => xs[Math.floor(r.next() * xs.length)];
+  const randomName = () => Array.from({ length: 1 + Math.floor(r.next() * 10) }, () => pick(CHARS)).join('');
+  // Distinct names with one hash (a 30-bit hash: among ~10^5 names, a few pairs).
+  const byHash = new Map();
+  const sharing = [];
+  for (let i = 0; sharing.length < 4; i++) {
+    const name = `layers.${i}.weight`;
+    const h = nameHash(name);
+    const other = byHash.get(h);
+    if (other !== undefined) sharing.push([other, name]);
+    byHash.set(h, name);
+  }
+  for (const [a, b] of sharing) assert.equal(nameHash(a), nameHash(b));
+  const lists = (groups) => groups.map((names) => ({ names, hashes: names.map(nameHash) }));
+  for (let i = 0; i < 400; i++) {
+    const names = Array.from({ length: Math.floor(r.next() * 30) }, randomName);
+    if (r.next() < 0.5) names.push(...pick(sharing));
+    if (r.next() < 0.3 && names.length > 0) names.push(pick(names));
+    // The same names split into lists at random points.
+    const groups = [[]];
+    for (const n of names) {
+      if (r.next() < 0.2) groups.push([]);
+      groups.at(-1).push(n);
+    }
+    const table = new NameTable(lists(groups));
+    assert.equal(table.hasRepeat(lists(groups)), new Set(names).size !== names.length, JSON.stringify(names));
+    for (const name of [...names, randomName(), ...pick(sharing)]) {
+      const holding = groups.flatMap((g, k) => (g.includes(name) ? [k] : []));
+      const sameHash = groups.flatMap((g, k) => (g.some((n) => nameHash(n) === nameHash(name)) ? [k] : []));
+      const found = table.listsOf(name);
+      assert.deepEqual(found, sameHash, JSON.stringify(name));
+      for (const k of holding) assert.ok(found.includes(k));
+    }
+  }
+  assert.equal(new NameTable([]).hasRepeat([]), false);
+  assert.deepEqual(new NameTable([]).listsOf('a'), []);
+  const pair = lists([sharing[0], [sharing[0][1]]]);
+  assert.equal(new NameTable(lists([sharing.flat()])).hasRepeat(lists([sharing.flat()])), false);
+  assert.equal(new NameTable(pair).hasRepeat(pair), true);
+  assert.deepEqual(new NameTable(pair).listsOf(sharing[0][0]), [0, 1]);
 });
 
 /** An index of `n` entries in one shard file, and the shard. */

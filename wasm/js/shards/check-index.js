@@ -189,6 +189,11 @@ export function shardAgrees(listed, names) {
   return sameItems(listed, names) || sameItems([...listed].sort(), [...names].sort());
 }
 
+/** @internal Whether two lists of names are the same, item by item. */
+export function sameList(a, b) {
+  return a.length === b.length && sameItems(a, b);
+}
+
 function sameItems(a, b) {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;

@@ -1,12 +1,14 @@
 // model.safetensors.index.json parsed as its text arrives, piece by piece.
 // Strict JSON (RFC 8259). The weight_map, nearly all of a large index, is
 // read by a scanner made for its shape ("name": "file" pairs), which builds
-// the weight_map object and each shard's list of names in one pass, the
-// file names interned; every other value is found whole and given to
-// JSON.parse, so that it means exactly what JSON.parse makes of it.
+// each shard's list of names in one pass, the file names interned (the
+// weight_map object is made from the lists when it is read); every other
+// value is found whole and given to JSON.parse, so that it means exactly
+// what JSON.parse makes of it.
 
 import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
 import { nameBytes, sizeHeaders, indexShards } from './header-sizes.js';
+import { NameTable, TABLE_LISTS, nameHash } from './name-table.js';
 
 /** Default `indexEntryLimit`: weight_map entries (a large model has ~100,000). */
 export const INDEX_ENTRY_LIMIT = 2_000_000;
@@ -34,6 +36,10 @@ const EXPECTED = [
 
 // A scan that ran into the end of the text so far.
 const NEED = -1;
+
+// The first try at reading an item cut between two pieces of the text,
+// in characters of the next piece (an entry of an index is ~100).
+const JOINT_LENGTH = 256;
 
 const ESCAPES = { 34: '"', 92: '\\', 47: '/', 98: '\b', 102: '\f', 110: '\n', 114: '\r', 116: '\t' };
 
@@ -67,14 +73,15 @@ function own(obj, key, value) {
 }
 
 /**
- * Sets `obj[key]` to an object of `map`'s entries, made when it is first
- * read (an index's weight_map of a million names costs a second to make,
- * and openSharded looks names up in the Map). Thereafter a plain property.
+ * Sets `obj[key]` to the weight_map object of `runs`' entries, made when it
+ * is first read (an object of a million names costs a second to make, and
+ * openSharded needs only the shards' lists). Thereafter a plain property.
  */
-function lazyObject(obj, key, map) {
+function lazyWeightMap(obj, key, runs) {
   Object.defineProperty(obj, key, {
     get() {
-      const value = Object.fromEntries(map);
+      // (As JSON.parse makes it: a name listed twice where it was first, with the last file.)
+      const value = Object.fromEntries(entriesOf(runs));
       own(obj, key, value);
       return value;
     },
@@ -86,12 +93,21 @@ function lazyObject(obj, key, map) {
   });
 }
 
+// The weight_map's entries, in index order, from its runs: `{ shard, from,
+// count }`, `count` names of `shard.names` from `from` on, in `shard.file`.
+function* entriesOf(runs) {
+  for (const { shard, from, count } of runs) {
+    for (let i = from; i < from + count; i++) yield [shard.names[i], shard.file];
+  }
+}
+
 /**
  * The parser: `push(text, ascii)` each piece of the index's text as it is
  * decoded (`ascii` when the piece is ASCII only, so that its characters
- * are its bytes), then `end()` for `{ json, shards }`: the parsed index
- * (what JSON.parse gives) and, as indexShards gives it, each shard file's
- * estimated header bytes and tensor names. Malformed JSON is IndexInvalid
+ * are its bytes), then `end()` for `{ json, shards, filesOf }`: the parsed
+ * index (what JSON.parse gives), as indexShards gives it each shard file's
+ * estimated header bytes and tensor names, and `filesOf(name)`, the shard
+ * files that may list the name (null when the names are not in a table). Malformed JSON is IndexInvalid
  * naming the index byte; more than `entryLimit` weight_map entries is
  * IndexTooLarge, raised as soon as the entry is read.
  */
@@ -113,16 +129,14 @@ export class IndexParser {
   #entryCount = 0;
   #entryLimit;
   #json = {};
-  // The weight_map being read, as a Map (null when it is not an object),
-  // and its shard records by file name: { file, raw, bytes, names }, `raw`
-  // the file name when it is written without escapes (so it can be matched
-  // in the text), else null.
-  #map = null;
+  // The weight_map being read, as runs of entries in one file (see
+  // entriesOf; null when it is not an object), and its shard records by
+  // file name: { file, raw, bytes, names, hashes }, `raw` the file name
+  // when it is written without escapes (so it can be matched in the text),
+  // else null; `hashes` the names' nameHash, for the NameTable.
+  #runs = null;
   #files = new Map();
   #last = null;
-  // A tensor listed twice: JSON.parse keeps the last file, the shard lists
-  // are then made again from the weight_map.
-  #repeated = false;
   // The last string scanned, and whether it had no escapes.
   #str = '';
   #plain = true;
@@ -149,23 +163,66 @@ export class IndexParser {
     this.#run(true);
     if (this.#state !== DONE) this.#fail(this.#buf.length, `the index ends early (expected ${EXPECTED[this.#state]})`);
     const json = this.#json;
-    const shards = this.#map === null || this.#repeated ? indexShards(json) : sizeHeaders(this.#files, json);
-    return { json, shards, weightMap: this.#map };
+    // A tensor listed twice: JSON.parse keeps the last file, the shard
+    // lists are then made again from the weight_map object (and no table).
+    const lists = [...this.#files.values()];
+    let table = this.#runs !== null && lists.length <= TABLE_LISTS ? new NameTable(lists) : null;
+    if (table?.hasRepeat(lists)) table = null;
+    for (const shard of lists) shard.hashes = null;
+    if (table === null) return { json, shards: indexShards(json), filesOf: null };
+    return {
+      json,
+      shards: sizeHeaders(this.#files, json),
+      filesOf: (name) => table.listsOf(name).map((list) => lists[list].file),
+    };
   }
 
   // Takes the held pieces in, then parses all it can.
   #run(final) {
-    if (this.#held.length > 0) {
-      const pos = this.#pos;
-      this.#base += this.#ascii ? pos : utf8Length(this.#buf, 0, pos);
-      const tail = this.#buf.slice(pos);
-      this.#ascii = (this.#ascii || !/[^\0-\x7f]/.test(tail)) && this.#heldAscii;
-      this.#buf = tail + this.#held.join('');
-      this.#pos = 0;
-      this.#held = [];
-      this.#heldLength = 0;
-      this.#heldAscii = true;
+    if (this.#held.length > 0) this.#takeHeld();
+    this.#parse(final);
+  }
+
+  // Makes the held pieces the text to parse. The item cut between the
+  // unconsumed text and the pieces is read from a short string of the two,
+  // then the pieces as they are: most of the index is never copied (and the
+  // names, which slice the text they are read from, keep only it alive).
+  #takeHeld() {
+    const piece = this.#held.join('');
+    const pieceAscii = this.#heldAscii;
+    this.#held = [];
+    this.#heldLength = 0;
+    this.#heldAscii = true;
+    let tail = this.#buf.slice(this.#pos);
+    const tailAscii = this.#ascii || !/[^\0-\x7f]/.test(tail);
+    // (Each try is twice as long: the cut is read a few times at most.)
+    for (let k = Math.max(JOINT_LENGTH, 2 * tail.length); tail.length > 0 && k < piece.length; k *= 2) {
+      // (Not between the halves of a surrogate pair, which an error would name.)
+      const cut = (piece.charCodeAt(k - 1) & 0xfc00) === 0xd800 ? k + 1 : k;
+      this.#restart(this.#pos, tail + piece.slice(0, cut), tailAscii && pieceAscii);
+      this.#parse(false);
+      if (this.#pos >= tail.length) {
+        const into = this.#pos - tail.length;
+        this.#restart(tail.length, piece, pieceAscii);
+        this.#pos = into;
+        return;
+      }
+      tail = this.#buf.slice(this.#pos, tail.length);
     }
+    this.#restart(this.#pos, tail + piece, tailAscii && pieceAscii);
+  }
+
+  // Makes `text` the text to parse, from its start: #buf[0, consumed) was
+  // consumed (its bytes are counted in #base).
+  #restart(consumed, text, ascii) {
+    this.#base += this.#ascii ? consumed : utf8Length(this.#buf, 0, consumed);
+    this.#buf = text;
+    this.#pos = 0;
+    this.#ascii = ascii;
+  }
+
+  // Parses #buf from #pos as far as it can.
+  #parse(final) {
     const s = this.#buf;
     let i = this.#pos;
     for (;;) {
@@ -216,19 +273,17 @@ export class IndexParser {
     j = skipSpace(s, j + 1);
     if (j >= s.length) return NEED;
     if (key === 'weight_map' && s.charCodeAt(j) === 123) {
-      const map = new Map();
-      this.#map = map;
+      this.#runs = [];
       this.#files = new Map();
       this.#last = null;
-      this.#repeated = false;
-      lazyObject(this.#json, key, map);
+      lazyWeightMap(this.#json, key, this.#runs);
       this.#state = MAP_FIRST;
       return j + 1;
     }
     const end = this.#valueEnd(s, j, final);
     if (end === NEED) return NEED;
     own(this.#json, key, this.#parseValue(s, j, end));
-    if (key === 'weight_map') this.#map = null;
+    if (key === 'weight_map') this.#runs = null;
     this.#state = NEXT;
     return end;
   }
@@ -286,7 +341,10 @@ export class IndexParser {
 
   #shard(file, plain) {
     let shard = this.#files.get(file);
-    if (shard === undefined) this.#files.set(file, (shard = { file, raw: plain ? file : null, bytes: 0, names: [] }));
+    if (shard === undefined) {
+      shard = { file, raw: plain ? file : null, bytes: 0, names: [], hashes: [] };
+      this.#files.set(file, shard);
+    }
     this.#last = shard;
     return shard;
   }
@@ -299,11 +357,12 @@ export class IndexParser {
           'indexEntryLimit } to open it',
       );
     }
-    const map = this.#map;
-    const size = map.size;
-    map.set(name, shard.file);
-    if (map.size === size) this.#repeated = true;
+    const runs = this.#runs;
+    const run = runs.at(-1);
+    if (run?.shard === shard) run.count++;
+    else runs.push({ shard, from: shard.names.length, count: 1 });
     shard.names.push(name);
+    shard.hashes.push(nameHash(name));
     // (A name written plainly in ASCII is its JSON string: its length and the quotes.)
     shard.bytes += plain && this.#ascii ? name.length + 2 : nameBytes(name);
   }

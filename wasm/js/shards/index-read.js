@@ -82,7 +82,7 @@ class IndexBytes {
     this.#decode(piece.subarray(0, cut), start);
   }
 
-  /** The parsed index once all bytes came: `{ json, shards }` (IndexParser.end). */
+  /** The parsed index once all bytes came: `{ json, shards, filesOf }` (IndexParser.end). */
   end() {
     if (this.#carry !== null) this.#decode(this.#carry, this.#seen - this.#carry.length, true);
     return this.#parser.end();
@@ -160,8 +160,9 @@ function overLimit(s, limit) {
 }
 
 /**
- * The index `{ json, base, shards }`: the parsed object, the URL it came
- * from (null otherwise) and indexShards' records of it. `index` is a Blob,
+ * The index `{ json, base, shards, filesOf }`: the parsed object, the URL
+ * it came from (null otherwise), indexShards' records of it and, for an
+ * index parsed here, IndexParser.end's `filesOf`. `index` is a Blob,
  * a URL, JSON text or the parsed object (an object is taken as it is: the
  * limits are for bytes still to be read).
  */

@@ -3,7 +3,7 @@
 
 import { KIND, SafeTensorsError, fail } from '../errors/safetensors-error.js';
 import { SafeTensors, addCount, emptyCount } from '../read/safetensors-file.js';
-import { checkShards, shardAgrees, totalSizeFinding } from './check-index.js';
+import { checkShards, sameList, shardAgrees, totalSizeFinding } from './check-index.js';
 import { headerLimitOption } from '../read/description.js';
 import { indexLimits, readIndex } from './index-read.js';
 
@@ -14,25 +14,25 @@ function baseName(s) {
 
 /** A model split into shards, one namespace over all (see index.d.ts). */
 export class ShardedModel {
-  // Name → the shard file the index puts it in: a hint, which #tensorIn
-  // checks against that shard's header. From the caller's weight_map (a
-  // live object, which may change after the open) when the index was given
-  // parsed, else from the Map the index was parsed into.
+  // Name → the shard files the index may put it in: a hint, which
+  // #tensorIn checks against the shards' headers. From the caller's
+  // weight_map (a live object, which may change after the open) when the
+  // index was given parsed, else from the index's names by hash (the
+  // parser's NameTable: its weight_map object, of every name, is made only
+  // if read).
   #listed;
   #files;
-  // Name → shard file for the names the weight_map does not lead to (it
-  // may have been changed since), made on the first one.
+  // Name → shard file for the names no hint leads to (the caller's
+  // weight_map may have been changed since), made on the first one.
   #where = null;
   // The files whose Tensor objects are made (file.tensors() keeps them):
   // model.tensor(name) gives the same object every time, and a shard's
   // objects are made when one of its tensors is first asked for.
   #made = new Set();
-  constructor(index, shards, weightMap = null) {
+  constructor(index, shards, filesOf = filesIn(index.weight_map)) {
     this.index = index;
     this.shards = shards;
-    const map = weightMap ?? index.weight_map;
-    this.#listed =
-      weightMap !== null ? (name) => map.get(name) : (name) => (Object.hasOwn(map, name) ? map[name] : undefined);
+    this.#listed = filesOf;
     this.#files = new Map(shards.map(({ name, file }) => [name, file]));
   }
 
@@ -42,9 +42,10 @@ export class ShardedModel {
   }
 
   tensor(name) {
-    const file = this.#listed(name);
-    const t = this.#tensorIn(file === undefined ? undefined : this.#files.get(file), name);
-    if (t !== undefined) return t;
+    for (const file of this.#listed(name)) {
+      const t = this.#tensorIn(this.#files.get(file), name);
+      if (t !== undefined) return t;
+    }
     if (this.#where === null) {
       this.#where = new Map();
       for (const { file } of this.shards) for (const n of file.names()) this.#where.set(n, file);
@@ -83,6 +84,11 @@ export class ShardedModel {
   get bytesRead() {
     return this.shards.reduce((n, s) => n + s.file.bytesRead, 0);
   }
+}
+
+// The shard files a weight_map object puts a name in (one, or none).
+function filesIn(map) {
+  return (name) => (Object.hasOwn(map, name) ? [map[name]] : []);
 }
 
 // How many shards openSharded opens at once by default: a few requests in
@@ -156,7 +162,7 @@ export async function openSharded(
     json,
     base,
     shards: wanted,
-    weightMap,
+    filesOf,
   } = await readIndex(index, limits, { signal, headers, fetch: fetchFn, timeout, retries });
   const given = shardSources(shards, wanted, base);
   const files = [...wanted.keys()].sort();
@@ -177,7 +183,13 @@ export async function openSharded(
       ifRange,
       noRange,
     });
-    agree &&= shardAgrees(wanted.get(f).names, file.names());
+    const listed = wanted.get(f);
+    const names = file.names();
+    // When the header lists the index's names in its order (the usual
+    // case), its strings take the place of the index's: the index's text,
+    // which its strings are slices of, is not kept beside the headers'.
+    if (sameList(listed.names, names)) listed.names = names;
+    else agree &&= shardAgrees(listed.names, names);
     return { name: f, file };
   });
   const dataBytes = (file) => file.fileSize - file.dataOffset;
@@ -194,7 +206,9 @@ export async function openSharded(
     );
     failOnFindings(found, opened);
   }
-  return new ShardedModel(json, opened, weightMap);
+  // (Hints from the caller's own object, or the parser's table of the names
+  // by hash: the object parsed here would make its weight_map of every name.)
+  return new ShardedModel(json, opened, json === index ? filesIn(json.weight_map) : (filesOf ?? (() => [])));
 }
 
 // Where each shard the index names comes from: the given shards (URLs, paths or Files) by
