@@ -46,12 +46,11 @@ function errorFields(err) {
 }
 
 /**
- * Opens every source at once; each header (or error) goes to the page as it is parsed, those
- * parsed in one turn of the worker in one message. Resolves to the opened files (null for a
- * failure), in the order of `sources`.
+ * Opens every source at once (each open starts before this returns); each header (or
+ * error) goes to the page as it is parsed, those parsed in one turn of the worker in one message.
+ * Resolves to the opened files (null for a failure), in the order of `sources`.
  */
-async function openAll(id, sources) {
-  const { SafeTensors } = await pkg;
+async function openAll(id, sources, SafeTensors) {
   const fetchFn = (input, init) => fetch(input, init);
   let batch = [];
   let transfer = [];
@@ -136,7 +135,7 @@ async function openIndex({ id, url, label }) {
   const name = basename(new URL(url).pathname);
   let json = parseIndex(text, name);
   performance.mark('viewer:index-parsed');
-  const { shardHeaderBytes } = await pkg;
+  const { shardHeaderBytes, SafeTensors } = await pkg;
   // Each shard's first request sized from the index (the package's estimate, as openSharded
   // sizes its own), so that a shard of a large model takes one request, not two.
   let firstBytes;
@@ -150,6 +149,15 @@ async function openIndex({ id, url, label }) {
     firstBytes = new Map();
     files = [...new Set(Object.values(json.weight_map))];
   }
+  const urls = files.map((f) => new URL(f, url).href);
+  postMessage({ type: 'part', id, part: { files: files.map((f, i) => ({ name: f, url: urls[i] })) } });
+  performance.mark('viewer:shards-request');
+  const opening = openAll(
+    id,
+    urls.map((u, i) => ({ kind: 'url', url: u, prefetch: firstBytes.get(files[i]) })),
+    SafeTensors,
+  );
+  // (Worked out while the shards' first requests are on their way.)
   const index = {
     name,
     size,
@@ -159,13 +167,7 @@ async function openIndex({ id, url, label }) {
   // (Not kept while the shards are read: each garbage collection would trace its 100,000 entries
   // again. The check parses the text again.)
   json = null;
-  const urls = files.map((f) => new URL(f, url).href);
-  postMessage({ type: 'part', id, part: { files: files.map((f, i) => ({ name: f, url: urls[i] })) } });
-  performance.mark('viewer:shards-request');
-  const opened = await openAll(
-    id,
-    urls.map((u, i) => ({ kind: 'url', url: u, prefetch: firstBytes.get(files[i]) })),
-  );
+  const opened = await opening;
   lastIndex = { id, text, name, files, opened };
   // (The text goes to the page too, for the raw header on demand.)
   return { header: { index: { ...index, text } }, transfer: [] };
@@ -254,7 +256,10 @@ function columns(st) {
 }
 
 const JOBS = {
-  shards: async (m) => ({ header: { count: (await openAll(m.id, m.sources)).length }, transfer: [] }),
+  shards: async (m) => {
+    const files = await openAll(m.id, m.sources, (await pkg).SafeTensors);
+    return { header: { count: files.length }, transfer: [] };
+  },
   index: openIndex,
   check,
   hub: openFromHub,
