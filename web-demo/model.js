@@ -46,13 +46,12 @@ export class Header {
 /** What the worker needs of a source to open it. */
 const wireSource = ({ kind, blob, url, prefetch }) => (kind === 'blob' ? { kind, blob } : { kind, url, prefetch });
 
-/** Takes the worker's batches of opened headers (or errors) into `shards` as they come. */
-function takeHeaders(shards, { shards: parts = [] }) {
-  for (const p of parts) {
-    const shard = shards[p.i];
-    if (p.error) shard.error = Object.assign(new Error(p.error.message), p.error);
-    else shard.header = toHeader(p.header);
-  }
+/** Takes a header (or error) the open worker sends as soon as it has it into `shards`. */
+function takeHeader(shards, { shard: p }) {
+  if (!p) return;
+  const shard = shards[p.i];
+  if (p.error) shard.error = Object.assign(new Error(p.error.message), p.error);
+  else shard.header = toHeader(p.header);
 }
 
 /** A header from the columns the open worker sends. */
@@ -404,7 +403,7 @@ function remoteIndex({ name, size, metadata, entries, text }, job) {
  */
 async function openShards(sources) {
   const shards = sources.map((src) => new Shard(src));
-  await opener.run('shards', { sources: sources.map(wireSource) }, { onPart: (part) => takeHeaders(shards, part) })
+  await opener.run('shards', { sources: sources.map(wireSource) }, { onPart: (part) => takeHeader(shards, part) })
     .promise;
   return sortShards(shards);
 }
@@ -482,7 +481,7 @@ export async function openUrl(url) {
     let shards = [];
     const onPart = (part) => {
       if (part.files) shards = part.files.map((f) => new Shard(urlSource(f.url, f.name)));
-      takeHeaders(shards, part);
+      takeHeader(shards, part);
     };
     performance.mark('viewer:index-request');
     const job = opener.run('index', { url: abs, label: url }, { onPart });

@@ -5,7 +5,7 @@
 //
 // A sharded model by URL is one job: the worker fetches and parses the index, issues every shard's
 // request at once (one task, no round trip to the page per shard: over HTTP/2 they share one
-// connection) and sends the headers back in batches as they come; the page never holds the parsed
+// connection) and sends each header back as soon as it is parsed; the page never holds the parsed
 // index. The index's check against the headers runs here afterwards ('check'), while the page
 // shows the list.
 //
@@ -13,7 +13,7 @@
 //               {type: 'index', id, url, label},
 //               {type: 'check', id, of, order} (the findings of index job `of`, shards in `order`),
 //               {type: 'hub', id, repo, revision, file, endpoint, token} (the token kept nowhere)
-// Messages out: {type: 'part', id, part: {files} | {shards: [{i, header} | {i, error}]}},
+// Messages out: {type: 'part', id, part: {files} | {shard: {i, header} | {i, error}}},
 //               {type: 'result', id, result}, {type: 'error', id, error: {name, message, kind, …}}
 
 // (Imported dynamically: the package initialises its wasm with a top-level await, and a static
@@ -46,43 +46,29 @@ function errorFields(err) {
 }
 
 /**
- * Opens every source at once (each open starts before this returns); each header (or
- * error) goes to the page as it is parsed, those parsed in one turn of the worker in one message.
+ * Opens every source at once (each open starts before this returns); each header (or error) goes
+ * to the page as soon as it is parsed, so that the page builds its rows while the others arrive.
  * Resolves to the opened files (null for a failure), in the order of `sources`.
  */
-async function openAll(id, sources, SafeTensors) {
+function openAll(id, sources, SafeTensors) {
   const fetchFn = (input, init) => fetch(input, init);
-  let batch = [];
-  let transfer = [];
-  let timer = null;
-  const flush = () => {
-    clearTimeout(timer);
-    timer = null;
-    if (!batch.length) return;
-    postMessage({ type: 'part', id, part: { shards: batch } }, transfer);
-    batch = [];
-    transfer = [];
-  };
-  const opened = sources.map(async (src, i) => {
-    try {
-      const st =
-        src.kind === 'blob'
-          ? await SafeTensors.fromBlob(src.blob)
-          : await SafeTensors.fromUrl(src.url, { prefetch: src.prefetch, fetch: fetchFn });
-      const c = columns(st);
-      batch.push({ i, header: c.header });
-      transfer.push(...c.transfer);
-      return st;
-    } catch (err) {
-      batch.push({ i, error: errorFields(err) });
-      return null;
-    } finally {
-      timer ??= setTimeout(flush, 0);
-    }
-  });
-  const files = await Promise.all(opened);
-  flush();
-  return files;
+  const send = (shard, transfer = []) => postMessage({ type: 'part', id, part: { shard } }, transfer);
+  return Promise.all(
+    sources.map(async (src, i) => {
+      try {
+        const st =
+          src.kind === 'blob'
+            ? await SafeTensors.fromBlob(src.blob)
+            : await SafeTensors.fromUrl(src.url, { prefetch: src.prefetch, fetch: fetchFn });
+        const { header, transfer } = columns(st);
+        send({ i, header }, transfer);
+        return st;
+      } catch (err) {
+        send({ i, error: errorFields(err) });
+        return null;
+      }
+    }),
+  );
 }
 
 // What the last index job left for its check: {id, text, name, files, opened}.
