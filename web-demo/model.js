@@ -479,20 +479,21 @@ export async function openUrl(url) {
     // The open worker reads the index and every shard (one job); the page takes the headers as
     // they come.
     let shards = [];
+    let facts = null;
     const onPart = (part) => {
       if (part.files) shards = part.files.map((f) => new Shard(urlSource(f.url, f.name)));
+      if (part.index) facts = part.index;
       takeHeader(shards, part);
     };
     performance.mark('viewer:index-request');
     const job = opener.run('index', { url: abs, label: url }, { onPart });
-    let r;
     try {
-      r = await job.promise;
+      await job.promise;
     } catch (e) {
       throw e.file ? new OpenError(e.file, new Error(e.message)) : e;
     }
     performance.mark('viewer:shards-read');
-    const index = remoteIndex(r.index, job.id);
+    const index = remoteIndex(facts, job.id);
     const dir = new URL(abs).pathname.split('/').slice(-2, -1)[0];
     return new Model({
       name: dir ? decodeURIComponent(dir) : index.name.replace(/\.index\.json$/i, ''),

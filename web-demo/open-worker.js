@@ -13,7 +13,7 @@
 //               {type: 'index', id, url, label},
 //               {type: 'check', id, of, order} (the findings of index job `of`, shards in `order`),
 //               {type: 'hub', id, repo, revision, file, endpoint, token} (the token kept nowhere)
-// Messages out: {type: 'part', id, part: {files} | {shard: {i, header} | {i, error}}},
+// Messages out: {type: 'part', id, part: {files} | {index} | {shard: {i, header} | {i, error}}},
 //               {type: 'result', id, result}, {type: 'error', id, error: {name, message, kind, …}}
 
 // (Imported dynamically: the package initialises its wasm with a top-level await, and a static
@@ -71,7 +71,7 @@ function openAll(id, sources, SafeTensors) {
   );
 }
 
-// What the last index job left for its check: {id, text, name, files, opened}.
+// What the last index job left for its check: {id, json, files, opened}.
 let lastIndex = null;
 
 /**
@@ -119,7 +119,7 @@ async function openIndex({ id, url, label }) {
   const { text, size } = await readText(res);
   performance.mark('viewer:index-fetched');
   const name = basename(new URL(url).pathname);
-  let json = parseIndex(text, name);
+  const json = parseIndex(text, name);
   performance.mark('viewer:index-parsed');
   const { shardHeaderBytes, SafeTensors } = await pkg;
   // Each shard's first request sized from the index (the package's estimate, as openSharded
@@ -143,28 +143,21 @@ async function openIndex({ id, url, label }) {
     urls.map((u, i) => ({ kind: 'url', url: u, prefetch: firstBytes.get(files[i]) })),
     SafeTensors,
   );
-  // (Worked out while the shards' first requests are on their way.)
-  const index = {
-    name,
-    size,
-    metadata: json.metadata ?? null,
-    entries: Object.keys(json.weight_map).length,
-  };
-  // (Not kept while the shards are read: each garbage collection would trace its 100,000 entries
-  // again. The check parses the text again.)
-  json = null;
+  // What the page shows of the index, sent while the shards' first requests are on their way
+  // (the text too, for the raw header on demand).
+  const entries = Object.keys(json.weight_map).length;
+  const index = { name, size, metadata: json.metadata ?? null, entries, text };
+  postMessage({ type: 'part', id, part: { index } });
   const opened = await opening;
-  lastIndex = { id, text, name, files, opened };
-  // (The text goes to the page too, for the raw header on demand.)
-  return { header: { index: { ...index, text } }, transfer: [] };
+  lastIndex = { id, json, files, opened };
+  return { header: { shards: opened.length }, transfer: [] };
 }
 
 /** checkShards' findings for the last index job, with the page's order of its shards. */
 async function check({ of, order }) {
   const { checkShards } = await pkg;
   if (lastIndex?.id !== of) throw new Error('the index was replaced by a newer open');
-  const { text, name, files, opened } = lastIndex;
-  const json = parseIndex(text, name);
+  const { json, files, opened } = lastIndex;
   lastIndex = null; // (the page keeps the findings)
   const at = new Map(files.map((f, i) => [f, opened[i]]));
   const headers = order.map((name) => {
