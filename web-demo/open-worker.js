@@ -246,8 +246,8 @@ const JOBS = {
 
 self.onmessage = async (e) => {
   const m = e.data;
+  if (!Object.hasOwn(JOBS, m.type)) return;
   const job = JOBS[m.type];
-  if (!job) return;
   try {
     const { header, transfer } = await job(m);
     postMessage({ type: 'result', id: m.id, result: header }, transfer);
