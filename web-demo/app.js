@@ -106,7 +106,8 @@ async function openWith(fn, { as = 'a', t0 = performance.now(), label = '', url 
     if (as !== 'a' || state.a !== model) return;
     const listed = performance.now() - t0;
     performance.mark('viewer:listed');
-    const later = renderChecks();
+    const later = await renderChecks();
+    if (state.a !== model) return;
     await paint();
     if (state.a !== model) return;
     // The address bar says what is open: ?url= or ?hub= for a remote model (shareable), nothing
@@ -184,10 +185,14 @@ function renderModel() {
   selectTab('tensors');
 }
 
-/** The integrity report, then the summary with it and the side panels; returns the tree's builder. */
-function renderChecks() {
+/**
+ * The integrity report, then the summary with it and the side panels; resolves to the tree's
+ * builder (null when another model is shown by then).
+ */
+async function renderChecks() {
   const m = state.a;
-  m.checkIntegrity();
+  await m.checkIntegrity();
+  if (state.a !== m) return null;
   const s = m.summary();
   renderSummary(m, s, summaryActions);
   return renderSide(m, s, {

@@ -33,6 +33,7 @@ export class Jobs {
     const p = this.pending.get(m.id);
     if (!p) return;
     if (m.type === 'progress') p.onProgress?.(m.done, m.total, m.phase);
+    else if (m.type === 'part') p.onPart?.(m.part);
     else {
       this.pending.delete(m.id);
       if (m.type === 'result') p.resolve(m.result);
@@ -41,14 +42,18 @@ export class Jobs {
     }
   }
 
-  /** Starts a job; returns {promise, cancel}. */
-  run(type, payload, { onProgress } = {}) {
+  /**
+   * Starts a job; returns {id, promise, cancel}. `onPart` takes the pieces of its answer that
+   * the worker sends before the answer itself.
+   */
+  run(type, payload, { onProgress, onPart } = {}) {
     const id = ++this.seq;
     const promise = new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onProgress });
+      this.pending.set(id, { resolve, reject, onProgress, onPart });
     });
     this.worker.postMessage({ type, id, ...payload });
     return {
+      id,
       promise,
       cancel: () => this.worker.postMessage({ type: 'cancel', id }),
     };

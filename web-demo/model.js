@@ -7,7 +7,7 @@ import { DTYPES, naturalCompare, viewAlignment } from './format.js';
 // its wasm is ready before the first drop): a 100 MB header never freezes the page, and opening
 // does not wait behind a statistics job.
 import { opener } from './opener.js';
-import { checkShards, shardFindingMessage, shardHeaderBytes } from './vendor/safetensors-nano/facts.js';
+import { checkShards, shardFindingMessage } from './vendor/safetensors-nano/facts.js';
 
 /** A failure while opening, with the file it happened in. */
 export class OpenError extends Error {
@@ -43,11 +43,15 @@ export class Header {
   }
 }
 
-async function openSource(src) {
-  const { kind, blob, url, prefetch } = src;
-  return toHeader(
-    await opener.run('open', { src: kind === 'blob' ? { kind, blob } : { kind, url, prefetch } }).promise,
-  );
+/** What the worker needs of a source to open it. */
+const wireSource = ({ kind, blob, url, prefetch }) => (kind === 'blob' ? { kind, blob } : { kind, url, prefetch });
+
+/** Takes a header (or error) the open worker sends as soon as it has it into `shards`. */
+function takeHeader(shards, { shard: p }) {
+  if (!p) return;
+  const shard = shards[p.i];
+  if (p.error) shard.error = Object.assign(new Error(p.error.message), p.error);
+  else shard.header = toHeader(p.header);
 }
 
 /** A header from the columns the open worker sends. */
@@ -73,7 +77,7 @@ function headerRows({ names, dtypes, ranks, dims, begins, ends, dataOffset }) {
     const shape = new Array(rank);
     let params = 1;
     for (let j = 0; j < rank; j++) params *= shape[j] = dims[d++];
-    const dtype = dtypes[k];
+    const dtype = DTYPES[dtypes[k]];
     const align = ALIGN_OF.get(dtype);
     const offset = dataOffset + begins[k];
     rows[k] = {
@@ -129,6 +133,7 @@ class Shard {
 export class Model {
   #byName = null;
   #summary = null;
+  #integrity = null;
 
   constructor({ name, shards, index = null, notes = [] }) {
     this.name = name;
@@ -148,10 +153,16 @@ export class Model {
     this.integrity = null;
   }
 
-  /** Checks of the index against the shard headers, once: [{level: 'ok'|'warn'|'error', text}]. */
+  /**
+   * Checks of the index against the shard headers, once: resolves to (and sets `integrity` to)
+   * [{level: 'ok'|'warn'|'error', text}].
+   */
   checkIntegrity() {
-    this.integrity ??= this.#checkIntegrity();
-    return this.integrity;
+    this.#integrity ??= this.#checkIntegrity().then((found) => {
+      this.integrity = found;
+      return found;
+    });
+    return this.#integrity;
   }
 
   /** The row of each tensor name (its first, when a name is in two shards). */
@@ -246,7 +257,28 @@ export class Model {
     ]);
   }
 
-  #checkIntegrity() {
+  /**
+   * The package's check, over the headers read (a shard that failed to open has none): by the
+   * worker that read a remote index (it holds the parsed index), else here. The index may name
+   * shards by path, a drop gives base names.
+   */
+  async #findings() {
+    const order = this.shards.map((s) => s.name);
+    const found = await this.index?.check?.(order).catch(() => null);
+    if (found) return found;
+    const headers = this.shards.map(({ name, header: h }) => ({
+      name,
+      names: h ? h.names : null,
+      dataBytes: h ? h.fileSize - h.dataOffset : 0,
+    }));
+    // (Each distinct file name's key once: the index repeats a few hundred names 100,000 times.)
+    const keys = new Map();
+    const fileKey = (n) => keys.get(n) ?? keys.set(n, basename(n)).get(n);
+    return checkShards(this.index?.json ?? null, headers, { fileKey });
+  }
+
+  async #checkIntegrity() {
+    const findings = await this.#findings();
     const out = [];
     for (const shard of this.shards) {
       if (shard.error)
@@ -258,17 +290,6 @@ export class Model {
         });
     }
     for (const n of this.notes) out.push(n);
-    // The package's check, over the headers read (a shard that failed to open has none); the
-    // index may name shards by path, a drop gives base names.
-    const headers = this.shards.map(({ name, header: h }) => ({
-      name,
-      names: h ? h.names : null,
-      dataBytes: h ? h.fileSize - h.dataOffset : 0,
-    }));
-    // (Each distinct file name's key once: the index repeats a few hundred names 100,000 times.)
-    const keys = new Map();
-    const fileKey = (n) => keys.get(n) ?? keys.set(n, basename(n)).get(n);
-    const findings = checkShards(this.index?.json ?? null, headers, { fileKey });
     // Worded as the CLI's verify words them (the table generated from the Rust core).
     const names = this.shards.map((s) => s.name);
     const say = (f) => shardFindingMessage(f, names);
@@ -354,21 +375,40 @@ function parseIndex(text, name, size) {
   if (!json || typeof json.weight_map !== 'object' || json.weight_map === null) {
     throw new OpenError(name, new Error('not a sharded-model index: it has no "weight_map" object'));
   }
-  return { name, size, json, weightMap: json.weight_map, metadata: json.metadata ?? null };
+  return { name, size, json, entries: Object.keys(json.weight_map).length, metadata: json.metadata ?? null };
 }
 
-/** Opens every shard in parallel; a shard that fails is kept with its error. */
+/**
+ * The index the open worker read (its text, metadata and entry count): parsed here only when
+ * the raw header is asked for; its check against the headers is the worker's.
+ */
+function remoteIndex({ name, size, metadata, entries, text }, job) {
+  let json = null;
+  return {
+    name,
+    size,
+    metadata,
+    entries,
+    get json() {
+      json ??= JSON.parse(text);
+      return json;
+    },
+    check: (order) => opener.run('check', { of: job, order }).promise,
+  };
+}
+
+/**
+ * Opens every shard at once (one job of the open worker); a shard that fails is kept with its
+ * error.
+ */
 async function openShards(sources) {
   const shards = sources.map((src) => new Shard(src));
-  await Promise.all(
-    shards.map(async (shard) => {
-      try {
-        shard.header = await openSource(shard.src);
-      } catch (e) {
-        shard.error = e;
-      }
-    }),
-  );
+  await opener.run('shards', { sources: sources.map(wireSource) }, { onPart: (part) => takeHeader(shards, part) })
+    .promise;
+  return sortShards(shards);
+}
+
+async function sortShards(shards) {
   shards.sort((a, b) => naturalCompare(a.name, b.name));
   await yieldToPage();
   return shards;
@@ -436,32 +476,30 @@ export async function openFiles(files, { folder = false } = {}) {
 export async function openUrl(url) {
   const abs = new URL(url, location.href).href;
   if (isJsonName(new URL(abs).pathname)) {
+    // The open worker reads the index and every shard (one job); the page takes the headers as
+    // they come.
+    let shards = [];
+    let facts = null;
+    const onPart = (part) => {
+      if (part.files) shards = part.files.map((f) => new Shard(urlSource(f.url, f.name)));
+      if (part.index) facts = part.index;
+      takeHeader(shards, part);
+    };
     performance.mark('viewer:index-request');
-    const res = await fetch(abs);
-    if (!res.ok) throw new OpenError(url, new Error(`HTTP ${res.status} ${res.statusText}`));
-    const bytes = await res.arrayBuffer();
-    performance.mark('viewer:index-fetched');
-    const name = basename(new URL(abs).pathname);
-    const index = parseIndex(new TextDecoder().decode(bytes), name, bytes.byteLength);
-    performance.mark('viewer:index-parsed');
-    // Each shard's first request sized from the index (the package's estimate, as openSharded
-    // sizes its own), so that a shard of a large model takes one request, not two.
-    let firstBytes;
-    let files;
+    const job = opener.run('index', { url: abs, label: url }, { onPart });
     try {
-      firstBytes = shardHeaderBytes(index.json);
-      files = [...firstBytes.keys()];
-    } catch {
-      // A weight_map value that is not a file name: the shards open with the default first range
-      // and the integrity report says what is wrong.
-      firstBytes = new Map();
-      files = [...new Set(Object.values(index.weightMap))];
+      await job.promise;
+    } catch (e) {
+      throw e.file ? new OpenError(e.file, new Error(e.message)) : e;
     }
-    performance.mark('viewer:shards-request');
-    const shards = await openShards(files.map((f) => urlSource(new URL(f, abs).href, f, firstBytes.get(f))));
     performance.mark('viewer:shards-read');
+    const index = remoteIndex(facts, job.id);
     const dir = new URL(abs).pathname.split('/').slice(-2, -1)[0];
-    return new Model({ name: dir ? decodeURIComponent(dir) : name.replace(/\.index\.json$/i, ''), shards, index });
+    return new Model({
+      name: dir ? decodeURIComponent(dir) : index.name.replace(/\.index\.json$/i, ''),
+      shards: await sortShards(shards),
+      index,
+    });
   }
   const shards = await openShards([urlSource(abs)]);
   if (shards[0].error) throw new OpenError(shards[0].name, shards[0].error, shards[0].src);
@@ -486,7 +524,7 @@ export async function openHubModel({ repo, revision, file, endpoint, token }) {
         name: basename(r.file),
         size: null,
         json: r.index,
-        weightMap: r.index.weight_map,
+        entries: Object.keys(r.index.weight_map).length,
         metadata: r.index.metadata ?? null,
       }
     : null;

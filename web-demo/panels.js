@@ -188,7 +188,7 @@ function filesPanel(m, onExportHeader) {
       h('td', { class: 'num' }, sh.error ? '✕' : fmtInt(perShard[i])),
     );
   };
-  const entries = m.index ? fmtInt(Object.keys(m.index.weightMap).length) : '';
+  const entries = m.index ? fmtInt(m.index.entries) : '';
   const indexNote = m.index
     ? h(
         'p',

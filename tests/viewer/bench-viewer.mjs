@@ -10,8 +10,8 @@
 // 30 ms. The time from navigation (the page's own loading included) is printed beside it.
 //
 // `--profile` adds where the time of each protocol's fastest run went, from the performance marks
-// of the page and its header worker (web-demo/app.js, model.js, open-worker.js) and the resource
-// timings.
+// of the page and its open worker (web-demo/app.js, model.js, open-worker.js: the worker reads the
+// index and every shard header, the page lists them) and the resource timings.
 //
 //   node tests/viewer/bench-viewer.mjs [--runs 7] [--profile]      (make bench-demo)
 //
@@ -175,15 +175,15 @@ function report(tl, info) {
   const lines = [
     [index.first - index.start, 'index: requested → its answer begins'],
     [index.end - index.first, `index: its ${(info.indexBytes / 1e6).toFixed(1)} MB arrive`],
-    [at('viewer:index-fetched') - index.end, 'index: bytes handed to the page'],
-    [at('viewer:index-parsed') - at('viewer:index-fetched'), 'index: decoded and JSON.parse'],
+    [at('viewer:index-fetched') - index.end, 'index: its last bytes read and decoded (open worker)'],
+    [at('viewer:index-parsed') - at('viewer:index-fetched'), 'index: JSON.parse (open worker)'],
     [
       at('viewer:shards-request') - at('viewer:index-parsed'),
       "index: each shard's header size estimated (the first range)",
     ],
     [
       firstQueued - at('viewer:shards-request'),
-      `first shard request issued (through a header worker; the first one's package ready at ${at('worker:ready').toFixed(0)} ms)`,
+      `first shard request issued (by the open worker; its package ready at ${at('worker:ready').toFixed(0)} ms)`,
     ],
     [
       lastEnd - firstQueued,
@@ -191,7 +191,7 @@ function report(tl, info) {
     ],
     [lastSent - firstQueued, '  of which: first issued → last sent'],
     [firstStart - firstQueued, '  of which: first issued → first answer begins'],
-    [at('viewer:shards-read') - lastEnd, 'last answer → its header parsed and on the page'],
+    [at('viewer:shards-read') - lastEnd, 'last answer → its header parsed (open worker) and its rows built (page)'],
     [at('viewer:rendered') - at('viewer:shards-read'), 'model, summary and list built'],
     [at('viewer:listed') - at('viewer:rendered'), 'list painted (all tensors listed)'],
     [at('viewer:painted') - at('viewer:listed'), 'integrity report and side panels, painted (ready)'],

@@ -620,7 +620,28 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     await openByKeyboard(page2, 'model.layers.3.attn.weight');
     const s = await readStats(page2);
     assert.equal(Number(s.NaN), 0);
-    assert.deepEqual([...page.errors, ...page2.errors], []);
+
+    // An index beside the same shards that disagrees with them: the open worker, which read the
+    // index, checks it and the page words each problem as for a drop.
+    const good = JSON.parse(readFileSync(join(dir, 'sharded/model.safetensors.index.json'), 'utf8'));
+    const bad = { ...good.weight_map, 'model.layers.99.ghost.weight': 'model-00001-of-00003.safetensors' };
+    delete bad['model.layers.0.attn.weight'];
+    bad['model.layers.5.mlp.weight'] = 'model-00003-of-00003.safetensors';
+    writeFile(
+      join(dir, 'sharded/bad.safetensors.index.json'),
+      JSON.stringify({ metadata: { total_size: good.metadata.total_size + 1 }, weight_map: bad }),
+    );
+    const page3 = await newPage({ path: '?url=/fixtures/sharded/bad.safetensors.index.json' });
+    await ready(page3);
+    assert.equal(await cardValue(page3, 'files'), 3);
+    assert.equal(await cardValue(page3, 'tensor-count'), 24);
+    assert.equal(await cardValue(page3, 'integrity'), 3);
+    const report = await page3.locator('[data-testid="integrity-list"]').innerText();
+    assert.match(report, /model\.layers\.99\.ghost\.weight/);
+    assert.match(report, /model\.layers\.0\.attn\.weight.*is not in the index/);
+    assert.match(report, /model\.layers\.5\.mlp\.weight.*model-00002-of-00003/);
+    assert.match(report, /total_size/);
+    assert.deepEqual([...page.errors, ...page2.errors, ...page3.errors], []);
   });
 
   test('?url= of a DeepSeek-like index (163 shards, 91,990 tensors) reads each shard with one request', async () => {
