@@ -15,6 +15,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DTYPES, bitsOf } from './headers.js';
 import { rng } from './rng.mjs';
 
 const MAX_SAFE = 2n ** 53n;
@@ -58,31 +59,6 @@ function adversarialInput(c) {
 
 // ---------------------------------------------------------------- generation
 
-const DTYPES = [
-  'BOOL',
-  'F4',
-  'F6_E2M3',
-  'F6_E3M2',
-  'U8',
-  'I8',
-  'F8_E5M2',
-  'F8_E4M3',
-  'F8_E8M0',
-  'F8_E4M3FNUZ',
-  'F8_E5M2FNUZ',
-  'I16',
-  'U16',
-  'F16',
-  'BF16',
-  'I32',
-  'U32',
-  'F32',
-  'C64',
-  'F64',
-  'I64',
-  'U64',
-];
-const BITS = [8, 4, 6, 6, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 32, 32, 32, 64, 64, 64, 64];
 const NAMES = [
   'w',
   'a.b',
@@ -157,7 +133,7 @@ function generated(r) {
     const shape = Array.from({ length: int(r, 4) }, () => dim(r));
     let elements = 1n;
     for (const s of shape) elements *= /^\d+$/.test(s) ? BigInt(s) : 1n;
-    let size = (elements * BigInt(BITS[d])) / 8n;
+    let size = (elements * BigInt(bitsOf(DTYPES[d]))) / 8n;
     if (size > 4096n || r.next() < 0.05) size = BigInt(int(r, 64));
     let begin = offset;
     if (r.next() < 0.05) begin += BigInt(int(r, 3)) - 1n;

@@ -35,6 +35,8 @@ export const DTYPES = [
 ];
 const BITS = [8, 4, 6, 6, 8, 8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 32, 32, 32, 64, 64, 64, 64];
 export const bitsOf = (dtype) => BITS[DTYPES.indexOf(dtype)];
+/** Bits per element by dtype name: the tests' one copy of the format's table. */
+export const DTYPE_BITS = Object.fromEntries(DTYPES.map((dtype, i) => [dtype, BITS[i]]));
 
 /** Bytes of a tensor (BigInt: Llama's data runs past 2^32). */
 export function byteSize(dtype, shape) {
