@@ -18,7 +18,6 @@
 // Needs dist/demo (make demo-build), Chromium, openssl and playwright-core (scripts/setup.sh web).
 
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -26,10 +25,10 @@ import { Worker } from 'node:worker_threads';
 
 import { startServer } from '../../scripts/serve.mjs';
 import { testCertificate } from '../js/lib/tls.js';
+import { chromiumOptions, playwright } from './chromium.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const DELAY_MS = 30;
 
 /** The two servers: their goal, and how many requests Chromium has on the wire to one host. */
@@ -43,7 +42,6 @@ const { values: opts } = parseArgs({
 });
 const runs = Number(opts.runs);
 if (!existsSync(join(DEMO, 'index.html'))) throw new Error('dist/demo is missing: run make demo-build');
-const { chromium } = createRequire(join(ROOT, 'tests/js/package.json'))('playwright-core');
 
 const certificate = testCertificate();
 
@@ -67,21 +65,10 @@ async function startHub(protocol) {
 
 for (const protocol of PROTOCOLS) protocol.hub = await startHub(protocol);
 const demo = await startServer({ root: DEMO, port: 0 });
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    // Trusts the test certificate (and no other that fails to verify).
-    `--ignore-certificate-errors-spki-list=${certificate.spki}`,
-  ],
-});
+// (The SPKI flag trusts the test certificate, and no other that fails to verify.)
+const browser = await playwright.chromium.launch(
+  chromiumOptions([`--ignore-certificate-errors-spki-list=${certificate.spki}`]),
+);
 
 /** One open in a fresh context: the page's own times, the server's counts, and (profile) its timeline. */
 async function openOnce({ hub: { info, ask } }) {

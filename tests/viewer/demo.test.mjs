@@ -12,7 +12,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import { startServer } from '../../scripts/serve.mjs';
+import { chromiumOptions, playwright, unavailable } from './chromium.mjs';
 import {
   BITS,
   assemble,
@@ -38,23 +38,8 @@ import {
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
 const OUT = join(ROOT, 'test-output/demo');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
-function loadPlaywright() {
-  try {
-    return createRequire(join(ROOT, 'tests/js/package.json'))('playwright-core');
-  } catch {
-    return null;
-  }
-}
-const playwright = loadPlaywright();
-const missing = !playwright
-  ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)'
-  : !existsSync(CHROMIUM)
-    ? `no chromium at ${CHROMIUM}`
-    : null;
-if (missing && process.env.CI) throw new Error(`${missing}; required under CI`);
-if (missing) console.log(`# skipping the web demo tests: ${missing}`);
+const missing = unavailable('the web demo tests');
 
 let server;
 let browser;
@@ -226,19 +211,7 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     mkdirSync(OUT, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'st-demo-'));
     server = await startServer({ root: DEMO, port: 0, mounts: { '/fixtures/': dir } });
-    browser = await playwright.chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await playwright.chromium.launch(chromiumOptions());
   });
 
   after(async () => {

@@ -12,37 +12,26 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { startServer } from '../../scripts/serve.mjs';
+import { CHROMIUM_FLAGS } from '../js/lib/engines.js';
+import { CHROMIUM, playwright } from './chromium.mjs';
 import { hostDigits } from './fixtures.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
 const OUT = join(ROOT, 'test-output/demo');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const PYTHON = join(ROOT, 'tests/.venv/bin/python');
-const { chromium } = createRequire(join(ROOT, 'tests/js/package.json'))('playwright-core');
-
-const BASE_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let server;
 let host; // { predictions, correct, total } of the Python model
 const browsers = [];
 
 async function open(args, query = '') {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...BASE_ARGS, ...args] });
+  const browser = await playwright.chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_FLAGS, ...args] });
   browsers.push(browser);
   const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
   const errors = [];

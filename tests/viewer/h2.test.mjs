@@ -10,34 +10,19 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import { startServer } from '../../scripts/serve.mjs';
+import { chromiumOptions, playwright, unavailable } from './chromium.mjs';
 import { testCertificate } from '../js/lib/tls.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
-function loadPlaywright() {
-  try {
-    return createRequire(join(ROOT, 'tests/js/package.json'))('playwright-core');
-  } catch {
-    return null;
-  }
-}
-const playwright = loadPlaywright();
-const missing = !playwright
-  ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)'
-  : !existsSync(CHROMIUM)
-    ? `no chromium at ${CHROMIUM}`
-    : null;
-if (missing && process.env.CI) throw new Error(`${missing}; required under CI`);
-if (missing) console.log(`# skipping the viewer's HTTP/2 test: ${missing}`);
+const missing = unavailable("the viewer's HTTP/2 test");
 
 describe('web viewer over HTTP/2', { skip: missing ?? false, timeout: 60000 }, () => {
   let demo;
@@ -64,20 +49,9 @@ describe('web viewer over HTTP/2', { skip: missing ?? false, timeout: 60000 }, (
       hub.once('error', rej);
     });
     demo = await startServer({ root: DEMO, port: 0 });
-    browser = await playwright.chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        `--ignore-certificate-errors-spki-list=${certificate.spki}`,
-      ],
-    });
+    browser = await playwright.chromium.launch(
+      chromiumOptions([`--ignore-certificate-errors-spki-list=${certificate.spki}`]),
+    );
   });
 
   after(async () => {

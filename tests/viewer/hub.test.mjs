@@ -12,31 +12,18 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { startServer } from '../../scripts/serve.mjs';
+import { chromiumOptions, playwright, unavailable } from './chromium.mjs';
 import { GATED_TOKEN, startHubStandIn } from '../js/lib/hub-repos.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
-let playwright = null;
-try {
-  playwright = createRequire(join(ROOT, 'tests/js/package.json'))('playwright-core');
-} catch {
-  // reported below
-}
-const missing = !playwright
-  ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)'
-  : !existsSync(CHROMIUM)
-    ? `no chromium at ${CHROMIUM}`
-    : null;
-if (missing && process.env.CI) throw new Error(`${missing}; required under CI`);
-if (missing) console.log(`# skipping the viewer's Hub tests: ${missing}`);
+const missing = unavailable("the viewer's Hub tests");
 
 describe('web viewer: models from the Hub', { skip: missing ?? false, timeout: 120000 }, () => {
   let server;
@@ -49,19 +36,7 @@ describe('web viewer: models from the Hub', { skip: missing ?? false, timeout: 1
     }
     hub = await startHubStandIn();
     server = await startServer({ root: DEMO, port: 0 });
-    browser = await playwright.chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await playwright.chromium.launch(chromiumOptions());
   });
 
   after(async () => {

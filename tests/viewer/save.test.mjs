@@ -22,36 +22,22 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { startServer } from '../../scripts/serve.mjs';
+import { chromiumOptions, playwright, unavailable } from './chromium.mjs';
 import { assemble, safetensors } from './fixtures.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const PYTHON = join(ROOT, 'tests/.venv/bin/python');
 
-function loadPlaywright() {
-  try {
-    return createRequire(join(ROOT, 'tests/js/package.json'))('playwright-core');
-  } catch {
-    return null;
-  }
-}
-const playwright = loadPlaywright();
-const missing = !playwright
-  ? 'playwright-core is not installed in tests/js (scripts/setup.sh web)'
-  : !existsSync(CHROMIUM)
-    ? `no chromium at ${CHROMIUM}`
-    : !existsSync(PYTHON)
-      ? `no ${PYTHON} (scripts/setup.sh python)`
-      : null;
-if (missing && process.env.CI) throw new Error(`${missing}; required under CI`);
+const missing = unavailable('the Save as… tests', () =>
+  existsSync(PYTHON) ? null : `no ${PYTHON} (scripts/setup.sh python)`,
+);
 
 let server;
 let browser;
@@ -194,10 +180,7 @@ describe('Save as…', { skip: missing ?? false, timeout: 240000 }, () => {
     dir = mkdtempSync(join(tmpdir(), 'st-save-'));
     writeFileSync(join(dir, 'model.safetensors'), model);
     server = await startServer({ root: DEMO, port: 0 });
-    browser = await playwright.chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    browser = await playwright.chromium.launch(chromiumOptions());
   });
 
   after(async () => {
@@ -366,10 +349,7 @@ assert open(sys.argv[1], "rb").read() == open(sys.argv[1] + ".ref", "rb").read()
     closeSync(fd);
     // A profile on disk: an incognito context would keep the 1.5 GiB result in memory.
     const profile = mkdtempSync(join(tmpdir(), 'st-save-profile-'));
-    const context = await playwright.chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    const context = await playwright.chromium.launchPersistentContext(profile, chromiumOptions());
     try {
       await context.addInitScript(stubPickers);
       const page = await context.newPage();

@@ -50,8 +50,8 @@ export function missing(engine) {
   return absent ? `${absent} is missing: run scripts/setup.sh ${engine === 'chromium' ? 'web' : 'browsers'}` : null;
 }
 
-// Chromium: headless, and quiet: no background traffic that a request count could see.
-const CHROMIUM_FLAGS = [
+/** Chromium's flags: headless, and quiet: no background traffic that a request count could see. */
+export const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',
   '--disable-quic',
