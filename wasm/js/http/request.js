@@ -207,19 +207,7 @@ export async function readBody(res, watch, url, { max = Infinity, min = 0 } = {}
     const reader = res.body.getReader();
     try {
       for (;;) {
-        let step;
-        try {
-          step = await reader.read();
-        } catch (e) {
-          if (watch.timedOut || e instanceof SafeTensorsError) throw e;
-          throw transient(
-            KIND.ShortBody,
-            `${url}: the connection broke after ${n} bytes of the answer${min > 0 ? ` (of ${min})` : ''}: ` +
-              `${e?.cause?.message ?? e?.message ?? e}`,
-            { cause: e },
-          );
-        }
-        const { done, value } = step;
+        const { done, value } = await nextPiece(reader, watch, url, n, min);
         if (done) break;
         n += value.byteLength;
         watch.bytes(value.byteLength);
@@ -238,6 +226,25 @@ export async function readBody(res, watch, url, { max = Infinity, min = 0 } = {}
   const only = chunks.length === 1 ? chunks[0] : null;
   if (only !== null && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) return only;
   return concat(chunks, n);
+}
+
+/**
+ * The next piece of a body being read (`n` bytes so far, of `min` when
+ * known): a connection that breaks is a ShortBody error; a timeout, or an
+ * error of ours, passes as it is.
+ */
+async function nextPiece(reader, watch, url, n, min = 0) {
+  try {
+    return await reader.read();
+  } catch (e) {
+    if (watch.timedOut || e instanceof SafeTensorsError) throw e;
+    throw transient(
+      KIND.ShortBody,
+      `${url}: the connection broke after ${n} bytes of the answer${min > 0 ? ` (of ${min})` : ''}: ` +
+        `${e?.cause?.message ?? e?.message ?? e}`,
+      { cause: e },
+    );
+  }
 }
 
 /**
@@ -261,17 +268,7 @@ export async function walkBody(res, watch, url, upTo, visit) {
   const reader = res.body.getReader();
   try {
     while (n < upTo) {
-      let step;
-      try {
-        step = await reader.read();
-      } catch (e) {
-        if (watch.timedOut || e instanceof SafeTensorsError) throw e;
-        throw transient(
-          KIND.ShortBody,
-          `${url}: the connection broke after ${n} bytes of the answer: ${e?.cause?.message ?? e?.message ?? e}`,
-          { cause: e },
-        );
-      }
+      const step = await nextPiece(reader, watch, url, n);
       if (step.done) return n;
       const at = n;
       n += step.value.byteLength;
