@@ -57,6 +57,18 @@ pub fn open_all<'b>(
         .collect()
 }
 
+/// Each open file with where its data starts: what the write pipeline reads
+/// tensors from.
+pub fn data_inputs<'a>(files: &'a mut [OpenFile<'_>]) -> Vec<(&'a mut Input, u64)> {
+    files
+        .iter_mut()
+        .map(|(file, header)| {
+            let start = header.data_start();
+            (file, start)
+        })
+        .collect()
+}
+
 /// Buffers for `n` files.
 pub fn buffers(n: usize) -> Vec<Buffers> {
     (0..n).map(|_| Buffers::default()).collect()

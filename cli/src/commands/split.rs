@@ -10,7 +10,7 @@ use safetensors_nano::write::replace_file;
 use serde_json::{json, Map, Value};
 
 use crate::file::{metadata_of, Failure};
-use crate::model::{buffers, files_of, open_all};
+use crate::model::{buffers, data_inputs, files_of, open_all};
 use crate::output::{about, Written};
 use crate::source::Input;
 use crate::write::pipeline::{
@@ -141,13 +141,7 @@ pub fn run(split: &Split, quiet: bool) -> Result<Written, Failure> {
                 .collect()
         })
         .collect();
-    let mut inputs: Vec<(&mut Input, u64)> = files
-        .iter_mut()
-        .map(|(file, header)| {
-            let start = header.data_start();
-            (file, start)
-        })
-        .collect();
+    let mut inputs = data_inputs(&mut files);
     let paths: Vec<PathBuf> = names.iter().map(|name| dir.join(name)).collect();
     let bar = crate::progress::bytes(data_len, quiet, "splitting");
     let written = write_shards(&mut inputs, &chosen, metadata.as_deref(), &paths, &bar);

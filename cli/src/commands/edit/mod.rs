@@ -12,9 +12,8 @@ use safetensors_nano::Dtype;
 use serde_json::json;
 
 use crate::file::{metadata_of, Failure};
-use crate::model::{buffers, files_of, open_all};
+use crate::model::{buffers, data_inputs, files_of, open_all};
 use crate::output::{about, Written};
-use crate::source::Input;
 use crate::write::pipeline::{write_file, Chosen};
 use metadata::{Changed, MetadataEdit};
 
@@ -156,13 +155,7 @@ pub fn run(edit: &Edit, quiet: bool) -> Result<Written, Failure> {
         .metadata
         .apply(files.first().and_then(|(_, h)| metadata_of(h)));
     let sourced: Vec<_> = chosen.iter().map(|(i, c)| (*i, c)).collect();
-    let mut inputs: Vec<(&mut Input, u64)> = files
-        .iter_mut()
-        .map(|(file, header)| {
-            let start = header.data_start();
-            (file, start)
-        })
-        .collect();
+    let mut inputs = data_inputs(&mut files);
     let file_len = write_file(
         &mut inputs,
         &sourced,
