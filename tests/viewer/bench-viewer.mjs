@@ -25,7 +25,8 @@ import { Worker } from 'node:worker_threads';
 
 import { startServer } from '../../scripts/serve.mjs';
 import { testCertificate } from '../js/lib/tls.js';
-import { chromiumOptions, playwright } from './chromium.mjs';
+import { launchOverPipe } from './cdp-pipe.mjs';
+import { chromiumOptions } from './chromium.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
@@ -66,19 +67,34 @@ async function startHub(protocol) {
 for (const protocol of PROTOCOLS) protocol.hub = await startHub(protocol);
 const demo = await startServer({ root: DEMO, port: 0 });
 // (The SPKI flag trusts the test certificate, and no other that fails to verify.)
-const browser = await playwright.chromium.launch(
-  chromiumOptions([`--ignore-certificate-errors-spki-list=${certificate.spki}`]),
-);
+// (Over the DevTools pipe, not Playwright, so that the browser does not record every request for
+// an inspector while it is timed: tests/viewer/cdp-pipe.mjs.)
+const browser = await launchOverPipe(chromiumOptions([`--ignore-certificate-errors-spki-list=${certificate.spki}`]));
+
+/** Resolves once `page` is at a page whose `ready()` (evaluated there) is true. */
+async function waitUntil(page, ready) {
+  for (const deadline = Date.now() + 60000; Date.now() < deadline; ) {
+    // (Until the navigation commits, the tab is still about:blank, or its context is going away.)
+    const done = await page.evaluate(ready).catch(() => false);
+    if (done) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the page did not get ready within 60 s');
+}
 
 /** One open in a fresh context: the page's own times, the server's counts, and (profile) its timeline. */
 async function openOnce({ hub: { info, ask } }) {
   await ask('reset');
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`);
-  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { polling: 50, timeout: 60000 });
+  const page = await browser.newPage(
+    `${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`,
+    { width: 1440, height: 900 },
+  );
+  await waitUntil(page, () => ['ready', 'error'].includes(document.body?.dataset.state));
+  const failed = await page.evaluate(
+    () => document.body.dataset.state !== 'ready' && document.getElementById('error').textContent,
+  );
+  if (failed !== false) throw new Error(`the open failed: ${failed}`);
+  if (page.errors.length) throw new Error(`page errors: ${page.errors.join('; ')}`);
   const run = await page.evaluate(() => ({
     listMs: Number(document.body.dataset.listMs),
     fromNavigation: performance.getEntriesByName('viewer:listed')[0].startTime,
@@ -86,9 +102,9 @@ async function openOnce({ hub: { info, ask } }) {
     tensors: Number(document.querySelector('[data-testid="tensor-count"]').dataset.value),
     listed: document.getElementById('count').textContent,
   }));
-  Object.assign(run, await ask('stats'), { errors });
+  Object.assign(run, await ask('stats'));
   if (opts.profile) run.timeline = await timeline(page);
-  await context.close();
+  await page.close();
   return run;
 }
 
@@ -98,9 +114,8 @@ async function openOnce({ hub: { info, ask } }) {
  * change to the viewer can take away (the viewer's first ranges are a little longer, estimated).
  */
 async function bareOnce({ hub: { info } }) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(`${demo.url}/favicon.ico`);
+  const page = await browser.newPage(`${demo.url}/favicon.ico`);
+  await waitUntil(page, () => location.protocol === 'http:' && document.readyState === 'complete');
   const ms = await page.evaluate(async ({ url, shardHeaders }) => {
     const t0 = performance.now();
     const index = JSON.parse(await (await fetch(`${url}/hub/model.safetensors.index.json`)).text());
@@ -112,7 +127,7 @@ async function bareOnce({ hub: { info } }) {
     );
     return performance.now() - t0;
   }, info);
-  await context.close();
+  await page.close();
   return ms;
 }
 
@@ -139,7 +154,7 @@ async function timeline(page) {
       out.res.push({ ...r, start: r.start + shift, sent: r.sent + shift, first: r.first + shift, end: r.end + shift });
   };
   add(main);
-  for (const w of page.workers()) add(await w.evaluate(grab));
+  for (const w of page.workers) add(await w.evaluate(grab));
   return out;
 }
 
@@ -195,7 +210,6 @@ for (let i = 0; i < runs; i++) {
     const { info } = p.hub;
     if (r.tensors !== info.tensors || r.listed !== `${info.tensors.toLocaleString('en-US')} tensors`)
       throw new Error(`${p.name}: listed ${r.tensors} tensors (${r.listed}), expected ${info.tensors}`);
-    if (r.errors.length) throw new Error(`${p.name}: page errors: ${r.errors.join('; ')}`);
     if (r.versions.join() !== p.version)
       throw new Error(`${p.name}: the server saw HTTP/${r.versions.join(', HTTP/')} requests`);
     p.results.push(r);
