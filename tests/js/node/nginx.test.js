@@ -54,7 +54,7 @@ const shards = [
   ]),
 ];
 mkdirSync(join(dir, 'repo'));
-shards.forEach((bytes, i) => writeFileSync(join(dir, 'repo', shardNames[i]), bytes));
+for (const [i, bytes] of shards.entries()) writeFileSync(join(dir, 'repo', shardNames[i]), bytes);
 writeFileSync(
   join(dir, 'repo', 'model.safetensors.index.json'),
   JSON.stringify({
