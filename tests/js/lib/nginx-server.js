@@ -14,6 +14,9 @@ import { join } from 'node:path';
 
 export const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
 
+// What is asked while waiting for nginx to answer (left out of its answers).
+const PROBE = '/.nginx-server-ready';
+
 /**
  * Why nginx cannot be used, or null when it can. Under CI its absence is a
  * failure (thrown), not a reason to skip.
@@ -109,7 +112,7 @@ function launch(home, root, port, options) {
   const answers = (async () => {
     while (!gone) {
       try {
-        await fetch(`http://127.0.0.1:${port}/`, { method: 'HEAD' });
+        await fetch(`http://127.0.0.1:${port}${PROBE}`, { method: 'HEAD' });
         return;
       } catch {
         await new Promise((r) => setTimeout(r, 20));
@@ -126,8 +129,11 @@ function launch(home, root, port, options) {
 }
 
 /**
- * Serves `dir` with nginx; resolves to { base, requests(), close() } once it
- * answers. `requests()` gives the answers logged since the last call.
+ * Serves `dir` with nginx; resolves to { base, requests(count), close() }
+ * once it answers. `requests(count)` resolves to the answers logged since
+ * the last call, once there are at least `count` of them (nginx logs a
+ * request when it is done with it, which can be after the client has its
+ * answer) or after 5 s.
  * `etag: false` serves without ETags (Last-Modified only); `directives` go
  * into the server block as they are (e.g. 'max_ranges 0;').
  */
@@ -150,15 +156,17 @@ export async function startNginx(dir, { etag = true, directives = [] } = {}) {
   }
   const log = join(home, 'access.log');
   const lines = () => (existsSync(log) ? readFileSync(log, 'utf8') : '').split('\n').filter((l) => l !== '');
-  // (Not the requests that waited for it to answer.)
-  let seen = lines().length;
+  let seen = 0;
   return {
     base: `http://127.0.0.1:${started.port}/`,
-    requests() {
-      const all = lines();
-      const fresh = all.slice(seen).map(parseLine);
+    async requests(count = 0) {
+      const fresh = () => lines().filter((l) => !l.includes(` ${PROBE} `));
+      for (const until = Date.now() + 5000; fresh().length - seen < count && Date.now() < until; )
+        await new Promise((r) => setTimeout(r, 10));
+      const all = fresh();
+      const answers = all.slice(seen).map(parseLine);
       seen = all.length;
-      return fresh;
+      return answers;
     },
     async close() {
       started.child.kill();

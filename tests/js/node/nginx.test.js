@@ -86,12 +86,33 @@ function headerOf(bytes) {
   return { dataStart: 8 + n, metadata, tensors };
 }
 
-// nginx's answers since the last call: every one a 206 to a Range request
-// (only `plain` paths, such as an index, fetched whole), and after the first
-// answer for a file every request pinned to its ETag by If-Range. Returns the
-// answers for ranged files, and their body bytes.
-function rangedAnswers(plain = []) {
-  const answers = server.requests().filter((r) => !plain.includes(r.path));
+// A fetch that counts the requests the package sends, so that nginx's log
+// can be awaited for all of them.
+function counter() {
+  let sent = 0;
+  return {
+    fetch(url, init) {
+      sent++;
+      return fetch(url, init);
+    },
+    take() {
+      const n = sent;
+      sent = 0;
+      return n;
+    },
+  };
+}
+const net = counter();
+
+// nginx's answers to the requests sent since the last call: every one a 206
+// to a Range request (only `plain` paths, such as an index, fetched whole),
+// and after the first answer for a file every request pinned to its ETag by
+// If-Range. Returns the answers for ranged files, and their body bytes.
+async function rangedAnswers(plain = []) {
+  const sent = net.take();
+  const logged = await server.requests(sent);
+  assert.equal(logged.length, sent, 'nginx logged another number of requests than were sent');
+  const answers = logged.filter((r) => !plain.includes(r.path));
   assert.ok(answers.length > 0, 'nginx logged no requests');
   const pinned = new Set();
   for (const r of answers) {
@@ -120,7 +141,7 @@ test('reference files from nginx list as their headers say and read byte for byt
   for (const name of ['mixed.safetensors', 'floats.safetensors']) {
     const bytes = new Uint8Array(readFileSync(join(dir, name)));
     const want = headerOf(bytes);
-    const st = await SafeTensors.fromUrl(`${server.base}${name}`);
+    const st = await SafeTensors.fromUrl(`${server.base}${name}`, { fetch: net.fetch });
     assert.equal(st.fileSize, bytes.length);
     assert.equal(st.dataOffset, want.dataStart);
     assert.deepEqual(st.metadata(), want.metadata);
@@ -131,7 +152,7 @@ test('reference files from nginx list as their headers say and read byte for byt
       const [begin, end] = h.data_offsets;
       assert.deepEqual(await t.read(), bytes.subarray(want.dataStart + begin, want.dataStart + end), t.name);
     }
-    const { answers } = rangedAnswers();
+    const { answers } = await rangedAnswers();
     assert.ok(answers.length >= 2, `${name}: ${answers.length} requests`);
   }
 });
@@ -140,13 +161,13 @@ test('float tensors from nginx decode to the values the reference gives (chunked
   skip: refSkip,
 }, async () => {
   const local = SafeTensors.fromBytes(ref.floats);
-  const st = await SafeTensors.fromUrl(`${server.base}floats.safetensors`);
+  const st = await SafeTensors.fromUrl(`${server.base}floats.safetensors`, { fetch: net.fetch });
   const values = await Promise.all(FLOAT_DTYPES.map((d) => st.tensor(d).readFloat32({ chunkBytes: 4800 })));
   FLOAT_DTYPES.forEach((d, i) => {
     const expected = local.tensor(`${d}.expected`);
     sameBits(values[i], expected.view() ?? new Float32Array(expected.bytes().slice().buffer), d);
   });
-  const { answers, bytes } = rangedAnswers();
+  const { answers, bytes } = await rangedAnswers();
   // (F16 and BF16 alone are 128 KiB each: many 4800-byte chunks.)
   assert.ok(answers.length > 50, `${answers.length} requests`);
   assert.equal(bytes, st.bytesRead);
@@ -155,7 +176,7 @@ test('float tensors from nginx decode to the values the reference gives (chunked
 test('a few MiB file from nginx: one small tensor moves a few KiB; several reads and a strided slice are right', {
   skip: noNginx ?? false,
 }, async () => {
-  const st = await SafeTensors.fromUrl(`${server.base}big.safetensors`);
+  const st = await SafeTensors.fromUrl(`${server.base}big.safetensors`, { fetch: net.fetch });
   assert.deepEqual(st.names(), ['a', 'b', 'small', 'c']);
   assert.deepEqual(st.metadata(), { made: 'nginx.test.js' });
   assert.deepEqual(
@@ -168,7 +189,7 @@ test('a few MiB file from nginx: one small tensor moves a few KiB; several reads
     ],
   );
   assert.deepEqual([...(await st.tensor('small').readFloat32())], [1, -2, 0.5, Infinity]);
-  let moved = rangedAnswers();
+  let moved = await rangedAnswers();
   assert.ok(moved.bytes <= 80 * 1024, `listing and one 8-byte tensor moved ${moved.bytes} bytes`);
   assert.ok(big.length > 2.5 * MiB);
 
@@ -177,7 +198,7 @@ test('a few MiB file from nginx: one small tensor moves a few KiB; several reads
   assert.deepEqual(a, bigTensors[0][3]);
   assert.deepEqual(b, bigTensors[1][3]);
   assert.deepEqual(c, bigTensors[2][3]);
-  moved = rangedAnswers();
+  moved = await rangedAnswers();
   assert.ok(moved.answers.length >= 2 + 4 + 4, `${moved.answers.length} requests`);
 
   // Every 16th row of c: rows 256 KiB apart, so one range each.
@@ -188,7 +209,7 @@ test('a few MiB file from nginx: one small tensor moves a few KiB; several reads
   assert.deepEqual(slice.shape, [4, 4]);
   const rows = [0, 16, 32, 48].flatMap((r) => [100, 101, 102, 103].map((col) => 3e6 + r * 4096 + col));
   assert.deepEqual([...slice.values], rows);
-  moved = rangedAnswers();
+  moved = await rangedAnswers();
   assert.equal(moved.answers.length, 4);
   assert.equal(moved.bytes, 4 * 16);
 });
@@ -196,7 +217,7 @@ test('a few MiB file from nginx: one small tensor moves a few KiB; several reads
 test('openSharded on an index and shards from nginx lists the model and reads its tensors through ranges', {
   skip: noNginx ?? false,
 }, async () => {
-  const model = await openSharded(`${server.base}repo/model.safetensors.index.json`);
+  const model = await openSharded(`${server.base}repo/model.safetensors.index.json`, [], { fetch: net.fetch });
   assert.deepEqual(model.names(), ['embed.weight', 'layers.0.norm', 'layers.1.norm', 'lm_head.weight']);
   assert.deepEqual(
     model.shards.map((s) => s.name),
@@ -213,7 +234,7 @@ test('openSharded on an index and shards from nginx lists the model and reads it
   assert.deepEqual(head.shape, [2, 1024]);
   assert.deepEqual([...head.values], [...counting(8, 512 * 1024).subarray(510 * 1024)]);
   assert.deepEqual(await model.tensor('embed.weight').readFloat32(), counting(7, 1024 * 512));
-  const { answers } = rangedAnswers(['/repo/model.safetensors.index.json']);
+  const { answers } = await rangedAnswers(['/repo/model.safetensors.index.json']);
   assert.deepEqual(new Set(answers.map((r) => r.path)), new Set(shardNames.map((n) => `/repo/${n}`)));
   assert.ok(model.bytesRead < 2.5 * MiB, `${model.bytesRead} bytes moved of ${shards[0].length + shards[1].length}`);
 });
@@ -232,39 +253,51 @@ test('a file replaced on disk behind nginx is SourceChanged: the same size with 
   skip: noNginx ?? false,
 }, async () => {
   put('replaced.safetensors', big, 2020);
-  const st = await SafeTensors.fromUrl(`${server.base}replaced.safetensors`);
+  const st = await SafeTensors.fromUrl(`${server.base}replaced.safetensors`, { fetch: net.fetch });
   assert.deepEqual([...(await st.tensor('small').readFloat32())], [1, -2, 0.5, Infinity]);
-  const before = rangedAnswers().answers;
+  const before = (await rangedAnswers()).answers;
   const etag = before.at(-1).ifRange;
 
   // The same bytes but one, the same size: only the ETag tells.
   const edited = big.slice();
   edited[st.tensor('small').byteOffset] ^= 1;
   put('replaced.safetensors', edited, 2021);
-  await assert.rejects(st.tensor('small').read(), isSourceChanged(/ETag/));
+  // (Found by comparing the answer's ETag with the one pinned at opening.)
+  await assert.rejects(
+    st.tensor('small').read(),
+    isSourceChanged(/\(ETag "[0-9a-f]+-[0-9a-f]+", now "[0-9a-f]+-[0-9a-f]+"\)/),
+  );
   // nginx saw the old ETag in If-Range and sent the new file whole (which the read refused).
-  const [answer] = server.requests();
-  assert.deepEqual([answer.status, answer.ifRange], [200, etag]);
+  const answers = await server.requests(net.take());
+  assert.deepEqual(
+    answers.map((r) => [r.status, r.ifRange]),
+    [[200, etag]],
+  );
 
   // Another file altogether: another size (and ETag).
   put('replaced.safetensors', tensorFile([['small', 'F16', [4], new Uint16Array(4)]]), 2022);
   await assert.rejects(st.tensor('a').readFloat32(), isSourceChanged(/ETag|bytes/));
-  server.requests();
+  await server.requests(net.take());
 });
 
 test('with etag off nginx still pins a file by Last-Modified: a replaced file is SourceChanged', {
   skip: noNginx ?? false,
 }, async () => {
   const plain = await startNginx(dir, { etag: false });
+  const plainNet = counter();
   try {
     put('dated.safetensors', big, 2020);
-    const st = await SafeTensors.fromUrl(`${plain.base}dated.safetensors`);
+    const st = await SafeTensors.fromUrl(`${plain.base}dated.safetensors`, { fetch: plainNet.fetch });
     assert.deepEqual([...(await st.tensor('small').readFloat32())], [1, -2, 0.5, Infinity]);
     const edited = big.slice();
     edited[st.tensor('small').byteOffset] ^= 1;
     put('dated.safetensors', edited, 2021);
-    await assert.rejects(st.tensor('small').read(), isSourceChanged(/Last-Modified/));
-    const answers = plain.requests();
+    await assert.rejects(
+      st.tensor('small').read(),
+      isSourceChanged(/\(Last-Modified Wed, 01 Jan 2020 00:00:00 GMT, now Fri, 01 Jan 2021 00:00:00 GMT\)/),
+    );
+    const answers = await plain.requests(plainNet.take());
+    assert.ok(answers.length >= 3, JSON.stringify(answers));
     assert.ok(
       answers.slice(1).every((r) => r.ifRange === 'Wed, 01 Jan 2020 00:00:00 GMT'),
       JSON.stringify(answers),
