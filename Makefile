@@ -17,7 +17,7 @@ BOUNDARY_ENV = INSPECT_JSON="$(INSPECT_JSON)" VERIFY_CLI="$(CURDIR)/$(CLI)"
 all: test
 
 setup:
-	bash scripts/setup.sh rust python web cli browsers
+	bash scripts/setup.sh rust python web cli browsers nginx
 
 ## Every test: formatting, lints, unit/integration/doc tests, cross builds, interop.
 test: setup lint unit doc nostd interop firmware test-js test-bundlers test-snippets publish-dry-run test-demo hardening
@@ -81,7 +81,7 @@ package:
 ## Node tests, and browser tests in Chromium, Firefox ESR and WebKitGTK (ENGINES=firefox for
 ## fewer), against the packed tarball, installed as a user would.
 test-js: package $(CLI)
-	bash scripts/setup.sh python browsers
+	bash scripts/setup.sh python browsers nginx
 	$(BOUNDARY_ENV) node tests/js/run.mjs test
 
 ## The package through Vite, webpack, esbuild, Rollup and a plain page in headless Chromium,

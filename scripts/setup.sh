@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the build and the tests need. Idempotent: every step checks first.
-# Usage: scripts/setup.sh [rust|web|python|qemu|browsers|cli|nightly|all]...   (default: all)
+# Usage: scripts/setup.sh [rust|web|python|qemu|browsers|nginx|cli|nightly|all]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,6 +74,28 @@ setup_qemu() {
   apt-get install -y -qq "${from[@]}" "${need_apt[@]}" >/dev/null
 }
 
+# nginx for the npm package's tests against a real static server (tests/js/lib/nginx-server.js
+# runs its own nginx, on a free port, from a temporary folder). The system service is not
+# wanted: while the package installs, services may not start (a policy-rc.d that denies them is
+# put in place when the machine has none, as Docker images do), and where systemd runs, the
+# unit is left disabled.
+setup_nginx() {
+  dpkg -s nginx >/dev/null 2>&1 && return 0
+  local policy=/usr/sbin/policy-rc.d made_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# scripts/setup.sh: no service starts while nginx installs\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+    made_policy=1
+  fi
+  local rc=0
+  setup_apt nginx || rc=$?
+  [ "$made_policy" = 1 ] && rm -f "$policy"
+  [ "$rc" = 0 ] || return "$rc"
+  if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+    systemctl disable --quiet nginx 2>/dev/null || true
+  fi
+}
+
 setup_python() {
   if [ ! -x "$VENV/bin/python" ]; then
     log "python venv $VENV"
@@ -123,10 +145,11 @@ for w in "${what[@]}"; do
     # Firefox ESR (driven over WebDriver BiDi) and WebKitGTK (WebKitWebDriver, under Xvfb) for
     # the browser tests in all three engines (tests/js/lib/engines.js).
     browsers) setup_apt firefox-esr webkit2gtk-driver xvfb xauth ;;
+    nginx) setup_nginx ;;
     # The CLI's tests: prlimit (a full disk), script (a terminal); bench-cli: /usr/bin/time.
     cli) setup_apt util-linux bsdutils time ;;
     nightly) setup_nightly ;;
-    all) setup_rust; setup_firmware_targets; setup_apt chromium openssl firefox-esr webkit2gtk-driver xvfb xauth util-linux bsdutils time; setup_qemu; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
+    all) setup_rust; setup_firmware_targets; setup_apt chromium openssl firefox-esr webkit2gtk-driver xvfb xauth util-linux bsdutils time; setup_nginx; setup_qemu; setup_python; setup_wasm_tools; if [ -f tests/js/package.json ]; then setup_node; fi; setup_nightly ;;
     *) echo "unknown setup part: $w" >&2; exit 2 ;;
   esac
 done
