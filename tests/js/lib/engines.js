@@ -18,8 +18,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { after, before, describe } from 'node:test';
+
+import { freePort } from './ports.js';
 
 /** Every engine the tests know, in the order they run. */
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
@@ -395,17 +396,6 @@ class PuppeteerPage extends Page {
 }
 
 // ---- WebKit: WebKitWebDriver on a free port, MiniBrowser on an Xvfb display of its own.
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts Xvfb on the first free display (-displayfd); returns { display, process }. */
 async function startXvfb() {

@@ -8,9 +8,10 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { freePort } from './ports.js';
 
 export const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
 
@@ -26,18 +27,6 @@ export function nginxMissing() {
   const why = `${NGINX} is missing: run scripts/setup.sh nginx`;
   if (process.env.CI) throw new Error(`${why} (CI is set)`);
   return why;
-}
-
-// A port nothing listens on now (nginx binds it a moment later; a clash is retried).
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 function config(home, root, port, { etag, directives }) {
