@@ -7,7 +7,12 @@
 // screen, against its goal (1.5 s over HTTP/1.1, 0.5 s over HTTP/2) and the floor that the
 // connections set: the index, then the shard requests over the browser's connections to one host
 // (6 over HTTP/1.1; one connection with every request at once over HTTP/2), each round at least
-// 30 ms. The time from navigation (the page's own loading included) is printed beside it.
+// 30 ms. The time from navigation (the page's own loading included) is printed beside it, and the
+// CPU time an open costs the browser's processes and the test servers (Linux's /proc,
+// tests/viewer/cpu-time.mjs): divided by the machine's cores, a floor that no wait removes.
+//
+// Chromium is driven over its DevTools pipe (tests/viewer/cdp-pipe.mjs), not Playwright, so that
+// it does not record every request for an inspector while it is timed.
 //
 // `--profile` adds where the time of each protocol's fastest run went, from the performance marks
 // of the page and its open worker (web-demo/app.js, model.js, open-worker.js: the worker reads the
@@ -15,9 +20,10 @@
 //
 //   node tests/viewer/bench-viewer.mjs [--runs 7] [--profile]      (make bench-demo)
 //
-// Needs dist/demo (make demo-build), Chromium, openssl and playwright-core (scripts/setup.sh web).
+// Needs dist/demo (make demo-build), Chromium and openssl (scripts/setup.sh web).
 
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -27,6 +33,7 @@ import { startServer } from '../../scripts/serve.mjs';
 import { testCertificate } from '../js/lib/tls.js';
 import { launchOverPipe } from './cdp-pipe.mjs';
 import { chromiumOptions } from './chromium.mjs';
+import { cpuSince, treeCpu } from './cpu-time.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const DEMO = join(ROOT, 'dist/demo');
@@ -67,8 +74,6 @@ async function startHub(protocol) {
 for (const protocol of PROTOCOLS) protocol.hub = await startHub(protocol);
 const demo = await startServer({ root: DEMO, port: 0 });
 // (The SPKI flag trusts the test certificate, and no other that fails to verify.)
-// (Over the DevTools pipe, not Playwright, so that the browser does not record every request for
-// an inspector while it is timed: tests/viewer/cdp-pipe.mjs.)
 const browser = await launchOverPipe(chromiumOptions([`--ignore-certificate-errors-spki-list=${certificate.spki}`]));
 
 /** Resolves once `page` is at a page whose `ready()` (evaluated there) is true. */
@@ -85,11 +90,16 @@ async function waitUntil(page, ready) {
 /** One open in a fresh context: the page's own times, the server's counts, and (profile) its timeline. */
 async function openOnce({ hub: { info, ask } }) {
   await ask('reset');
+  const cpuBefore = { browser: treeCpu(browser.pid), servers: process.cpuUsage() };
   const page = await browser.newPage(
     `${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`,
     { width: 1440, height: 900 },
   );
   await waitUntil(page, () => ['ready', 'error'].includes(document.body?.dataset.state));
+  // (This process runs the test servers, each in a worker thread; its main thread waits.)
+  const servers = process.cpuUsage(cpuBefore.servers);
+  const browserCpu = cpuSince(cpuBefore.browser, treeCpu(browser.pid));
+  const cpu = { browser: browserCpu.ms, byKind: browserCpu.byKind, servers: (servers.user + servers.system) / 1000 };
   const failed = await page.evaluate(
     () => document.body.dataset.state !== 'ready' && document.getElementById('error').textContent,
   );
@@ -98,11 +108,12 @@ async function openOnce({ hub: { info, ask } }) {
   const run = await page.evaluate(() => ({
     listMs: Number(document.body.dataset.listMs),
     fromNavigation: performance.getEntriesByName('viewer:listed')[0].startTime,
+    readyFromNavigation: performance.getEntriesByName('viewer:painted')[0].startTime,
     openMs: Number(document.body.dataset.openMs),
     tensors: Number(document.querySelector('[data-testid="tensor-count"]').dataset.value),
     listed: document.getElementById('count').textContent,
   }));
-  Object.assign(run, await ask('stats'));
+  Object.assign(run, await ask('stats'), { cpu });
   if (opts.profile) run.timeline = await timeline(page);
   await page.close();
   return run;
@@ -116,6 +127,7 @@ async function openOnce({ hub: { info, ask } }) {
 async function bareOnce({ hub: { info } }) {
   const page = await browser.newPage(`${demo.url}/favicon.ico`);
   await waitUntil(page, () => location.protocol === 'http:' && document.readyState === 'complete');
+  const cpuBefore = { browser: treeCpu(browser.pid), servers: process.cpuUsage() };
   const ms = await page.evaluate(async ({ url, shardHeaders }) => {
     const t0 = performance.now();
     const index = JSON.parse(await (await fetch(`${url}/hub/model.safetensors.index.json`)).text());
@@ -127,8 +139,11 @@ async function bareOnce({ hub: { info } }) {
     );
     return performance.now() - t0;
   }, info);
+  const servers = process.cpuUsage(cpuBefore.servers);
+  const browserCpu = cpuSince(cpuBefore.browser, treeCpu(browser.pid));
+  const cpu = browserCpu.ms + (servers.user + servers.system) / 1000;
   await page.close();
-  return ms;
+  return { ms, cpu, byKind: browserCpu.byKind };
 }
 
 /** Marks and resource timings of the page and its workers, in ms since the open started. */
@@ -221,6 +236,13 @@ await demo.close();
 for (const p of PROTOCOLS) await p.hub.stop();
 
 const median = (xs) => xs[Math.floor(xs.length / 2)];
+/** CPU ms by kind of browser process, the largest first. */
+const cpuParts = (byKind) =>
+  Object.entries(byKind)
+    .filter(([, ms]) => ms >= 1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, ms]) => `${kind} ${ms.toFixed(0)}`)
+    .join(', ');
 const { info } = PROTOCOLS[0].hub;
 console.log(
   `viewer: ?url= of a DeepSeek-like index (${info.shards} shards, ${info.tensors} tensors, ${DELAY_MS} ms per response), ${runs} opens per protocol`,
@@ -247,6 +269,15 @@ for (const p of PROTOCOLS) {
   console.log(
     `  with the integrity report and side panels: fastest ${ready[0].toFixed(0)} ms, median ${median(ready).toFixed(0)} ms`,
   );
+  const cpus = results.map((r) => r.cpu.browser + r.cpu.servers).sort((a, b) => a - b);
+  if (!Number.isNaN(cpus[0])) {
+    const cores = availableParallelism();
+    const least = (r) => r.cpu.browser + r.cpu.servers;
+    const lightest = results.reduce((a, b) => (least(b) < least(a) ? b : a));
+    console.log(
+      `  CPU per open, from the new tab to ready: median ${median(cpus).toFixed(0)} ms (the least: ${lightest.cpu.browser.toFixed(0)} ms in the browser's processes: ${cpuParts(lightest.cpu.byKind)}; ${lightest.cpu.servers.toFixed(0)} ms in the test servers); on ${cores} cores that is ≥ ${(cpus[0] / cores).toFixed(0)} ms of wall time, against ${sorted('readyFromNavigation')[0].toFixed(0)} ms from navigation to ready (fastest)`,
+    );
+  }
   console.log(
     `  floor: ${rounds} rounds of requests (the index, then ${wire}) × ${DELAY_MS} ms = ${rounds * DELAY_MS} ms`,
   );
@@ -256,9 +287,11 @@ for (const p of PROTOCOLS) {
     `  requests ${requests} (goal ≤ ${info.shards + 2}), bytes ${bytes} = ${(bytes / info.least).toFixed(3)}× the index + headers (goal ≤ 1.1×), the most of any open`,
   );
   if (opts.profile) {
-    const bare = p.bare.sort((a, b) => a - b);
+    const bare = p.bare.map((b) => b.ms).sort((a, b) => a - b);
+    const bareCpu = p.bare.map((b) => b.cpu).sort((a, b) => a - b);
+    const bareLightest = p.bare.find((b) => b.cpu === bareCpu[0]);
     console.log(
-      `  the same requests from a bare page (index fetched and parsed, then every shard's header bytes at once, no viewer): fastest ${bare[0].toFixed(0)} ms, median ${median(bare).toFixed(0)} ms`,
+      `  the same requests from a bare page (index fetched and parsed, then every shard's header bytes at once, no viewer): fastest ${bare[0].toFixed(0)} ms, median ${median(bare).toFixed(0)} ms; CPU (browser and servers) median ${median(bareCpu).toFixed(0)} ms (the least: ${cpuParts(bareLightest.byKind)})`,
     );
     report(fastest.timeline, p.hub.info);
   }

@@ -93,6 +93,11 @@ class Browser {
     });
   }
 
+  /** The browser's process id (its renderers and services are its descendants). */
+  get pid() {
+    return this.child.pid;
+  }
+
   /** Sends one command (to `sessionId`'s target, or to the browser); resolves to its result. */
   send(method, params = {}, sessionId = undefined) {
     const id = ++this.nextId;
