@@ -379,22 +379,32 @@ function parseIndex(text, name, size) {
 }
 
 /**
- * The index the open worker read (its text, metadata and entry count): parsed here only when
- * the raw header is asked for; its check against the headers is the worker's.
+ * The index the open worker read (its text and metadata): parsed here only when the raw header
+ * is asked for, or the worker could not check it; its check against the headers is the worker's,
+ * which counts its entries too.
  */
-function remoteIndex({ name, size, metadata, entries, text }, job) {
+function remoteIndex({ name, size, metadata, text }, job) {
   let json = null;
-  return {
+  let entries = null;
+  const index = {
     name,
     size,
     metadata,
-    entries,
+    get entries() {
+      entries ??= Object.keys(index.json.weight_map).length;
+      return entries;
+    },
     get json() {
       json ??= JSON.parse(text);
       return json;
     },
-    check: (order) => opener.run('check', { of: job, order }).promise,
+    check: async (order) => {
+      const found = await opener.run('check', { of: job, order }).promise;
+      entries = found.entries;
+      return found.findings;
+    },
   };
+  return index;
 }
 
 /**

@@ -11,7 +11,8 @@
 //
 // Messages in:  {type: 'shards', id, sources: [{kind: 'blob', blob} | {kind: 'url', url, prefetch}]},
 //               {type: 'index', id, url, label},
-//               {type: 'check', id, of, order} (the findings of index job `of`, shards in `order`),
+//               {type: 'check', id, of, order} (the findings of index job `of`, shards in `order`,
+//               and its entry count),
 //               {type: 'hub', id, repo, revision, file, endpoint, token} (the token kept nowhere)
 // Messages out: {type: 'part', id, part: {files} | {index} | {shard: {i, header} | {i, error}}},
 //               {type: 'result', id, result}, {type: 'error', id, error: {name, message, kind, …}}
@@ -144,16 +145,19 @@ async function openIndex({ id, url, label }) {
     SafeTensors,
   );
   // What the page shows of the index, sent while the shards' first requests are on their way
-  // (the text too, for the raw header on demand).
-  const entries = Object.keys(json.weight_map).length;
-  const index = { name, size, metadata: json.metadata ?? null, entries, text };
+  // (the text too, for the raw header on demand). Its entry count comes with the check: counting
+  // 100,000 keys here would hold up the headers as they arrive.
+  const index = { name, size, metadata: json.metadata ?? null, text };
   postMessage({ type: 'part', id, part: { index } });
   const opened = await opening;
   lastIndex = { id, json, files, opened };
   return { header: { shards: opened.length }, transfer: [] };
 }
 
-/** checkShards' findings for the last index job, with the page's order of its shards. */
+/**
+ * checkShards' findings for the last index job, with the page's order of its shards, and the
+ * index's entry count.
+ */
 async function check({ of, order }) {
   const { checkShards } = await pkg;
   if (lastIndex?.id !== of) throw new Error('the index was replaced by a newer open');
@@ -167,7 +171,8 @@ async function check({ of, order }) {
   // (Each distinct file name's key once: the index repeats a few hundred names 100,000 times.)
   const keys = new Map();
   const fileKey = (n) => keys.get(n) ?? keys.set(n, basename(n)).get(n);
-  return { header: checkShards(json, headers, { fileKey }), transfer: [] };
+  const findings = checkShards(json, headers, { fileKey });
+  return { header: { findings, entries: Object.keys(json.weight_map).length }, transfer: [] };
 }
 
 /** A Hub model (the package's openHub): its index, and each shard's pinned URL and header. */

@@ -590,6 +590,9 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     await ready(page2);
     assert.equal(await cardValue(page2, 'files'), 3);
     assert.equal(await cardValue(page2, 'integrity'), 0);
+    // (The index's entries are counted by the open worker with its check.)
+    const indexNote = (p) => p.locator('p.note', { hasText: /^Index / }).textContent();
+    assert.match(await indexNote(page2), /^Index model\.safetensors\.index\.json: 24 entries, /);
     await openByKeyboard(page2, 'model.layers.3.attn.weight');
     const s = await readStats(page2);
     assert.equal(Number(s.NaN), 0);
@@ -614,6 +617,7 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     assert.match(report, /model\.layers\.0\.attn\.weight.*is not in the index/);
     assert.match(report, /model\.layers\.5\.mlp\.weight.*model-00002-of-00003/);
     assert.match(report, /total_size/);
+    assert.match(await indexNote(page3), /^Index bad\.safetensors\.index\.json: 24 entries, /);
     assert.deepEqual([...page.errors, ...page2.errors, ...page3.errors], []);
   });
 
