@@ -46,6 +46,11 @@ class Page extends Target {
     this.errors = [];
   }
 
+  /** Starts loading `url` in the tab; resolves once the navigation has begun (not loaded). */
+  async goto(url) {
+    await this.browser.send('Page.navigate', { url }, this.sessionId);
+  }
+
   /** Closes the tab and its browser context. */
   async close() {
     await this.browser.send('Target.closeTarget', { targetId: this.targetId });
@@ -119,11 +124,8 @@ class Browser {
     }
   }
 
-  /**
-   * Opens `url` in a new `width` × `height` tab of a new browser context; resolves once the tab is
-   * attached (not loaded).
-   */
-  async newPage(url, { width = 1280, height = 800 } = {}) {
+  /** A new `width` × `height` tab (about:blank) of a new browser context, attached. */
+  async newPage({ width = 1280, height = 800 } = {}) {
     const { browserContextId: contextId } = await this.send('Target.createBrowserContext', { disposeOnDetach: true });
     const { targetId } = await this.send('Target.createTarget', {
       url: 'about:blank',
@@ -142,7 +144,6 @@ class Browser {
     );
     // (Runtime reports uncaught exceptions; unlike Network, it records nothing per request.)
     await this.send('Runtime.enable', {}, sessionId);
-    await this.send('Page.navigate', { url }, sessionId);
     return page;
   }
 
