@@ -11,8 +11,9 @@
 // CPU time an open costs the browser's processes and the test servers (Linux's /proc,
 // tests/viewer/cpu-time.mjs): divided by the machine's cores, a floor that no wait removes.
 //
-// Chromium is driven over its DevTools pipe (tests/viewer/cdp-pipe.mjs), not Playwright, so that
-// it does not record every request for an inspector while it is timed.
+// Chromium is driven by puppeteer-core with its network monitoring off (`networkEnabled: false`),
+// not by Playwright as in the tests: both otherwise turn on the browser's Network domain for every
+// page, which records each of the 164 requests for an inspector while they are timed.
 //
 // `--profile` adds where the time of each protocol's fastest run went, from the performance marks
 // of the page and its open worker (web-demo/app.js, model.js, open-worker.js: the worker reads the
@@ -23,6 +24,7 @@
 // Needs dist/demo (make demo-build), Chromium and openssl (scripts/setup.sh web).
 
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +33,6 @@ import { Worker } from 'node:worker_threads';
 
 import { startServer } from '../../scripts/serve.mjs';
 import { testCertificate } from '../js/lib/tls.js';
-import { launchOverPipe } from './cdp-pipe.mjs';
 import { chromiumOptions } from './chromium.mjs';
 import { cpuSince, treeCpu } from './cpu-time.mjs';
 
@@ -74,35 +75,36 @@ async function startHub(protocol) {
 for (const protocol of PROTOCOLS) protocol.hub = await startHub(protocol);
 const demo = await startServer({ root: DEMO, port: 0 });
 // (The SPKI flag trusts the test certificate, and no other that fails to verify.)
-const browser = await launchOverPipe(chromiumOptions([`--ignore-certificate-errors-spki-list=${certificate.spki}`]));
-
-/** Resolves once `page` is at a page whose `ready()` (evaluated there) is true. */
-async function waitUntil(page, ready) {
-  for (const deadline = Date.now() + 60000; Date.now() < deadline; ) {
-    // (Until the navigation commits, the tab is still about:blank, or its context is going away.)
-    const done = await page.evaluate(ready).catch(() => false);
-    if (done) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('the page did not get ready within 60 s');
-}
+const puppeteer = createRequire(join(ROOT, 'tests/js/package.json'))('puppeteer-core');
+const { executablePath, args } = chromiumOptions([`--ignore-certificate-errors-spki-list=${certificate.spki}`]);
+const browser = await puppeteer.launch({ executablePath, args, headless: true, pipe: true, networkEnabled: false });
+const browserPid = browser.process().pid;
 
 /** One open in a fresh context: the page's own times, the server's counts, and (profile) its timeline. */
 async function openOnce({ hub: { info, ask } }) {
   await ask('reset');
-  const page = await browser.newPage({ width: 1440, height: 900 });
-  const cpuBefore = { browser: treeCpu(browser.pid), servers: process.cpuUsage() };
-  await page.goto(`${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`);
-  await waitUntil(page, () => ['ready', 'error'].includes(document.body?.dataset.state));
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.setViewport({ width: 1440, height: 900 });
+  const cpuBefore = { browser: treeCpu(browserPid), servers: process.cpuUsage() };
+  await page.goto(`${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`, {
+    waitUntil: 'domcontentloaded',
+  });
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.body?.dataset.state), {
+    polling: 50,
+    timeout: 60000,
+  });
   // (This process runs the test servers, each in a worker thread; its main thread waits.)
   const servers = process.cpuUsage(cpuBefore.servers);
-  const browserCpu = cpuSince(cpuBefore.browser, treeCpu(browser.pid));
+  const browserCpu = cpuSince(cpuBefore.browser, treeCpu(browserPid));
   const cpu = { browser: browserCpu.ms, byKind: browserCpu.byKind, servers: (servers.user + servers.system) / 1000 };
   const failed = await page.evaluate(
     () => document.body.dataset.state !== 'ready' && document.getElementById('error').textContent,
   );
   if (failed !== false) throw new Error(`the open failed: ${failed}`);
-  if (page.errors.length) throw new Error(`page errors: ${page.errors.join('; ')}`);
+  if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
   const run = await page.evaluate(() => ({
     listMs: Number(document.body.dataset.listMs),
     fromNavigation: performance.getEntriesByName('viewer:listed')[0].startTime,
@@ -113,7 +115,7 @@ async function openOnce({ hub: { info, ask } }) {
   }));
   Object.assign(run, await ask('stats'), { cpu });
   if (opts.profile) run.timeline = await timeline(page);
-  await page.close();
+  await context.close();
   return run;
 }
 
@@ -123,10 +125,10 @@ async function openOnce({ hub: { info, ask } }) {
  * change to the viewer can take away (the viewer's first ranges are a little longer, estimated).
  */
 async function bareOnce({ hub: { info } }) {
-  const page = await browser.newPage();
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
   await page.goto(`${demo.url}/favicon.ico`);
-  await waitUntil(page, () => location.protocol === 'http:' && document.readyState === 'complete');
-  const cpuBefore = { browser: treeCpu(browser.pid), servers: process.cpuUsage() };
+  const cpuBefore = { browser: treeCpu(browserPid), servers: process.cpuUsage() };
   const ms = await page.evaluate(async ({ url, shardHeaders }) => {
     const t0 = performance.now();
     const index = JSON.parse(await (await fetch(`${url}/hub/model.safetensors.index.json`)).text());
@@ -139,9 +141,9 @@ async function bareOnce({ hub: { info } }) {
     return performance.now() - t0;
   }, info);
   const servers = process.cpuUsage(cpuBefore.servers);
-  const browserCpu = cpuSince(cpuBefore.browser, treeCpu(browser.pid));
+  const browserCpu = cpuSince(cpuBefore.browser, treeCpu(browserPid));
   const cpu = browserCpu.ms + (servers.user + servers.system) / 1000;
-  await page.close();
+  await context.close();
   return { ms, cpu, byKind: browserCpu.byKind };
 }
 
@@ -168,7 +170,7 @@ async function timeline(page) {
       out.res.push({ ...r, start: r.start + shift, sent: r.sent + shift, first: r.first + shift, end: r.end + shift });
   };
   add(main);
-  for (const w of page.workers) add(await w.evaluate(grab));
+  for (const w of page.workers()) add(await w.evaluate(grab));
   return out;
 }
 
