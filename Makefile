@@ -151,7 +151,8 @@ bench-wasm: package
 ## The viewer opening a DeepSeek-like 163-shard index by ?url= (30 ms per response) in Chromium,
 ## over HTTP/1.1 and over HTTP/2 (TLS, a throwaway certificate) side by side: fastest and median
 ## time to list all tensors against each goal (1.5 s, 0.5 s), the floor of each, requests and
-## bytes, the same requests from a bare page, and where the fastest open spent its time.
+## bytes, the CPU an open costs, the same requests from a bare page, and where the fastest open
+## spent its time.
 .PHONY: bench-demo
 bench-demo: demo-build
 	node tests/viewer/bench-viewer.mjs --runs 9 --profile
