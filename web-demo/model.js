@@ -7,7 +7,8 @@ import { DTYPES, naturalCompare, viewAlignment } from './format.js';
 // its wasm is ready before the first drop): a 100 MB header never freezes the page, and opening
 // does not wait behind a statistics job.
 import { opener } from './opener.js';
-import { checkShards, shardFindingMessage } from './vendor/safetensors-nano/facts.js';
+import { basename, checkIndex, parseIndexText } from './shard-index.js';
+import { shardFindingMessage } from './vendor/safetensors-nano/facts.js';
 
 /** A failure while opening, with the file it happened in. */
 export class OpenError extends Error {
@@ -20,7 +21,6 @@ export class OpenError extends Error {
   }
 }
 
-const basename = (p) => p.split(/[\\/]/).pop();
 const isIndexName = (n) => /\.index\.json$/i.test(n);
 const isJsonName = (n) => /\.json$/i.test(n);
 const isTensorName = (n) => /\.safetensors$/i.test(n);
@@ -271,10 +271,7 @@ export class Model {
       names: h ? h.names : null,
       dataBytes: h ? h.fileSize - h.dataOffset : 0,
     }));
-    // (Each distinct file name's key once: the index repeats a few hundred names 100,000 times.)
-    const keys = new Map();
-    const fileKey = (n) => keys.get(n) ?? keys.set(n, basename(n)).get(n);
-    return checkShards(this.index?.json ?? null, headers, { fileKey });
+    return checkIndex(this.index?.json ?? null, headers);
   }
 
   async #checkIntegrity() {
@@ -368,12 +365,9 @@ export function describeError(err) {
 function parseIndex(text, name, size) {
   let json;
   try {
-    json = JSON.parse(text);
+    json = parseIndexText(text);
   } catch (e) {
-    throw new OpenError(name, new Error(`not valid JSON: ${e.message}`));
-  }
-  if (!json || typeof json.weight_map !== 'object' || json.weight_map === null) {
-    throw new OpenError(name, new Error('not a sharded-model index: it has no "weight_map" object'));
+    throw new OpenError(name, e);
   }
   return { name, size, json, entries: Object.keys(json.weight_map).length, metadata: json.metadata ?? null };
 }

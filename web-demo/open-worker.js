@@ -1,7 +1,8 @@
 // The worker that opens files for the page (opener.js): it reads each file's 8-byte length and
 // header only, parses them with the package and sends them back as plain columns, so that a large
-// header never blocks the page. It imports nothing but the package, so that the package and its
-// wasm load at once when the page starts it (worker.js, for the statistics, has more to load first).
+// header never blocks the page. It imports nothing but the package and the index helpers it
+// shares with the page (shard-index.js, no wasm), so that the package and its wasm load at once
+// when the page starts it (worker.js, for the statistics, has more to load first).
 //
 // A sharded model by URL is one job: the worker fetches and parses the index, issues every shard's
 // request at once (one task, no round trip to the page per shard: over HTTP/2 they share one
@@ -18,16 +19,16 @@
 //               {type: 'result', id, result}, {type: 'error', id, error: {name, message, kind, …}}
 
 // (Imported dynamically: the package initialises its wasm with a top-level await, and a static
-// import would delay the assignment of onmessage below, so that early messages were dropped.)
+// import would delay the assignment of onmessage below, so that early messages were dropped. The
+// index helpers the page uses too, likewise.)
 const pkg = import('./vendor/safetensors-nano.js');
+const shardIndex = import('./shard-index.js');
 // Each dtype's index in the package's DTYPES: a header's dtypes cross to the page as bytes.
 let dtypeIndex = null;
 pkg.then(({ DTYPES }) => {
   dtypeIndex = new Map(DTYPES.map((d, i) => [d, i]));
   performance.mark('worker:ready'); // (for tests/viewer/bench-viewer.mjs)
 });
-
-const basename = (p) => p.split(/[\\/]/).pop();
 
 /** An error the page shows as an OpenError of `file`. */
 function openError(file, message) {
@@ -98,19 +99,6 @@ async function readText(res) {
   return { text: pieces.join(''), size };
 }
 
-/** An index's text parsed, as the viewer reads one (errors name the file). */
-function parseIndex(text, name) {
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw openError(name, `not valid JSON: ${e.message}`);
-  }
-  if (!json || typeof json.weight_map !== 'object' || json.weight_map === null)
-    throw openError(name, 'not a sharded-model index: it has no "weight_map" object');
-  return json;
-}
-
 /** A sharded model by the URL of its index: the index, then every shard's header (as parts). */
 async function openIndex({ id, url, label }) {
   lastIndex = null;
@@ -119,8 +107,14 @@ async function openIndex({ id, url, label }) {
   if (!res.ok) throw openError(label, `HTTP ${res.status} ${res.statusText}`);
   const { text, size } = await readText(res);
   performance.mark('viewer:index-fetched');
+  const { basename, parseIndexText } = await shardIndex;
   const name = basename(new URL(url).pathname);
-  const json = parseIndex(text, name);
+  let json;
+  try {
+    json = parseIndexText(text);
+  } catch (e) {
+    throw openError(name, e.message);
+  }
   performance.mark('viewer:index-parsed');
   const { shardHeaderBytes, SafeTensors } = await pkg;
   // Each shard's first request sized from the index (the package's estimate, as openSharded
@@ -155,11 +149,11 @@ async function openIndex({ id, url, label }) {
 }
 
 /**
- * checkShards' findings for the last index job, with the page's order of its shards, and the
+ * The check's findings for the last index job, with the page's order of its shards, and the
  * index's entry count.
  */
 async function check({ of, order }) {
-  const { checkShards } = await pkg;
+  const { checkIndex } = await shardIndex;
   if (lastIndex?.id !== of) throw new Error('the index was replaced by a newer open');
   const { json, files, opened } = lastIndex;
   lastIndex = null; // (the page keeps the findings)
@@ -168,10 +162,7 @@ async function check({ of, order }) {
     const st = at.get(name);
     return { name, names: st ? st.names() : null, dataBytes: st ? st.fileSize - st.dataOffset : 0 };
   });
-  // (Each distinct file name's key once: the index repeats a few hundred names 100,000 times.)
-  const keys = new Map();
-  const fileKey = (n) => keys.get(n) ?? keys.set(n, basename(n)).get(n);
-  const findings = checkShards(json, headers, { fileKey });
+  const findings = checkIndex(json, headers);
   return { header: { findings, entries: Object.keys(json.weight_map).length }, transfer: [] };
 }
 

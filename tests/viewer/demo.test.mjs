@@ -618,7 +618,31 @@ describe('web viewer', { skip: missing ?? false, timeout: 180000 }, () => {
     assert.match(report, /model\.layers\.5\.mlp\.weight.*model-00002-of-00003/);
     assert.match(report, /total_size/);
     assert.match(await indexNote(page3), /^Index bad\.safetensors\.index\.json: 24 entries, /);
-    assert.deepEqual([...page.errors, ...page2.errors, ...page3.errors], []);
+
+    // An index that is not one says what is wrong, by URL (the open worker reads it) as dropped
+    // (the page does): both parse it with shard-index.js.
+    const notIndexes = [
+      ['broken.index.json', '{"weight_map": {', /not valid JSON/],
+      ['other.index.json', '{"architectures": []}', /not a sharded-model index: it has no "weight_map" object/],
+    ];
+    const failed = [];
+    for (const [name, text, why] of notIndexes) {
+      const path = writeFile(join(dir, name), text);
+      const byUrl = await newPage({ path: `?url=/fixtures/${name}` });
+      const dropped = await newPage();
+      await drop(dropped, [path]);
+      for (const p of [byUrl, dropped]) {
+        await p.waitForFunction(() => !document.getElementById('error').hidden);
+        const shown = await p.locator('#error').innerText();
+        assert.match(shown, new RegExp(`Could not open ${name.replaceAll('.', '\\.')}`));
+        assert.match(shown, why);
+        failed.push(p);
+      }
+    }
+    assert.deepEqual(
+      [page, page2, page3, ...failed].flatMap((p) => p.errors),
+      [],
+    );
   });
 
   test('?url= of a DeepSeek-like index (163 shards, 91,990 tensors) reads each shard with one request', async () => {
