@@ -9,32 +9,18 @@ import assert from 'node:assert/strict';
 import { SafeTensors, SafeTensorsError, decodeFloat32, wasmMemoryBytes } from 'safetensors-nano';
 import { referenceFiles } from '../lib/env.js';
 import { tensorFile } from '../lib/format.js';
+import { GOLDEN_FLOAT_DTYPES, expectedFloats, sameBits } from '../lib/golden-floats.js';
 
 const ref = referenceFiles();
 const bits = (f) => new Uint32Array(f.buffer, f.byteOffset, f.length);
 
-// Bit-exact, except that a NaN may come back quieted (the core decodes F16
-// and BF16 signalling NaNs as the half crate does: payload kept, quiet bit set).
-function sameBits(got, want, what) {
-  assert.equal(got.length, want.length, `${what}: length`);
-  const g = bits(got);
-  const w = bits(want);
-  for (let i = 0; i < g.length; i++) {
-    if (g[i] !== w[i] && !(Number.isNaN(want[i]) && g[i] === (w[i] | 0x00400000) >>> 0))
-      assert.fail(`${what}[${i}]: got 0x${g[i].toString(16)} (${got[i]}), want 0x${w[i].toString(16)} (${want[i]})`);
-  }
-}
-
-const FILE_DTYPES = ['F8_E5M2', 'F8_E4M3', 'F8_E8M0', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F16', 'BF16', 'F32', 'F64', 'F4'];
-
 test('toFloat32 of every float dtype equals the reference values bit for bit', { skip: ref.skip }, async () => {
   const st = SafeTensors.fromBytes(ref.floats);
   const blob = await SafeTensors.fromBlob(new Blob([ref.floats]));
-  for (const d of FILE_DTYPES) {
+  for (const d of GOLDEN_FLOAT_DTYPES) {
     const t = st.tensor(d);
     assert.equal(t.dtype, d);
-    const want =
-      st.tensor(`${d}.expected`).view() ?? new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer);
+    const want = expectedFloats(st, d);
     sameBits(t.toFloat32(), want, d);
     sameBits(await blob.tensor(d).readFloat32({ chunkBytes: 48 }), want, `${d} (readFloat32)`);
     sameBits(decodeFloat32(d, t.bytes()), want, `${d} (decodeFloat32)`);
@@ -47,7 +33,7 @@ test('F6 codes packed four per three bytes decode as ml_dtypes says, in a file a
   const st = SafeTensors.fromBytes(ref.floats);
   for (const d of ['F6_E2M3', 'F6_E3M2']) {
     const packed = st.tensor(`${d}.bytes`).bytes();
-    const want = new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer);
+    const want = expectedFloats(st, d);
     sameBits(decodeFloat32(d, packed), want, d);
     const file = SafeTensors.fromBytes(tensorFile([['t', d, [8, 8], packed]]));
     sameBits(file.tensor('t').toFloat32(), want, `${d} in a file`);
@@ -64,7 +50,7 @@ test('F6 codes packed four per three bytes decode as ml_dtypes says, in a file a
 // and so must random sequences of 16-bit words.
 test('the SIMD decoders give every code its scalar value in every lane and block position', { skip: ref.skip }, () => {
   const st = SafeTensors.fromBytes(ref.floats);
-  const expected = (d) => new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer);
+  const expected = (d) => expectedFloats(st, d);
   for (const d of ['F8_E5M2', 'F8_E4M3', 'F8_E8M0', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F16', 'BF16']) {
     const codes = st.tensor(d).bytes();
     const want = expected(d);
@@ -135,7 +121,7 @@ test('the SIMD unpacking gives every F4 and F6 code its value in every position 
     ['F6_E2M3', 6, 64],
     ['F6_E3M2', 6, 64],
   ]) {
-    const values = bits(new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer));
+    const values = bits(expectedFloats(st, d));
     const n = values.length;
     const codes = Array.from({ length: round * 32 }, (_, i) => ((i % round) + Math.floor(i / round)) % n);
     const packed = pack(codes, width);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { SafeTensors, SafeTensorsError, openSharded } from 'safetensors-nano';
 import { referenceFiles, scratch } from '../lib/env.js';
 import { tensorFile } from '../lib/format.js';
+import { GOLDEN_FLOAT_DTYPES, expectedFloats, sameBits } from '../lib/golden-floats.js';
 import { nginxMissing, startNginx } from '../lib/nginx-server.js';
 
 const noNginx = nginxMissing();
@@ -19,8 +20,6 @@ const ref = referenceFiles();
 const refSkip = noNginx ?? ref.skip;
 const dir = scratch('stn-nginx-root-');
 const MiB = 2 ** 20;
-
-const FLOAT_DTYPES = ['F8_E5M2', 'F8_E4M3', 'F8_E8M0', 'F8_E4M3FNUZ', 'F8_E5M2FNUZ', 'F16', 'BF16', 'F32', 'F64', 'F4'];
 
 // A few MiB of F32 values that say where they are: element i of tensor k is k * 1e6 + i.
 const counting = (k, n) => Float32Array.from({ length: n }, (_, i) => k * 1e6 + i);
@@ -124,17 +123,6 @@ async function rangedAnswers(plain = []) {
   return { answers, bytes: answers.reduce((sum, r) => sum + r.bytes, 0) };
 }
 
-// Bit-exact f32s, except that a NaN may come back quieted (as decode.test.js allows).
-function sameBits(got, want, what) {
-  assert.equal(got.length, want.length, `${what}: length`);
-  const g = new Uint32Array(got.buffer, got.byteOffset, got.length);
-  const w = new Uint32Array(want.buffer, want.byteOffset, want.length);
-  for (let i = 0; i < g.length; i++) {
-    if (g[i] !== w[i] && !(Number.isNaN(want[i]) && g[i] === (w[i] | 0x00400000) >>> 0))
-      assert.fail(`${what}[${i}]: got 0x${g[i].toString(16)}, want 0x${w[i].toString(16)}`);
-  }
-}
-
 test('reference files from nginx list as their headers say and read byte for byte, through ranges', {
   skip: refSkip,
 }, async () => {
@@ -162,11 +150,8 @@ test('float tensors from nginx decode to the values the reference gives (chunked
 }, async () => {
   const local = SafeTensors.fromBytes(ref.floats);
   const st = await SafeTensors.fromUrl(`${server.base}floats.safetensors`, { fetch: net.fetch });
-  const values = await Promise.all(FLOAT_DTYPES.map((d) => st.tensor(d).readFloat32({ chunkBytes: 4800 })));
-  FLOAT_DTYPES.forEach((d, i) => {
-    const expected = local.tensor(`${d}.expected`);
-    sameBits(values[i], expected.view() ?? new Float32Array(expected.bytes().slice().buffer), d);
-  });
+  const values = await Promise.all(GOLDEN_FLOAT_DTYPES.map((d) => st.tensor(d).readFloat32({ chunkBytes: 4800 })));
+  for (const [i, d] of GOLDEN_FLOAT_DTYPES.entries()) sameBits(values[i], expectedFloats(local, d), d);
   const { answers, bytes } = await rangedAnswers();
   // (F16 and BF16 alone are 128 KiB each: many 4800-byte chunks.)
   assert.ok(answers.length > 50, `${answers.length} requests`);
