@@ -74,11 +74,27 @@ async function startHub(protocol) {
 
 for (const protocol of PROTOCOLS) protocol.hub = await startHub(protocol);
 const demo = await startServer({ root: DEMO, port: 0 });
-// (The SPKI flag trusts the test certificate, and no other that fails to verify.)
 const puppeteer = createRequire(join(ROOT, 'tests/js/package.json'))('puppeteer-core');
+// (The SPKI flag trusts the test certificate, and no other that fails to verify.)
 const { executablePath, args } = chromiumOptions([`--ignore-certificate-errors-spki-list=${certificate.spki}`]);
 const browser = await puppeteer.launch({ executablePath, args, headless: true, pipe: true, networkEnabled: false });
 const browserPid = browser.process().pid;
+
+/**
+ * Starts counting CPU time; the function it returns gives the ms spent since by the browser's
+ * processes (in all and by kind of process) and by the test servers, and their total.
+ */
+function cpuMeter() {
+  const browserBefore = treeCpu(browserPid);
+  const serversBefore = process.cpuUsage();
+  return () => {
+    // (This process runs the test servers, each in a worker thread; its main thread waits.)
+    const serversUsage = process.cpuUsage(serversBefore);
+    const servers = (serversUsage.user + serversUsage.system) / 1000;
+    const { ms: browserMs, byKind } = cpuSince(browserBefore, treeCpu(browserPid));
+    return { browser: browserMs, byKind, servers, total: browserMs + servers };
+  };
+}
 
 /** One open in a fresh context: the page's own times, the server's counts, and (profile) its timeline. */
 async function openOnce({ hub: { info, ask } }) {
@@ -88,7 +104,7 @@ async function openOnce({ hub: { info, ask } }) {
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.setViewport({ width: 1440, height: 900 });
-  const cpuBefore = { browser: treeCpu(browserPid), servers: process.cpuUsage() };
+  const cpuSpent = cpuMeter();
   await page.goto(`${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`, {
     waitUntil: 'domcontentloaded',
   });
@@ -96,10 +112,7 @@ async function openOnce({ hub: { info, ask } }) {
     polling: 50,
     timeout: 60000,
   });
-  // (This process runs the test servers, each in a worker thread; its main thread waits.)
-  const servers = process.cpuUsage(cpuBefore.servers);
-  const browserCpu = cpuSince(cpuBefore.browser, treeCpu(browserPid));
-  const cpu = { browser: browserCpu.ms, byKind: browserCpu.byKind, servers: (servers.user + servers.system) / 1000 };
+  const cpu = cpuSpent();
   const failed = await page.evaluate(
     () => document.body.dataset.state !== 'ready' && document.getElementById('error').textContent,
   );
@@ -128,7 +141,7 @@ async function bareOnce({ hub: { info } }) {
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
   await page.goto(`${demo.url}/favicon.ico`);
-  const cpuBefore = { browser: treeCpu(browserPid), servers: process.cpuUsage() };
+  const cpuSpent = cpuMeter();
   const ms = await page.evaluate(async ({ url, shardHeaders }) => {
     const t0 = performance.now();
     const index = JSON.parse(await (await fetch(`${url}/hub/model.safetensors.index.json`)).text());
@@ -140,11 +153,9 @@ async function bareOnce({ hub: { info } }) {
     );
     return performance.now() - t0;
   }, info);
-  const servers = process.cpuUsage(cpuBefore.servers);
-  const browserCpu = cpuSince(cpuBefore.browser, treeCpu(browserPid));
-  const cpu = browserCpu.ms + (servers.user + servers.system) / 1000;
+  const cpu = cpuSpent();
   await context.close();
-  return { ms, cpu, byKind: browserCpu.byKind };
+  return { ms, cpu };
 }
 
 /** Marks and resource timings of the page and its workers, in ms since the open started. */
@@ -270,11 +281,10 @@ for (const p of PROTOCOLS) {
   console.log(
     `  with the integrity report and side panels: fastest ${ready[0].toFixed(0)} ms, median ${median(ready).toFixed(0)} ms`,
   );
-  const cpus = results.map((r) => r.cpu.browser + r.cpu.servers).sort((a, b) => a - b);
+  const cpus = results.map((r) => r.cpu.total).sort((a, b) => a - b);
   if (!Number.isNaN(cpus[0])) {
     const cores = availableParallelism();
-    const least = (r) => r.cpu.browser + r.cpu.servers;
-    const lightest = results.reduce((a, b) => (least(b) < least(a) ? b : a));
+    const lightest = results.find((r) => r.cpu.total === cpus[0]);
     console.log(
       `  CPU per open, from navigation to ready: median ${median(cpus).toFixed(0)} ms (the least: ${lightest.cpu.browser.toFixed(0)} ms in the browser's processes: ${cpuParts(lightest.cpu.byKind)}; ${lightest.cpu.servers.toFixed(0)} ms in the test servers); on ${cores} cores that is ≥ ${(cpus[0] / cores).toFixed(0)} ms of wall time, against ${sorted('readyFromNavigation')[0].toFixed(0)} ms from navigation to ready (fastest)`,
     );
@@ -289,10 +299,10 @@ for (const p of PROTOCOLS) {
   );
   if (opts.profile) {
     const bare = p.bare.map((b) => b.ms).sort((a, b) => a - b);
-    const bareCpu = p.bare.map((b) => b.cpu).sort((a, b) => a - b);
-    const bareLightest = p.bare.find((b) => b.cpu === bareCpu[0]);
+    const bareCpu = p.bare.map((b) => b.cpu.total).sort((a, b) => a - b);
+    const bareLightest = p.bare.find((b) => b.cpu.total === bareCpu[0]);
     console.log(
-      `  the same requests from a bare page (index fetched and parsed, then every shard's header bytes at once, no viewer): fastest ${bare[0].toFixed(0)} ms, median ${median(bare).toFixed(0)} ms; CPU (browser and servers) median ${median(bareCpu).toFixed(0)} ms (the least: ${cpuParts(bareLightest.byKind)})`,
+      `  the same requests from a bare page (index fetched and parsed, then every shard's header bytes at once, no viewer): fastest ${bare[0].toFixed(0)} ms, median ${median(bare).toFixed(0)} ms; CPU (browser and servers) median ${median(bareCpu).toFixed(0)} ms (the least: ${cpuParts(bareLightest.cpu.byKind)})`,
     );
     report(fastest.timeline, p.hub.info);
   }
