@@ -167,7 +167,7 @@ export class IndexParser {
     // lists are then made again from the weight_map object (and no table).
     const lists = [...this.#files.values()];
     let table = this.#runs !== null && lists.length <= TABLE_LISTS ? new NameTable(lists) : null;
-    if (table?.hasRepeat(lists)) table = null;
+    if (table?.hasRepeat()) table = null;
     for (const shard of lists) shard.hashes = null;
     if (table === null) return { json, shards: indexShards(json), filesOf: null };
     return {

@@ -23,6 +23,7 @@ export function nameHash(s) {
  */
 export class NameTable {
   #keys;
+  #lists;
 
   constructor(lists) {
     if (lists.length > LISTS) throw new RangeError(`NameTable: more than ${LISTS} lists`);
@@ -34,6 +35,7 @@ export class NameTable {
       for (let i = 0; i < hashes.length; i++) keys[at++] = hashes[i] * LISTS + list;
     });
     this.#keys = keys.sort();
+    this.#lists = lists;
   }
 
   /** The numbers of the lists that have a name of `name`'s hash, ascending (mostly the one list that has it). */
@@ -54,8 +56,8 @@ export class NameTable {
     return lists;
   }
 
-  /** Whether a name of `lists` (the lists the table was made of) occurs twice. */
-  hasRepeat(lists) {
+  /** Whether a name occurs twice in the table's lists (while their hashes are still there). */
+  hasRepeat() {
     const keys = this.#keys;
     const shared = new Set();
     for (let i = 1; i < keys.length; i++) {
@@ -64,7 +66,7 @@ export class NameTable {
     }
     if (shared.size === 0) return false;
     const seen = new Set();
-    for (const { names, hashes } of lists) {
+    for (const { names, hashes } of this.#lists) {
       for (let i = 0; i < names.length; i++) {
         if (!shared.has(hashes[i])) continue;
         if (seen.has(names[i])) return true;
