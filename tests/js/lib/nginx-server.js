@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { skipReason } from './env.js';
 import { freePort } from './ports.js';
 
 export const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
@@ -18,15 +19,9 @@ export const NGINX = process.env.NGINX ?? '/usr/sbin/nginx';
 // What is asked while waiting for nginx to answer (left out of its answers).
 const PROBE = '/.nginx-server-ready';
 
-/**
- * Why nginx cannot be used, or null when it can. Under CI its absence is a
- * failure (thrown), not a reason to skip.
- */
+/** Why nginx cannot be used, or null when it can (see skipReason: under CI, thrown). */
 export function nginxMissing() {
-  if (existsSync(NGINX)) return null;
-  const why = `${NGINX} is missing: run scripts/setup.sh nginx`;
-  if (process.env.CI) throw new Error(`${why} (CI is set)`);
-  return why;
+  return skipReason(existsSync(NGINX) ? null : `${NGINX} is missing: run scripts/setup.sh nginx`);
 }
 
 function config(home, root, port, { etag, directives }) {

@@ -1,32 +1,22 @@
 // Helpers of the streaming writer's tests: the conversion golden files
 // (convert_reference.py), collecting a stream, comparing converted files.
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { python, scratch } from './env.js';
-
-const here = dirname(fileURLToPath(import.meta.url));
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runReference } from './env.js';
 
 let golden;
 /**
  * The conversion golden files: `{ dir, source, expected: { F64, F32, F16,
- * BF16 } }` (paths), or `{ skip }` when the venv is absent outside CI.
+ * BF16 } }` (paths), or `{ skip }` (see runReference).
  */
 export function convertReference() {
   if (golden !== undefined) return golden;
-  if (!existsSync(python)) {
-    if (process.env.CI) throw new Error(`${python} is missing (CI is set): run scripts/setup.sh python`);
-    golden = { skip: `no ${python}: run scripts/setup.sh python for the tests against the reference` };
-    return golden;
-  }
-  const dir = scratch('stn-convert-');
-  const r = spawnSync(python, [join(here, 'convert_reference.py'), dir], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`convert_reference.py failed: ${r.stderr}`);
+  const run = runReference('convert_reference.py', 'stn-convert-');
+  if (run.skip) return (golden = run);
   const expected = {};
-  for (const t of ['F64', 'F32', 'F16', 'BF16']) expected[t] = join(dir, `expected-${t}.safetensors`);
-  golden = { skip: false, dir, source: join(dir, 'source.safetensors'), expected };
+  for (const t of ['F64', 'F32', 'F16', 'BF16']) expected[t] = join(run.dir, `expected-${t}.safetensors`);
+  golden = { ...run, source: join(run.dir, 'source.safetensors'), expected };
   return golden;
 }
 

@@ -6,10 +6,8 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import {
   SafeTensors,
   SafeTensorsError,
@@ -20,10 +18,8 @@ import {
   serializeStream,
   writeFile,
 } from 'safetensors-nano';
-import { python, scratch } from '../lib/env.js';
+import { runReference, scratch } from '../lib/env.js';
 import { collect } from '../lib/streams.js';
-
-const here = dirname(fileURLToPath(import.meta.url));
 
 const isKind = (kind, says) => (e) => {
   assert.ok(e instanceof SafeTensorsError, String(e));
@@ -53,22 +49,17 @@ let reference;
 /** The reference's files: the source, and each case's expected output. */
 function referenceFiles() {
   if (reference !== undefined) return reference;
-  if (!existsSync(python)) {
-    if (process.env.CI) throw new Error(`${python} is missing (CI is set): run scripts/setup.sh python`);
-    return (reference = { skip: `no ${python}: run scripts/setup.sh python` });
-  }
-  const dir = scratch('stn-metaedit-');
-  const manifest = {
-    source: join(dir, 'source.safetensors'),
-    source_metadata: SOURCE_METADATA,
-    cases: CASES.map(([, , metadata], i) => ({ out: join(dir, `expected-${i}.safetensors`), metadata })),
-  };
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
-  const r = spawnSync(python, [join(here, '..', 'lib', 'metaedit_reference.py'), join(dir, 'manifest.json')], {
-    encoding: 'utf8',
+  let manifest;
+  const run = runReference('metaedit_reference.py', 'stn-metaedit-', (dir) => {
+    manifest = {
+      source: join(dir, 'source.safetensors'),
+      source_metadata: SOURCE_METADATA,
+      cases: CASES.map(([, , metadata], i) => ({ out: join(dir, `expected-${i}.safetensors`), metadata })),
+    };
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
+    return [join(dir, 'manifest.json')];
   });
-  if (r.status !== 0) throw new Error(`metaedit_reference.py failed: ${r.stderr}`);
-  return (reference = { skip: false, dir, manifest });
+  return (reference = run.skip ? run : { ...run, manifest });
 }
 
 /** The header's JSON text and the rest of a file. */
