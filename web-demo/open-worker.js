@@ -53,7 +53,6 @@ function errorFields(err) {
  * Resolves to the opened files (null for a failure), in the order of `sources`.
  */
 function openAll(id, sources, SafeTensors) {
-  const fetchFn = (input, init) => fetch(input, init);
   const send = (shard, transfer = []) => postMessage({ type: 'part', id, part: { shard } }, transfer);
   return Promise.all(
     sources.map(async (src, i) => {
@@ -61,7 +60,7 @@ function openAll(id, sources, SafeTensors) {
         const st =
           src.kind === 'blob'
             ? await SafeTensors.fromBlob(src.blob)
-            : await SafeTensors.fromUrl(src.url, { prefetch: src.prefetch, fetch: fetchFn });
+            : await SafeTensors.fromUrl(src.url, { prefetch: src.prefetch });
         const { header, transfer } = columns(st);
         send({ i, header }, transfer);
         return st;
@@ -169,7 +168,7 @@ async function check({ of, order }) {
 /** A Hub model (the package's openHub): its index, and each shard's pinned URL and header. */
 async function openFromHub({ repo, revision, file, endpoint, token }) {
   const { openHub } = await pkg;
-  const model = await openHub(repo, { revision, file, endpoint, token, fetch: (input, init) => fetch(input, init) });
+  const model = await openHub(repo, { revision, file, endpoint, token });
   const shards = model.shards.map(({ name, url, file: st }) => ({ name, url, ...columns(st) }));
   return {
     header: {
