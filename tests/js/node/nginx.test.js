@@ -1,16 +1,19 @@
-// fromUrl and openSharded against nginx (lib/nginx-server.js), the static
-// server many models are hosted behind: it answers ranges with 206, gives
-// a strong ETag (mtime-size) and Last-Modified, and honours If-Range by
-// sending the whole new file when the version changed. Files opened from
-// it list and read right through ranged requests only (its access log says
-// so), and a file replaced on disk after opening is SourceChanged.
+// fromUrl and openSharded, and the CLI's inspect and verify of URLs, against
+// nginx (lib/nginx-server.js), the static server many models are hosted
+// behind: it answers ranges with 206, gives a strong ETag (mtime-size) and
+// Last-Modified, and honours If-Range by sending the whole new file when
+// the version changed. Files opened from it list and read right through
+// ranged requests only (its access log says so), also when it compresses
+// every answer it may, and a file replaced on disk after opening is
+// SourceChanged.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SafeTensors, SafeTensorsError, openSharded } from 'safetensors-nano';
-import { referenceFiles, scratch } from '../lib/env.js';
+import { referenceFiles, repo, scratch, skipReason } from '../lib/env.js';
 import { tensorFile } from '../lib/format.js';
 import { GOLDEN_FLOAT_DTYPES, expectedFloats, sameBits } from '../lib/golden-floats.js';
 import { nginxMissing, startNginx } from '../lib/nginx-server.js';
@@ -291,4 +294,107 @@ test('with etag off nginx still pins a file by Last-Modified: a replaced file is
   } finally {
     await plain.close();
   }
+});
+
+// Sharded model of the tests above, by URL.
+const INDEX_PATH = '/repo/model.safetensors.index.json';
+const MODEL_NAMES = ['embed.weight', 'layers.0.norm', 'layers.1.norm', 'lm_head.weight'];
+
+test('nginx compressing all it may (gzip_types *): the index comes gzipped, ranges stay whole 206s; openSharded lists and reads', {
+  skip: noNginx ?? false,
+}, async () => {
+  const gzip = await startNginx(dir, { directives: ['gzip on;', 'gzip_types *;', 'gzip_min_length 0;'] });
+  const gzipNet = counter();
+  try {
+    const model = await openSharded(`${gzip.base}${INDEX_PATH.slice(1)}`, [], { fetch: gzipNet.fetch });
+    assert.deepEqual(model.names(), MODEL_NAMES);
+    assert.deepEqual([...(await model.tensor('layers.1.norm').readFloat32())], [3, 0]);
+    assert.deepEqual(await model.tensor('embed.weight').readFloat32(), counting(7, 1024 * 512));
+    const answers = await gzip.requests(gzipNet.take());
+    const [index, ...ranged] = answers;
+    // (Fetch asks for any coding unless it sends a Range, when it asks for identity only.)
+    assert.deepEqual([index.path, index.status, index.range], [INDEX_PATH, 200, null]);
+    const indexSize = statSync(join(dir, INDEX_PATH)).size;
+    assert.ok(index.bytes < indexSize, `the index came whole (${index.bytes} of ${indexSize} bytes), not compressed`);
+    assert.ok(ranged.length >= 3, JSON.stringify(answers));
+    for (const r of ranged)
+      assert.deepEqual([r.status, /^bytes=\d+-\d+$/.test(r.range)], [206, true], JSON.stringify(r));
+  } finally {
+    await gzip.close();
+  }
+});
+
+// The CLI's release build, as the Makefile gives it to the tests that run it.
+const CLI = process.env.VERIFY_CLI ?? join(repo, 'target', 'release', 'safetensors-nano');
+const noCli = noNginx ?? skipReason(existsSync(CLI) ? null : `${CLI} is missing: run make test-js (it builds the CLI)`);
+
+/** The CLI's output for `args` (it must succeed): one JSON document. */
+function cliJson(...args) {
+  const r = spawnSync(CLI, ['--quiet', ...args], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/**
+ * nginx's answers to a command that has exited. A request of ours after it
+ * is logged after all of the command's, but for one it dropped mid-body,
+ * which nginx logs once it sees the connection closed: a short wait takes
+ * those in too.
+ */
+async function answersToCommand() {
+  const AFTER = '/.after-command';
+  await (await fetch(`${server.base}${AFTER.slice(1)}`)).arrayBuffer();
+  const seen = [];
+  for (let tries = 0; tries < 5; tries++) {
+    seen.push(...(await server.requests(1)));
+    const end = seen.findIndex((r) => r.path === AFTER);
+    if (end >= 0) {
+      await new Promise((r) => setTimeout(r, 200));
+      return [...seen.slice(0, end), ...seen.slice(end + 1), ...(await server.requests(0))];
+    }
+  }
+  throw new Error(`nginx never logged ${AFTER}: ${JSON.stringify(seen)}`);
+}
+
+test('the CLI inspects and verifies files and a sharded model on nginx by URL as on disk, through ranges only', {
+  skip: noCli ?? false,
+}, async () => {
+  net.take();
+  const url = (name) => `${server.base}${name}`;
+  // A URL lists its header only (the CLI's default for URLs), as the file on disk does with --no-hash.
+  assert.deepEqual(
+    cliJson('inspect', '--json', url('big.safetensors')),
+    cliJson('inspect', '--json', '--no-hash', join(dir, 'big.safetensors')),
+  );
+  let answers = await answersToCommand();
+  assert.ok(answers.length >= 1, JSON.stringify(answers));
+  for (const r of answers) assert.deepEqual([r.path, r.status], ['/big.safetensors', 206], JSON.stringify(r));
+  const listed = answers.reduce((n, r) => n + r.bytes, 0);
+  assert.ok(listed <= 256 * 1024 && listed < big.length / 8, `listing moved ${listed} of ${big.length} bytes`);
+
+  // --hash streams every tensor's bytes: the same SHA-256s as on disk, and later requests pinned to nginx's ETag.
+  assert.deepEqual(
+    cliJson('inspect', '--json', '--hash', url('big.safetensors')),
+    cliJson('inspect', '--json', join(dir, 'big.safetensors')),
+  );
+  answers = await answersToCommand();
+  assert.ok(
+    answers.every((r) => r.status === 206),
+    JSON.stringify(answers),
+  );
+  assert.ok(
+    answers.slice(1).every((r) => /^"[0-9a-f]+-[0-9a-f]+"$/.test(r.ifRange ?? '')),
+    JSON.stringify(answers),
+  );
+  assert.ok(answers.reduce((n, r) => n + r.bytes, 0) >= big.length - 2 * 1024, 'the data was not all read');
+
+  // A sharded model by its index's URL: checked against its shards, listed as one model, as on disk.
+  const verified = cliJson('verify', '--json', url(INDEX_PATH.slice(1)));
+  assert.deepEqual({ ...verified, file: null }, { ...cliJson('verify', '--json', join(dir, INDEX_PATH)), file: null });
+  assert.equal(verified.ok, true, JSON.stringify(verified));
+  const inspected = cliJson('inspect', '--json', url(INDEX_PATH.slice(1)));
+  assert.deepEqual(inspected, cliJson('inspect', '--json', '--no-hash', join(dir, INDEX_PATH)));
+  assert.deepEqual(inspected.tensors.map((t) => t.name).toSorted(), MODEL_NAMES);
+  answers = await answersToCommand();
+  for (const r of answers.filter((a) => a.path !== INDEX_PATH)) assert.equal(r.status, 206, JSON.stringify(r));
 });
