@@ -170,7 +170,9 @@ export interface Tensor {
    * order, byte for byte numpy's `t[spec]`. Only the selected bytes are
    * read: runs next to each other (a range of whole rows) in one request
    * or `Blob.slice`, runs up to 64 KiB apart read through as one, at most
-   * 8 MiB a read and, gaps allowing, 4096 reads. A bad spec fails before
+   * 8 MiB a read and, gaps allowing, 4096 reads (from a server that
+   * ignores Range, one pass through its body from the first run to the
+   * last, each run copied out as it goes by). A bad spec fails before
    * anything is read: InvalidArgument, SliceTooManyIndices, SliceOutOfRange,
    * SliceInvalidRange (step below 1), SliceSubByte (F4/F6 selections that
    * start or end inside a byte).

@@ -22,9 +22,10 @@ const MiB = 2 ** 20;
 const FIRST = [1.5, -2, 3.25, 4];
 const LAST = [1, -2, 3];
 
-// 'first' (F32) at the data's start, 'big' (U8 zeros: a hole) of `bigBytes`,
-// 'last' (BF16) at the file's end.
-function sparseModel(name, bigBytes) {
+// 'first' (F32) at the data's start, 'big' (U8 zeros: a hole, but for the
+// bytes `marks` sets: offset in 'big' → value) of `bigBytes`, 'last' (BF16)
+// at the file's end.
+function sparseModel(name, bigBytes, marks = new Map()) {
   const header = {
     first: { dtype: 'F32', shape: [4], data_offsets: [0, 16] },
     big: { dtype: 'U8', shape: [bigBytes], data_offsets: [16, 16 + bigBytes] },
@@ -39,6 +40,7 @@ function sparseModel(name, bigBytes) {
     ftruncateSync(fd, size);
     writeSync(fd, new Uint8Array(new Float32Array(FIRST).buffer), 0, 16, head.length);
     writeSync(fd, Uint8Array.from([0x80, 0x3f, 0x00, 0xc0, 0x40, 0x40]), 0, 6, size - 6);
+    for (const [at, value] of marks) writeSync(fd, Uint8Array.of(value), 0, 1, head.length + 16 + at);
   } finally {
     closeSync(fd);
   }
@@ -47,6 +49,10 @@ function sparseModel(name, bigBytes) {
 
 sparseModel('big.safetensors', 2 * 1024 * MiB); // 2 GiB
 sparseModel('far.safetensors', 160 * MiB); // over the 64 MiB kept; more than the RSS bound below
+// Bytes 1…10 every 16 MiB of 'big', for a strided slice.
+const STRIDE = 16 * MiB;
+const MARKS = new Map(Array.from({ length: 10 }, (_, k) => [k * STRIDE, k + 1]));
+sparseModel('strided.safetensors', 160 * MiB, MARKS);
 const small = tensorFile([['w', 'F32', [2], new Float32Array([0.5, -8])]]);
 writeFileSync(join(dir, 'small.safetensors'), small);
 
@@ -118,6 +124,34 @@ test("noRange: 'reject' lists the file, then a read is RangeUnsupported, with no
     assert.equal(read.bytes, 0);
   }
   assert.equal(out.statuses.length, 1);
+});
+
+test("noRange: 'stream' reads a strided slice through one body, not one for each of its reads", async () => {
+  const statuses = [];
+  const counting = async (url, init) => {
+    const res = await fetch(url, init);
+    statuses.push(res.status);
+    return res;
+  };
+  const st = await SafeTensors.fromUrl(`${server.base}strided.safetensors`, { fetch: counting });
+  const listed = st.bytesRead;
+  const progress = [];
+  // Ten bytes 16 MiB apart: ten reads from a server with ranges.
+  const slice = await st
+    .tensor('big')
+    .readSlice([[0, null, STRIDE]], { onProgress: (done, total) => progress.push([done, total]) });
+  assert.deepEqual(slice.shape, [10]);
+  assert.deepEqual([...slice.bytes], [...MARKS.values()]);
+  assert.deepEqual(statuses, [200, 200]);
+  // One pass to the last byte: its bytes before the tensor, and 9 strides.
+  const moved = st.bytesRead - listed;
+  assert.ok(moved >= 9 * STRIDE && moved < 9 * STRIDE + 2 * MiB, `the slice moved ${moved} bytes`);
+  assert.deepEqual(progress.at(-1), [9 * STRIDE + 1, 9 * STRIDE + 1]);
+  // Runs that share pieces of the body, and an empty slice (nothing read).
+  const near = await st.tensor('big').readSlice([[STRIDE - 2, STRIDE + 3]]);
+  assert.deepEqual([...near.bytes], [0, 0, 2, 0, 0]);
+  assert.deepEqual([...(await st.tensor('big').readSlice([[5, 5]])).bytes], []);
+  assert.equal(statuses.length, 3);
 });
 
 test('a file under 64 MiB from such a server is kept whole: one request, in-memory views', async () => {

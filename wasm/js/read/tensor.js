@@ -229,6 +229,11 @@ export class Tensor {
       onProgress?.(plan.byteLength, plan.byteLength);
       return { shape: plan.shape, bytes };
     }
+    if (source instanceof UrlSource && !source.ranges) {
+      // A server that ignores Range: one pass through its body for all the runs, not one per read.
+      await this.#sliceInOnePass(plan, bytes, source, signal, onProgress);
+      return { shape: plan.shape, bytes };
+    }
     const reads = planReads(plan);
     onProgress?.(0, reads.bytes);
     const ahead = reads.reads();
@@ -261,6 +266,39 @@ export class Tensor {
       onProgress?.(done, reads.bytes);
     }
     return { shape: plan.shape, bytes };
+  }
+
+  // readSlice's runs copied out of one pass through the source's bytes,
+  // from the first run's start to the last one's end (the runs are in file
+  // order: a step is never negative). Progress counts the bytes passed.
+  async #sliceInOnePass(plan, bytes, source, signal, onProgress) {
+    const size = plan.runBytes;
+    let first = -1;
+    let last = -1;
+    for (const run of plan.runStarts()) {
+      if (first < 0) first = run;
+      last = run;
+    }
+    const total = first < 0 ? 0 : last + size - first;
+    onProgress?.(0, total);
+    if (total === 0) return;
+    const start = this.byteOffset;
+    const runs = plan.runStarts();
+    let run = runs.next().value; // the run being copied (from the tensor's start)
+    let at = 0; // where it goes in `bytes`
+    await source.readInOrder(start + first, start + first + total, signal, (piece, pos) => {
+      const from = pos - start;
+      const to = from + piece.byteLength;
+      while (run !== undefined && run < to) {
+        const b = Math.max(run, from);
+        const e = Math.min(run + size, to);
+        if (e > b) bytes.set(piece.subarray(b - from, e - from), at + (b - run));
+        if (run + size > to) break;
+        at += size;
+        run = runs.next().value;
+      }
+      onProgress?.(to - first, total);
+    });
   }
 
   /** readSlice, decoded to f32 as readFloat32 decodes (float dtypes). Resolves to `{ shape, values }`. */
