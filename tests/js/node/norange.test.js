@@ -126,13 +126,19 @@ test("noRange: 'reject' lists the file, then a read is RangeUnsupported, with no
   assert.equal(out.statuses.length, 1);
 });
 
-test("noRange: 'stream' reads a strided slice through one body, not one for each of its reads", async () => {
+/** A fetch (`counting`) that logs the status of each answer in `statuses`. */
+function statusLog() {
   const statuses = [];
   const counting = async (url, init) => {
     const res = await fetch(url, init);
     statuses.push(res.status);
     return res;
   };
+  return { statuses, counting };
+}
+
+test("noRange: 'stream' reads a strided slice through one body, not one for each of its reads", async () => {
+  const { statuses, counting } = statusLog();
   const st = await SafeTensors.fromUrl(`${server.base}strided.safetensors`, { fetch: counting });
   const listed = st.bytesRead;
   const progress = [];
@@ -155,12 +161,7 @@ test("noRange: 'stream' reads a strided slice through one body, not one for each
 });
 
 test('a file under 64 MiB from such a server is kept whole: one request, in-memory views', async () => {
-  const statuses = [];
-  const counting = async (url, init) => {
-    const res = await fetch(url, init);
-    statuses.push(res.status);
-    return res;
-  };
+  const { statuses, counting } = statusLog();
   const st = await SafeTensors.fromUrl(`${server.base}small.safetensors`, { fetch: counting, noRange: 'reject' });
   assert.deepEqual(statuses, [200]);
   assert.equal(st.bytesRead, small.length);
