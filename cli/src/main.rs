@@ -28,7 +28,8 @@ macro_rules! grammar {
     () => {
         "Every command reads a model the same way: a safetensors file, or a sharded checkpoint's \
 *.index.json (its shards as one model, checked against the index), each a path, an http(s):// URL or a \
-Hub name hf://org/name[@revision][/file] (read by HTTP ranges and streamed, never held whole; \
+Hub name hf://org/name[@revision][/file] (read by HTTP ranges and streamed, never held whole; a \
+failed request or a broken answer is tried again twice, from where it stopped; \
 environment: HF_ENDPOINT, default https://huggingface.co; HF_TOKEN).\n\n\
 Output: what a command writes is named by -o (merge, split) or its last positional argument (edit), \
 written through a temporary file and renamed when complete. --json prints JSON Lines on stdout: \

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use safetensors_nano::Dtype;
 use safetensors_nano_test_support::tensors::{write, Owned};
 use serde_json::Value;
-use server::{Behaviour, Body, TestServer};
+use server::{Behaviour, Body, BreakingServer, TestServer};
 
 const BIN: &str = env!("CARGO_BIN_EXE_safetensors-nano");
 
@@ -557,4 +557,93 @@ fn an_expired_signed_url_is_asked_for_again() {
         ],
         "the header; the data: a 403, then the URL asked again"
     );
+}
+
+#[test]
+fn transient_failures_are_tried_again_and_a_broken_body_resumes_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = sample();
+    let path = local(dir.path(), "m.safetensors", &bytes);
+    let on_disk = ok(&run(&["inspect", "--json", &path]));
+    let last = bytes.len() - 1;
+
+    // Two 503s: the first request is made three times.
+    let server = TestServer::start(Behaviour {
+        fail_first: 2,
+        ..Behaviour::default()
+    });
+    server.put_bytes("/m.safetensors", bytes.clone());
+    assert_eq!(
+        ok(&run(&[
+            "inspect",
+            "--json",
+            "--hash",
+            &server.url("/m.safetensors")
+        ])),
+        on_disk
+    );
+    let ranges: Vec<String> = server
+        .log()
+        .iter()
+        .map(|r| r.header("Range").unwrap().to_owned())
+        .collect();
+    let data = 256 << 10;
+    assert_eq!(
+        ranges,
+        [
+            "bytes=0-262143".to_owned(),
+            "bytes=0-262143".to_owned(),
+            "bytes=0-262143".to_owned(),
+            format!("bytes={data}-{last}"),
+        ]
+    );
+
+    // Two answers that break off after 1 MiB of their body: the data is
+    // asked for again from where each stopped.
+    let breaking = BreakingServer::start(bytes.clone(), 1 << 20, 2);
+    assert_eq!(
+        ok(&run(&[
+            "inspect",
+            "--json",
+            "--hash",
+            &breaking.url("/m.safetensors")
+        ])),
+        on_disk
+    );
+    assert_eq!(
+        *breaking.ranges.lock().unwrap(),
+        [
+            "bytes=0-262143".to_owned(),
+            format!("bytes={data}-{last}"),
+            format!("bytes={}-{last}", data + (1 << 20)),
+            format!("bytes={}-{last}", data + (2 << 20)),
+        ]
+    );
+
+    // A server that stays down, and one whose every answer breaks off at
+    // once: three tries each, and an error that says so.
+    let down = TestServer::start(Behaviour {
+        fail_first: usize::MAX,
+        ..Behaviour::default()
+    });
+    down.put_bytes("/m.safetensors", bytes.clone());
+    let doc = json(&run(&["inspect", "--json", &down.url("/m.safetensors")]));
+    assert_eq!(doc["error"]["kind"], "Http", "{doc}");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("HTTP 503") && message.contains("(tried 3 times)"),
+        "{message}"
+    );
+    assert_eq!(down.log().len(), 3);
+    let broken = BreakingServer::start(bytes, 0, usize::MAX);
+    let doc = json(&run(&["inspect", "--json", &broken.url("/m.safetensors")]));
+    assert_eq!(doc["error"]["kind"], "Network", "{doc}");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&broken.url("/m.safetensors"))
+            && message.contains("the answer broke off")
+            && message.ends_with("(tried 3 times)"),
+        "{message}"
+    );
+    assert_eq!(broken.ranges.lock().unwrap().len(), 3);
 }

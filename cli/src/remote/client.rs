@@ -19,6 +19,23 @@ pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 /// Redirects followed for one request.
 const MAX_REDIRECTS: usize = 10;
 
+/// Further tries after a transient failure: a connection that failed or
+/// timed out, or an answer that says to try again ([`says_try_again`]).
+/// The npm package's default too.
+pub const RETRIES: u32 = 2;
+
+/// The wait before retry `i` (0-based): 200 ms, then twice as long each
+/// time, as the npm package waits.
+pub fn retry_delay(i: u32) -> Duration {
+    Duration::from_millis(200u64 << i.min(10))
+}
+
+/// Whether an answer's status says "try again" (RFC 9110: a timeout,
+/// overload, a gateway).
+fn says_try_again(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 429 | 500 | 502 | 503 | 504)
+}
+
 /// The client, its Hub endpoint and token.
 pub struct Client {
     agent: ureq::Agent,
@@ -69,6 +86,8 @@ pub struct Answer {
     pub response: Response<Body>,
     /// Whether the request that got it carried the token.
     pub token_sent: bool,
+    /// How many tries it took (more than one after transient failures).
+    pub tries: u32,
 }
 
 impl Answer {
@@ -136,12 +155,38 @@ impl Client {
     }
 
     /// GETs `url` with `headers`, following redirects (the token, if any,
-    /// only on requests to the endpoint's origin).
+    /// only on requests to the endpoint's origin). A transient failure is
+    /// tried again, [`RETRIES`] times at most, after [`retry_delay`]; the
+    /// last answer is returned whatever its status.
     ///
     /// # Errors
-    /// The connection failed or timed out; too many redirects, or one
-    /// without a usable `Location`.
+    /// The connection failed or timed out on every try; too many
+    /// redirects, or one without a usable `Location`.
     pub fn get(&self, url: &Url, headers: &[(&str, &str)]) -> Result<Answer, Error> {
+        let mut retry = 0;
+        loop {
+            let tries = retry + 1;
+            let transient = match self.get_once(url, headers) {
+                Ok(answer) if says_try_again(answer.status()) => Ok(answer),
+                Err(e) if matches!(e.kind, Kind::Network | Kind::Timeout) => Err(e),
+                done => return done.map(|answer| Answer { tries, ..answer }),
+            };
+            if retry == RETRIES {
+                return match transient {
+                    Ok(answer) => Ok(Answer { tries, ..answer }),
+                    Err(e) => Err(Error::new(
+                        e.kind,
+                        format!("{} (tried {tries} times)", e.message),
+                    )),
+                };
+            }
+            std::thread::sleep(retry_delay(retry));
+            retry += 1;
+        }
+    }
+
+    /// One try of [`Client::get`].
+    fn get_once(&self, url: &Url, headers: &[(&str, &str)]) -> Result<Answer, Error> {
         let mut url = url.clone();
         for _ in 0..=MAX_REDIRECTS {
             let mut request = self.agent.get(url.as_str());
@@ -158,6 +203,7 @@ impl Client {
                     url,
                     response,
                     token_sent,
+                    tries: 1,
                 });
             }
             let location = response
@@ -235,6 +281,13 @@ pub fn status_error(answer: &Answer, tried: &[String]) -> Error {
         (404, false) => Error::new(
             Kind::Http,
             format!("not found (HTTP {status}); tried {}", tried.join(", ")),
+        ),
+        _ if answer.tries > 1 => Error::new(
+            Kind::Http,
+            format!(
+                "{url}: HTTP {status}{reason} (tried {} times)",
+                answer.tries
+            ),
         ),
         _ => Error::new(Kind::Http, format!("{url}: HTTP {status}{reason}")),
     }

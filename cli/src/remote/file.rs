@@ -9,13 +9,17 @@
 //! from the start of its body; the body is then dropped with its
 //! connection, never read to its end for a header. Data is then streamed
 //! from a new whole-body answer, skipping to the bytes wanted.
+//!
+//! An answer that breaks off (a reset, a stall, an early end) is asked for
+//! again from the byte where it stopped, as the client tries a failed
+//! request again: [`RETRIES`] times in a row at most.
 
 use std::io::{self, Read, Seek, SeekFrom};
 
 use ureq::BodyReader;
 use url::Url;
 
-use super::client::{client, status_error, Answer};
+use super::client::{client, retry_delay, status_error, Answer, RETRIES};
 use super::{Error, Kind};
 
 /// The first request's length: most headers fit, and it costs one round
@@ -61,12 +65,33 @@ fn fill(body: &mut impl Read, out: &mut Vec<u8>, want: u64) -> io::Result<()> {
 }
 
 impl RemoteFile {
-    /// Opens `url` with one request for its first [`PREFIX`] bytes.
+    /// Opens `url` with one request for its first [`PREFIX`] bytes (asked
+    /// for again, [`RETRIES`] times at most, when their answer breaks off).
     /// `tried` are the URLs asked for before this one (named by a 404).
     ///
     /// # Errors
     /// The request failed, the answer is an error or not the bytes asked for.
     pub fn open(url: &Url, tried: &[String]) -> Result<Self, Error> {
+        let mut retry = 0;
+        loop {
+            match Self::open_once(url, tried)? {
+                Ok(file) => return Ok(file),
+                Err(broken) if retry == RETRIES => {
+                    return Err(Error::new(
+                        broken.kind,
+                        format!("{} (tried {} times)", broken.message, RETRIES + 1),
+                    ))
+                }
+                Err(_) => {}
+            }
+            std::thread::sleep(retry_delay(retry));
+            retry += 1;
+        }
+    }
+
+    /// One try of [`RemoteFile::open`]: the file, or (inside) the error of
+    /// an answer that broke off, which another try may not meet.
+    fn open_once(url: &Url, tried: &[String]) -> Result<Result<Self, Error>, Error> {
         let range = format!("bytes=0-{}", PREFIX - 1);
         let answer = client().get(url, &[("Range", &range)])?;
         let mut file = RemoteFile {
@@ -90,12 +115,14 @@ impl RemoteFile {
                 };
                 file.size = total;
                 let mut body = answer.response.into_body().into_reader();
-                fill(&mut body, &mut file.head, end + 1).map_err(|e| file.read_error(&e))?;
+                if let Err(e) = fill(&mut body, &mut file.head, end + 1) {
+                    return Ok(Err(file.read_error(&e)));
+                }
                 if file.head.len() as u64 != end + 1 {
-                    return Err(file.changed(format!(
+                    return Ok(Err(file.changed(format!(
                         "its answer ended after {} of bytes 0-{end}",
                         file.head.len()
-                    )));
+                    ))));
                 }
             }
             200 => {
@@ -103,8 +130,9 @@ impl RemoteFile {
                 file.ranges = false;
                 file.size = file.whole_length(&answer)?;
                 let mut body = answer.response.into_body().into_reader();
-                fill(&mut body, &mut file.head, PREFIX.min(file.size))
-                    .map_err(|e| file.read_error(&e))?;
+                if let Err(e) = fill(&mut body, &mut file.head, PREFIX.min(file.size)) {
+                    return Ok(Err(file.read_error(&e)));
+                }
                 file.body = Some((body, file.head.len() as u64));
             }
             // An empty file has no byte 0.
@@ -118,7 +146,7 @@ impl RemoteFile {
                 return Err(status_error(&answer, &tried));
             }
         }
-        Ok(file)
+        Ok(Ok(file))
     }
 
     /// The file's length in bytes.
@@ -317,7 +345,13 @@ impl RemoteFile {
     fn read_error(&self, e: &io::Error) -> Error {
         match super::inside(e) {
             Some(inner) => Error::new(inner.kind, inner.message.clone()),
-            None => Error::new(Kind::Network, format!("cannot read: {e}")),
+            None => Error::new(
+                Kind::Network,
+                format!(
+                    "{}: the answer broke off ({e}); check the connection, then run the command again",
+                    self.at
+                ),
+            ),
         }
     }
 
@@ -376,28 +410,32 @@ impl Read for RemoteFile {
             return Ok(0);
         }
         let want = usize::try_from(self.size - self.pos).map_or(buf.len(), |l| l.min(buf.len()));
-        let body = self.body_at_pos()?;
-        match body.read(&mut buf[..want]) {
-            Ok(0) => {
-                self.body = None;
-                Err(self
-                    .changed(format!(
-                        "it ended at byte {}, before byte {}",
-                        self.pos, self.size
-                    ))
-                    .into())
-            }
-            Ok(n) => {
-                self.pos += n as u64;
-                if let Some((_, at)) = &mut self.body {
-                    *at += n as u64;
+        // A body that breaks (a reset, a stall, an early end) is asked for
+        // again from where it stopped, pinned to the version opened (a
+        // changed file is then SourceChanged), RETRIES times in a row at most.
+        let mut retry = 0;
+        loop {
+            let body = self.body_at_pos()?;
+            let failure = match body.read(&mut buf[..want]) {
+                Ok(0) => self.changed(format!(
+                    "it ended at byte {}, before byte {}",
+                    self.pos, self.size
+                )),
+                Ok(n) => {
+                    self.pos += n as u64;
+                    if let Some((_, at)) = &mut self.body {
+                        *at += n as u64;
+                    }
+                    return Ok(n);
                 }
-                Ok(n)
+                Err(e) => self.read_error(&e),
+            };
+            self.body = None;
+            if retry == RETRIES {
+                return Err(failure.into());
             }
-            Err(e) => {
-                self.body = None;
-                Err(self.read_error(&e).into())
-            }
+            std::thread::sleep(retry_delay(retry));
+            retry += 1;
         }
     }
 }

@@ -1,12 +1,13 @@
 //! A small HTTP server for the CLI's remote tests, on 127.0.0.1 and an
 //! ephemeral port: files by path (from memory, or made up on the fly for
 //! multi-GiB ones), Range and If-Range with an ETag, or no ranges at all,
-//! a redirect to another server, a 401 without the right token. Every
-//! request is logged with its headers, and the bytes it served counted.
+//! a redirect to another server, a 401 without the right token, 503s.
+//! Every request is logged with its headers, and the bytes it served
+//! counted. [`BreakingServer`] breaks its answers off mid-body.
 
 use std::collections::HashMap;
 use std::io::{self, Read};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tiny_http::{Header, Response, Server};
@@ -79,6 +80,8 @@ pub struct Behaviour {
     /// Redirects sign their URL (`?sig=N`), each signature good for one
     /// request (403 after), as an expired CDN URL.
     pub one_use_signatures: bool,
+    /// The first this many requests are answered 503 Service Unavailable.
+    pub fail_first: usize,
 }
 
 pub struct TestServer {
@@ -108,6 +111,7 @@ impl TestServer {
             pulled: pulled.clone(),
             behaviour: Arc::new(behaviour),
             signatures: Arc::default(),
+            requests: Arc::default(),
         };
         {
             let server = server.clone();
@@ -170,6 +174,8 @@ struct State {
     behaviour: Arc<Behaviour>,
     /// The last signature made, and those not used yet.
     signatures: Arc<Mutex<(u64, Vec<u64>)>>,
+    /// Requests so far.
+    requests: Arc<AtomicUsize>,
 }
 
 fn answer(request: tiny_http::Request, state: &State) {
@@ -188,6 +194,10 @@ fn answer(request: tiny_http::Request, state: &State) {
     // once a request is logged replaces it for the later ones only.
     let file = files.lock().unwrap().get(&path).cloned();
     log.lock().unwrap().push(logged.clone());
+    if state.requests.fetch_add(1, Ordering::SeqCst) < behaviour.fail_first {
+        let _ = request.respond(Response::empty(503));
+        return;
+    }
     if let Some((prefix, token)) = &behaviour.gated {
         if path.starts_with(prefix.as_str())
             && logged.header("Authorization") != Some(&format!("Bearer {token}"))
@@ -270,4 +280,101 @@ fn answer(request: tiny_http::Request, state: &State) {
     )
     .with_chunked_threshold(usize::MAX);
     let _ = request.respond(response);
+}
+
+/// A server of one file whose answers break off, as a dropped download
+/// does: each of the first `cuts` answers longer than `bytes` sends
+/// `bytes` of its body, then closes the connection (tiny_http keeps a
+/// connection open after an answer fails, so this one is written by hand).
+/// Ranges only (206, with an ETag); the Range of each request is logged.
+pub struct BreakingServer {
+    pub base: String,
+    pub ranges: Arc<Mutex<Vec<String>>>,
+}
+
+impl BreakingServer {
+    pub fn start(file: Vec<u8>, bytes: u64, cuts: usize) -> BreakingServer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let ranges: Arc<Mutex<Vec<String>>> = Arc::default();
+        let file = Arc::new(file);
+        let cut = Arc::new(AtomicUsize::new(0));
+        {
+            let ranges = ranges.clone();
+            std::thread::spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let (file, ranges, cut) = (file.clone(), ranges.clone(), cut.clone());
+                    std::thread::spawn(move || {
+                        let _ = serve_breaking(stream, &file, bytes, cuts, &cut, &ranges);
+                    });
+                }
+            });
+        }
+        BreakingServer { base, ranges }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+/// Answers the requests of one connection (see [`BreakingServer`]).
+fn serve_breaking(
+    stream: std::net::TcpStream,
+    file: &[u8],
+    bytes: u64,
+    cuts: usize,
+    cut: &AtomicUsize,
+    ranges: &Mutex<Vec<String>>,
+) -> io::Result<()> {
+    use std::io::{BufRead, Write};
+    let mut reader = io::BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    let size = file.len() as u64;
+    loop {
+        let mut range = None;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = l.split_once(':') {
+                if name.eq_ignore_ascii_case("Range") {
+                    range = Some(value.trim().to_owned());
+                }
+            }
+        }
+        let range = range.unwrap_or_default();
+        ranges.lock().unwrap().push(range.clone());
+        let (a, b) = range
+            .strip_prefix("bytes=")
+            .and_then(|r| r.split_once('-'))
+            .map(|(a, b)| {
+                let a: u64 = a.parse().unwrap();
+                let b: u64 = b.parse().map_or(size - 1, |b: u64| b.min(size - 1));
+                (a, b)
+            })
+            .expect("a Range request");
+        let length = b + 1 - a;
+        let send = if length > bytes && cut.fetch_add(1, Ordering::SeqCst) < cuts {
+            bytes
+        } else {
+            length
+        };
+        write!(
+            writer,
+            "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{b}/{size}\r\n\
+             Content-Length: {length}\r\nETag: \"v1\"\r\nAccept-Ranges: bytes\r\n\r\n"
+        )?;
+        writer.write_all(&file[a as usize..(a + send) as usize])?;
+        writer.flush()?;
+        if send < length {
+            return writer.shutdown(std::net::Shutdown::Both);
+        }
+    }
 }
