@@ -647,3 +647,30 @@ fn transient_failures_are_tried_again_and_a_broken_body_resumes_where_it_stopped
     );
     assert_eq!(broken.ranges.lock().unwrap().len(), 3);
 }
+
+#[test]
+fn a_header_past_the_first_request_resumes_where_its_answer_broke_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let (head, len) = many_tensors(16_000);
+    let mut bytes = head.clone();
+    bytes.resize(len as usize, 0);
+    let path = local(dir.path(), "m.safetensors", &bytes);
+    assert!(head.len() > (256 << 10) + 2 * (300 << 10), "{}", head.len());
+    // The rest of the header breaks off after 300 KiB, twice.
+    let server = BreakingServer::start(bytes, 300 << 10, 2);
+    assert_eq!(
+        ok(&run(&["inspect", "--json", &server.url("/m.safetensors")])),
+        ok(&run(&["inspect", "--json", "--no-hash", &path]))
+    );
+    let end = head.len() - 1;
+    let rest = 256 << 10;
+    assert_eq!(
+        *server.ranges.lock().unwrap(),
+        [
+            "bytes=0-262143".to_owned(),
+            format!("bytes={rest}-{end}"),
+            format!("bytes={}-{end}", rest + (300 << 10)),
+            format!("bytes={}-{end}", rest + (600 << 10)),
+        ]
+    );
+}

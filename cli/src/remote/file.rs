@@ -167,45 +167,67 @@ impl RemoteFile {
 
     /// Holds the first `n` bytes (at most the whole file) in memory: the
     /// rest of a header larger than the first request, by one more range
-    /// (or from the whole body a server without ranges sent).
+    /// (or from the whole body a server without ranges sent). An answer
+    /// that breaks off is asked for again from where it stopped.
     ///
     /// # Errors
     /// As reading.
     pub fn fetch_head(&mut self, n: u64) -> Result<(), Error> {
         let n = n.min(self.size);
-        let have = self.head.len() as u64;
-        if have >= n {
-            return Ok(());
-        }
-        if !matches!(self.body, Some((_, at)) if at == have) {
-            self.body = None;
-            let range = format!("bytes={have}-{}", n - 1);
-            let mut body = self.request(have, &range)?;
-            // (Without ranges the body starts at byte 0, and `request`
-            // skipped to `have`.)
-            fill(&mut body, &mut self.head, n - have).map_err(|e| self.read_error(&e))?;
-            if self.ranges {
-                return self.check_filled(n);
+        let mut retry = 0;
+        loop {
+            let have = self.head.len();
+            let Some(broken) = self.fill_head(n)? else {
+                return Ok(());
+            };
+            if self.head.len() > have {
+                retry = 0;
+            } else if retry == RETRIES {
+                return Err(Error::new(
+                    broken.kind,
+                    format!("{} (tried {} times)", broken.message, RETRIES + 1),
+                ));
+            } else {
+                std::thread::sleep(retry_delay(retry));
+                retry += 1;
             }
-            self.body = Some((body, self.head.len() as u64));
-        } else if let Some((body, at)) = &mut self.body {
-            let before = self.head.len();
-            let got = fill(body, &mut self.head, n - have);
-            *at += (self.head.len() - before) as u64;
-            got.map_err(|e| self.read_error(&e))?;
         }
-        self.check_filled(n)
     }
 
-    fn check_filled(&self, n: u64) -> Result<(), Error> {
-        if (self.head.len() as u64) < n {
-            return Err(self.changed(format!(
-                "it ended at byte {}, before byte {n} of its {} bytes",
-                self.head.len(),
-                self.size
-            )));
+    /// One try of [`RemoteFile::fetch_head`], from the open body when it is
+    /// at the first byte not held, else from a new answer: None once the
+    /// first `n` bytes are held, else the error of the answer that broke
+    /// off (the next try asks again).
+    fn fill_head(&mut self, n: u64) -> Result<Option<Error>, Error> {
+        let have = self.head.len() as u64;
+        if have >= n {
+            return Ok(None);
         }
-        Ok(())
+        let (mut body, at) = match self.body.take() {
+            Some((body, at)) if at == have => (body, at),
+            _ => {
+                let range = format!("bytes={have}-{}", n - 1);
+                // (Without ranges the body starts at byte 0, and `request`
+                // skipped to `have`.)
+                (self.request(have, &range)?, have)
+            }
+        };
+        let got = fill(&mut body, &mut self.head, n - have);
+        let filled = self.head.len() as u64;
+        if let Err(e) = got {
+            return Ok(Some(self.read_error(&e)));
+        }
+        if filled < n {
+            return Ok(Some(self.changed(format!(
+                "it ended at byte {filled}, before byte {n} of its {} bytes",
+                self.size
+            ))));
+        }
+        // (A range answer is used up; a whole body goes on to the data.)
+        if !self.ranges {
+            self.body = Some((body, at + (filled - have)));
+        }
+        Ok(None)
     }
 
     /// Asks for the bytes from `start` (a range `range`, with `If-Range`):
