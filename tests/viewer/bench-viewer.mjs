@@ -17,7 +17,9 @@
 //
 // `--profile` adds where the time of each protocol's fastest run went, from the performance marks
 // of the page and its open worker (web-demo/app.js, model.js, open-worker.js: the worker reads the
-// index and every shard header, the page lists them) and the resource timings.
+// index and every shard header, the page lists them) and the resource timings, and the CPU time
+// of the browser's threads while the shard headers arrive, from one more open with Chromium's
+// trace on.
 //
 //   node tests/viewer/bench-viewer.mjs [--runs 7] [--profile]      (make bench-demo)
 //
@@ -163,6 +165,45 @@ async function bareOnce({ hub: { info } }) {
   return { ms, cpu };
 }
 
+// Thread names in Chromium's trace, as the report names them.
+const THREADS = new Map([
+  ['CrRendererMain', 'page'],
+  ['DedicatedWorker thread', 'workers'],
+  ['ThreadPoolForegroundWorker', "V8's background tasks (compiling wasm and JS, GC)"],
+  ['CrBrowserMain', 'browser'],
+]);
+
+/**
+ * One more open, not timed, with Chromium's trace on: the CPU time (thread time) of the renderer's
+ * and the browser's threads while the shard headers arrive (viewer:shards-request →
+ * viewer:shards-read), by thread, the largest first, and that window's length.
+ */
+async function tracedOpen({ hub: { info } }) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.setViewport({ width: 1440, height: 900 });
+  await page.tracing.start({ categories: ['toplevel', 'blink.user_timing', '__metadata'] });
+  await page.goto(`${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`);
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.body?.dataset.state), { polling: 50 });
+  const events = JSON.parse(Buffer.from(await page.tracing.stop()).toString('utf8')).traceEvents;
+  await context.close();
+  const names = new Map();
+  for (const e of events) if (e.ph === 'M') names.set(`${e.name}:${e.pid}:${e.tid}`, e.args.name);
+  const at = (mark) => events.find((e) => e.name === mark && e.cat.includes('user_timing'))?.ts;
+  const [from, to] = [at('viewer:shards-request'), at('viewer:shards-read')];
+  const cpu = new Map();
+  for (const e of events) {
+    // (Each task's thread time, the part of it inside the window.)
+    if (e.ph !== 'X' || !e.dur || !e.tdur || !e.name.endsWith('RunTask')) continue;
+    const inside = Math.min(e.ts + e.dur, to) - Math.max(e.ts, from);
+    const process = names.get(`process_name:${e.pid}:0`);
+    const thread = THREADS.get(names.get(`thread_name:${e.pid}:${e.tid}`));
+    if (inside <= 0 || thread === undefined || (process === 'Browser') !== (thread === 'browser')) continue;
+    cpu.set(thread, (cpu.get(thread) ?? 0) + (e.tdur * inside) / e.dur / 1000);
+  }
+  return { windowMs: (to - from) / 1000, cpu: [...cpu].sort((a, b) => b[1] - a[1]) };
+}
+
 /** Marks and resource timings of the page and its workers, in ms since the open started. */
 async function timeline(page) {
   const grab = () => ({
@@ -253,6 +294,7 @@ for (let i = 0; i < runs; i++) {
     if (opts.profile) (p.bare ??= []).push(await bareOnce(p));
   }
 }
+if (opts.profile) for (const p of PROTOCOLS) p.traced = await tracedOpen(p);
 await browser.close();
 await demo.close();
 for (const p of PROTOCOLS) await p.hub.stop();
@@ -317,6 +359,10 @@ for (const p of PROTOCOLS) {
         : `  so on this machine the bare requests alone take longer than the goal, by ${(-left).toFixed(0)} ms`,
     );
     report(fastest.timeline, p.hub.info);
+    const { traced } = p;
+    console.log(
+      `  CPU while the shard headers arrive (one more open, traced: ${traced.windowMs.toFixed(0)} ms): ${traced.cpu.map(([thread, ms]) => `${thread} ${ms.toFixed(0)} ms`).join(', ')}`,
+    );
   }
   if (process.env.DUMP)
     for (const r of fastest.timeline.res.filter((r) => !r.name.includes('/hub/')).sort((a, b) => a.start - b.start))
