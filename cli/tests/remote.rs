@@ -600,7 +600,7 @@ fn transient_failures_are_tried_again_and_a_broken_body_resumes_where_it_stopped
 
     // Two answers that break off after 1 MiB of their body: the data is
     // asked for again from where each stopped.
-    let breaking = BreakingServer::start(bytes.clone(), 1 << 20, 2);
+    let breaking = BreakingServer::start(bytes.clone(), data as u64, 1 << 20, 2);
     assert_eq!(
         ok(&run(&[
             "inspect",
@@ -620,8 +620,9 @@ fn transient_failures_are_tried_again_and_a_broken_body_resumes_where_it_stopped
         ]
     );
 
-    // A server that stays down, and one whose every answer breaks off at
-    // once: three tries each, and an error that says so.
+    // A server that stays down, and ones whose every answer (or every
+    // answer for the data) breaks off at once: three tries each, and an
+    // error that says so.
     let down = TestServer::start(Behaviour {
         fail_first: usize::MAX,
         ..Behaviour::default()
@@ -635,17 +636,23 @@ fn transient_failures_are_tried_again_and_a_broken_body_resumes_where_it_stopped
         "{message}"
     );
     assert_eq!(down.log().len(), 3);
-    let broken = BreakingServer::start(bytes, 0, usize::MAX);
-    let doc = json(&run(&["inspect", "--json", &broken.url("/m.safetensors")]));
-    assert_eq!(doc["error"]["kind"], "Network", "{doc}");
-    let message = doc["error"]["message"].as_str().unwrap();
-    assert!(
-        message.starts_with(&broken.url("/m.safetensors"))
-            && message.contains("the answer broke off")
-            && message.ends_with("(tried 3 times)"),
-        "{message}"
-    );
-    assert_eq!(broken.ranges.lock().unwrap().len(), 3);
+    for (from, args, requests) in [
+        (0, &["inspect", "--json"][..], 3),
+        (data, &["inspect", "--json", "--hash"][..], 4),
+    ] {
+        let broken = BreakingServer::start(bytes.clone(), from as u64, 0, usize::MAX);
+        let url = broken.url("/m.safetensors");
+        let doc = json(&run(&[args, &[url.as_str()]].concat()));
+        assert_eq!(doc["error"]["kind"], "Network", "{doc}");
+        let message = doc["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&url)
+                && message.contains("the answer broke off")
+                && message.ends_with("(tried 3 times)"),
+            "{message}"
+        );
+        assert_eq!(broken.ranges.lock().unwrap().len(), requests);
+    }
 }
 
 #[test]
@@ -657,7 +664,7 @@ fn a_header_past_the_first_request_resumes_where_its_answer_broke_off() {
     let path = local(dir.path(), "m.safetensors", &bytes);
     assert!(head.len() > (256 << 10) + 2 * (300 << 10), "{}", head.len());
     // The rest of the header breaks off after 300 KiB, twice.
-    let server = BreakingServer::start(bytes, 300 << 10, 2);
+    let server = BreakingServer::start(bytes, 256 << 10, 300 << 10, 2);
     assert_eq!(
         ok(&run(&["inspect", "--json", &server.url("/m.safetensors")])),
         ok(&run(&["inspect", "--json", "--no-hash", &path]))

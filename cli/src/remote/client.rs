@@ -174,10 +174,7 @@ impl Client {
             if retry == RETRIES {
                 return match transient {
                     Ok(answer) => Ok(Answer { tries, ..answer }),
-                    Err(e) => Err(Error::new(
-                        e.kind,
-                        format!("{} (tried {tries} times)", e.message),
-                    )),
+                    Err(e) => Err(e.after_tries(tries)),
                 };
             }
             std::thread::sleep(retry_delay(retry));

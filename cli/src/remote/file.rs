@@ -76,12 +76,7 @@ impl RemoteFile {
         loop {
             match Self::open_once(url, tried)? {
                 Ok(file) => return Ok(file),
-                Err(broken) if retry == RETRIES => {
-                    return Err(Error::new(
-                        broken.kind,
-                        format!("{} (tried {} times)", broken.message, RETRIES + 1),
-                    ))
-                }
+                Err(broken) if retry == RETRIES => return Err(broken.after_tries(RETRIES + 1)),
                 Err(_) => {}
             }
             std::thread::sleep(retry_delay(retry));
@@ -183,10 +178,7 @@ impl RemoteFile {
             if self.head.len() > have {
                 retry = 0;
             } else if retry == RETRIES {
-                return Err(Error::new(
-                    broken.kind,
-                    format!("{} (tried {} times)", broken.message, RETRIES + 1),
-                ));
+                return Err(broken.after_tries(RETRIES + 1));
             } else {
                 std::thread::sleep(retry_delay(retry));
                 retry += 1;
@@ -454,7 +446,7 @@ impl Read for RemoteFile {
             };
             self.body = None;
             if retry == RETRIES {
-                return Err(failure.into());
+                return Err(failure.after_tries(RETRIES + 1).into());
             }
             std::thread::sleep(retry_delay(retry));
             retry += 1;

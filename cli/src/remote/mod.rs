@@ -74,6 +74,14 @@ impl Error {
             message: message.into(),
         }
     }
+
+    /// This error, as the last of `tries` tries that each failed.
+    pub fn after_tries(self, tries: u32) -> Self {
+        Error {
+            message: format!("{} (tried {tries} times)", self.message),
+            ..self
+        }
+    }
 }
 
 impl fmt::Display for Error {

@@ -283,17 +283,18 @@ fn answer(request: tiny_http::Request, state: &State) {
 }
 
 /// A server of one file whose answers break off, as a dropped download
-/// does: each of the first `cuts` answers longer than `bytes` sends
-/// `bytes` of its body, then closes the connection (tiny_http keeps a
-/// connection open after an answer fails, so this one is written by hand).
-/// Ranges only (206, with an ETag); the Range of each request is logged.
+/// does: each of the first `cuts` answers to a range from byte `from` on
+/// sends `bytes` of its body (when it is longer), then closes the
+/// connection (tiny_http keeps a connection open after an answer fails, so
+/// this one is written by hand). Ranges only (206, with an ETag); the
+/// Range of each request is logged.
 pub struct BreakingServer {
     pub base: String,
     pub ranges: Arc<Mutex<Vec<String>>>,
 }
 
 impl BreakingServer {
-    pub fn start(file: Vec<u8>, bytes: u64, cuts: usize) -> BreakingServer {
+    pub fn start(file: Vec<u8>, from: u64, bytes: u64, cuts: usize) -> BreakingServer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let base = format!("http://{}", listener.local_addr().unwrap());
         let ranges: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -305,7 +306,13 @@ impl BreakingServer {
                 for stream in listener.incoming().flatten() {
                     let (file, ranges, cut) = (file.clone(), ranges.clone(), cut.clone());
                     std::thread::spawn(move || {
-                        let _ = serve_breaking(stream, &file, bytes, cuts, &cut, &ranges);
+                        let cutting = Cutting {
+                            from,
+                            bytes,
+                            cuts,
+                            made: &cut,
+                        };
+                        let _ = serve_breaking(stream, &file, &cutting, &ranges);
                     });
                 }
             });
@@ -318,13 +325,19 @@ impl BreakingServer {
     }
 }
 
+/// Which answers a [`BreakingServer`] cuts, and how many it has cut.
+struct Cutting<'a> {
+    from: u64,
+    bytes: u64,
+    cuts: usize,
+    made: &'a AtomicUsize,
+}
+
 /// Answers the requests of one connection (see [`BreakingServer`]).
 fn serve_breaking(
     stream: std::net::TcpStream,
     file: &[u8],
-    bytes: u64,
-    cuts: usize,
-    cut: &AtomicUsize,
+    cutting: &Cutting,
     ranges: &Mutex<Vec<String>>,
 ) -> io::Result<()> {
     use std::io::{BufRead, Write};
@@ -361,11 +374,10 @@ fn serve_breaking(
             })
             .expect("a Range request");
         let length = b + 1 - a;
-        let send = if length > bytes && cut.fetch_add(1, Ordering::SeqCst) < cuts {
-            bytes
-        } else {
-            length
-        };
+        let cut = a >= cutting.from
+            && length > cutting.bytes
+            && cutting.made.fetch_add(1, Ordering::SeqCst) < cutting.cuts;
+        let send = if cut { cutting.bytes } else { length };
         write!(
             writer,
             "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{b}/{size}\r\n\
