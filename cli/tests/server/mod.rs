@@ -161,6 +161,17 @@ impl TestServer {
     }
 }
 
+/// The first and last byte a `Range` header (`bytes=A-B` or `bytes=A-`)
+/// asks for of a body of `size` bytes, B cut to its last byte; None when
+/// it asks for none of them.
+fn byte_range(value: &str, size: u64) -> Option<(u64, u64)> {
+    let (a, b) = value.strip_prefix("bytes=")?.split_once('-')?;
+    let a: u64 = a.parse().ok()?;
+    let last = size.checked_sub(1)?;
+    let b: u64 = if b.is_empty() { last } else { b.parse().ok()? };
+    Some((a, b.min(last))).filter(|(a, b)| a <= b)
+}
+
 fn header(name: &str, value: &str) -> Header {
     Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap()
 }
@@ -234,20 +245,7 @@ fn answer(request: tiny_http::Request, state: &State) {
         return;
     };
     let size = body.len();
-    let range = logged
-        .header("Range")
-        .and_then(|r| r.strip_prefix("bytes="))
-        .and_then(|r| r.split_once('-'))
-        .and_then(|(a, b)| {
-            let a: u64 = a.parse().ok()?;
-            let b: u64 = if b.is_empty() {
-                size.checked_sub(1)?
-            } else {
-                b.parse().ok()?
-            };
-            Some((a, b.min(size.checked_sub(1)?)))
-        })
-        .filter(|(a, b)| a <= b);
+    let range = logged.header("Range").and_then(|r| byte_range(r, size));
     let if_range_ok = logged.header("If-Range").is_none_or(|v| v == etag);
     let etag_header = header("ETag", &etag);
     let (status, start, end, extra) = match range {
@@ -299,19 +297,18 @@ impl BreakingServer {
         let base = format!("http://{}", listener.local_addr().unwrap());
         let ranges: Arc<Mutex<Vec<String>>> = Arc::default();
         let file = Arc::new(file);
-        let cut = Arc::new(AtomicUsize::new(0));
+        let cutting = Arc::new(Cutting {
+            from,
+            bytes,
+            cuts,
+            made: AtomicUsize::new(0),
+        });
         {
             let ranges = ranges.clone();
             std::thread::spawn(move || {
                 for stream in listener.incoming().flatten() {
-                    let (file, ranges, cut) = (file.clone(), ranges.clone(), cut.clone());
+                    let (file, ranges, cutting) = (file.clone(), ranges.clone(), cutting.clone());
                     std::thread::spawn(move || {
-                        let cutting = Cutting {
-                            from,
-                            bytes,
-                            cuts,
-                            made: &cut,
-                        };
                         let _ = serve_breaking(stream, &file, &cutting, &ranges);
                     });
                 }
@@ -326,11 +323,11 @@ impl BreakingServer {
 }
 
 /// Which answers a [`BreakingServer`] cuts, and how many it has cut.
-struct Cutting<'a> {
+struct Cutting {
     from: u64,
     bytes: u64,
     cuts: usize,
-    made: &'a AtomicUsize,
+    made: AtomicUsize,
 }
 
 /// Answers the requests of one connection (see [`BreakingServer`]).
@@ -364,15 +361,7 @@ fn serve_breaking(
         }
         let range = range.unwrap_or_default();
         ranges.lock().unwrap().push(range.clone());
-        let (a, b) = range
-            .strip_prefix("bytes=")
-            .and_then(|r| r.split_once('-'))
-            .map(|(a, b)| {
-                let a: u64 = a.parse().unwrap();
-                let b: u64 = b.parse().map_or(size - 1, |b: u64| b.min(size - 1));
-                (a, b)
-            })
-            .expect("a Range request");
+        let (a, b) = byte_range(&range, size).expect("a Range request");
         let length = b + 1 - a;
         let cut = a >= cutting.from
             && length > cutting.bytes
