@@ -43,8 +43,10 @@ const big = tensorFile(
 );
 writeFileSync(join(dir, 'big.safetensors'), big);
 
-// Two shards of about 2 MiB each and their index, in a folder.
+// Two shards of about 2 MiB each and their index, in a folder: the model's tensors, in order.
 const shardNames = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'];
+const INDEX_PATH = '/repo/model.safetensors.index.json';
+const MODEL_NAMES = ['embed.weight', 'layers.0.norm', 'layers.1.norm', 'lm_head.weight'];
 const shards = [
   tensorFile([
     ['embed.weight', 'F32', [1024, 512], counting(7, 1024 * 512)],
@@ -58,7 +60,7 @@ const shards = [
 mkdirSync(join(dir, 'repo'));
 for (const [i, bytes] of shards.entries()) writeFileSync(join(dir, 'repo', shardNames[i]), bytes);
 writeFileSync(
-  join(dir, 'repo', 'model.safetensors.index.json'),
+  join(dir, INDEX_PATH),
   JSON.stringify({
     metadata: { total_size: 2 * 4 * 512 * 1024 + 6 + 4 },
     weight_map: {
@@ -106,13 +108,14 @@ function counter() {
 }
 const net = counter();
 
-// nginx's answers to the requests sent since the last call: every one a 206
-// to a Range request (only `plain` paths, such as an index, fetched whole),
-// and after the first answer for a file every request pinned to its ETag by
-// If-Range. Returns the answers for ranged files, and their body bytes.
-async function rangedAnswers(plain = []) {
-  const sent = net.take();
-  const logged = await server.requests(sent);
+// nginx's answers to the requests sent since the last call (`through` counts
+// them, `from` is the nginx): every one a 206 to a Range request (only
+// `plain` paths, such as an index, fetched whole), and after the first
+// answer for a file every request pinned to its ETag by If-Range. Returns
+// the answers for ranged files and their body bytes, and all it logged.
+async function rangedAnswers(plain = [], { from = server, through = net } = {}) {
+  const sent = through.take();
+  const logged = await from.requests(sent);
   assert.equal(logged.length, sent, 'nginx logged another number of requests than were sent');
   const answers = logged.filter((r) => !plain.includes(r.path));
   assert.ok(answers.length > 0, 'nginx logged no requests');
@@ -123,7 +126,7 @@ async function rangedAnswers(plain = []) {
     if (pinned.has(r.path)) assert.match(r.ifRange ?? '', /^"[0-9a-f]+-[0-9a-f]+"$/, JSON.stringify(r));
     pinned.add(r.path);
   }
-  return { answers, bytes: answers.reduce((sum, r) => sum + r.bytes, 0) };
+  return { answers, bytes: answers.reduce((sum, r) => sum + r.bytes, 0), logged };
 }
 
 test('reference files from nginx list as their headers say and read byte for byte, through ranges', {
@@ -205,8 +208,8 @@ test('a few MiB file from nginx: one small tensor moves a few KiB; several reads
 test('openSharded on an index and shards from nginx lists the model and reads its tensors through ranges', {
   skip: noNginx ?? false,
 }, async () => {
-  const model = await openSharded(`${server.base}repo/model.safetensors.index.json`, [], { fetch: net.fetch });
-  assert.deepEqual(model.names(), ['embed.weight', 'layers.0.norm', 'layers.1.norm', 'lm_head.weight']);
+  const model = await openSharded(`${server.base}${INDEX_PATH.slice(1)}`, [], { fetch: net.fetch });
+  assert.deepEqual(model.names(), MODEL_NAMES);
   assert.deepEqual(
     model.shards.map((s) => s.name),
     shardNames,
@@ -222,7 +225,7 @@ test('openSharded on an index and shards from nginx lists the model and reads it
   assert.deepEqual(head.shape, [2, 1024]);
   assert.deepEqual([...head.values], [...counting(8, 512 * 1024).subarray(510 * 1024)]);
   assert.deepEqual(await model.tensor('embed.weight').readFloat32(), counting(7, 1024 * 512));
-  const { answers } = await rangedAnswers(['/repo/model.safetensors.index.json']);
+  const { answers } = await rangedAnswers([INDEX_PATH]);
   assert.deepEqual(new Set(answers.map((r) => r.path)), new Set(shardNames.map((n) => `/repo/${n}`)));
   assert.ok(model.bytesRead < 2.5 * MiB, `${model.bytesRead} bytes moved of ${shards[0].length + shards[1].length}`);
 });
@@ -296,10 +299,6 @@ test('with etag off nginx still pins a file by Last-Modified: a replaced file is
   }
 });
 
-// Sharded model of the tests above, by URL.
-const INDEX_PATH = '/repo/model.safetensors.index.json';
-const MODEL_NAMES = ['embed.weight', 'layers.0.norm', 'layers.1.norm', 'lm_head.weight'];
-
 test('nginx compressing all it may (gzip_types *): the index comes gzipped, ranges stay whole 206s; openSharded lists and reads', {
   skip: noNginx ?? false,
 }, async () => {
@@ -310,15 +309,13 @@ test('nginx compressing all it may (gzip_types *): the index comes gzipped, rang
     assert.deepEqual(model.names(), MODEL_NAMES);
     assert.deepEqual([...(await model.tensor('layers.1.norm').readFloat32())], [3, 0]);
     assert.deepEqual(await model.tensor('embed.weight').readFloat32(), counting(7, 1024 * 512));
-    const answers = await gzip.requests(gzipNet.take());
-    const [index, ...ranged] = answers;
     // (Fetch asks for any coding unless it sends a Range, when it asks for identity only.)
+    const { answers: ranged, logged } = await rangedAnswers([INDEX_PATH], { from: gzip, through: gzipNet });
+    const [index] = logged;
     assert.deepEqual([index.path, index.status, index.range], [INDEX_PATH, 200, null]);
     const indexSize = statSync(join(dir, INDEX_PATH)).size;
     assert.ok(index.bytes < indexSize, `the index came whole (${index.bytes} of ${indexSize} bytes), not compressed`);
-    assert.ok(ranged.length >= 3, JSON.stringify(answers));
-    for (const r of ranged)
-      assert.deepEqual([r.status, /^bytes=\d+-\d+$/.test(r.range)], [206, true], JSON.stringify(r));
+    assert.ok(ranged.length >= 3, JSON.stringify(logged));
   } finally {
     await gzip.close();
   }
