@@ -103,15 +103,16 @@ function cpuMeter() {
   };
 }
 
-/** One open in a fresh context: the page's own times, the server's counts, and (profile) its timeline. */
-async function openOnce({ hub: { info, ask } }) {
-  await ask('reset');
+/** A new tab in a fresh browser context (no cache, no connections), at a desktop's size. */
+async function freshPage() {
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
   await page.setViewport({ width: 1440, height: 900 });
-  const cpuSpent = cpuMeter();
+  return { context, page };
+}
+
+/** Opens the viewer in `page` on the model's index by ?url=; resolves once it is ready or failed. */
+async function openViewer(page, info) {
   await page.goto(`${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`, {
     waitUntil: 'domcontentloaded',
   });
@@ -119,6 +120,16 @@ async function openOnce({ hub: { info, ask } }) {
     polling: 50,
     timeout: 60000,
   });
+}
+
+/** One open in a fresh context: the page's own times, the server's counts, and (profile) its timeline. */
+async function openOnce({ hub: { info, ask } }) {
+  await ask('reset');
+  const { context, page } = await freshPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  const cpuSpent = cpuMeter();
+  await openViewer(page, info);
   const cpu = cpuSpent();
   const failed = await page.evaluate(
     () => document.body.dataset.state !== 'ready' && document.getElementById('error').textContent,
@@ -145,8 +156,7 @@ async function openOnce({ hub: { info, ask } }) {
  * change to the viewer can take away (the viewer's first ranges are a little longer, estimated).
  */
 async function bareOnce({ hub: { info } }) {
-  const context = await browser.createBrowserContext();
-  const page = await context.newPage();
+  const { context, page } = await freshPage();
   await page.goto(`${demo.url}/favicon.ico`);
   const cpuSpent = cpuMeter();
   const ms = await page.evaluate(async ({ url, shardHeaders }) => {
@@ -179,12 +189,9 @@ const THREADS = new Map([
  * viewer:shards-read), by thread, the largest first, and that window's length.
  */
 async function tracedOpen({ hub: { info } }) {
-  const context = await browser.createBrowserContext();
-  const page = await context.newPage();
-  await page.setViewport({ width: 1440, height: 900 });
+  const { context, page } = await freshPage();
   await page.tracing.start({ categories: ['toplevel', 'blink.user_timing', '__metadata'] });
-  await page.goto(`${new URL(demo.url)}?url=${encodeURIComponent(`${info.url}/hub/model.safetensors.index.json`)}`);
-  await page.waitForFunction(() => ['ready', 'error'].includes(document.body?.dataset.state), { polling: 50 });
+  await openViewer(page, info);
   const events = JSON.parse(Buffer.from(await page.tracing.stop()).toString('utf8')).traceEvents;
   await context.close();
   const names = new Map();
