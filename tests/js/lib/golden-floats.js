@@ -23,7 +23,8 @@ export function expectedFloats(st, d) {
   return new Float32Array(st.tensor(`${d}.expected`).bytes().slice().buffer);
 }
 
-const bits = (f) => new Uint32Array(f.buffer, f.byteOffset, f.length);
+/** The bits of each f32 of `f` (a view, no copy). */
+export const bits = (f) => new Uint32Array(f.buffer, f.byteOffset, f.length);
 
 /**
  * Asserts bit-exact f32s, except that a NaN may come back quieted (the core decodes F16 and BF16

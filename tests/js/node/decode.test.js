@@ -9,10 +9,9 @@ import assert from 'node:assert/strict';
 import { SafeTensors, SafeTensorsError, decodeFloat32, wasmMemoryBytes } from 'safetensors-nano';
 import { referenceFiles } from '../lib/env.js';
 import { tensorFile } from '../lib/format.js';
-import { GOLDEN_FLOAT_DTYPES, expectedFloats, sameBits } from '../lib/golden-floats.js';
+import { GOLDEN_FLOAT_DTYPES, bits, expectedFloats, sameBits } from '../lib/golden-floats.js';
 
 const ref = referenceFiles();
-const bits = (f) => new Uint32Array(f.buffer, f.byteOffset, f.length);
 
 test('toFloat32 of every float dtype equals the reference values bit for bit', { skip: ref.skip }, async () => {
   const st = SafeTensors.fromBytes(ref.floats);
